@@ -1,0 +1,226 @@
+//! One error type for every backend: a portable [`ErrorKind`], the vendor code
+//! (the ACL number), the operation that failed and a message.
+
+use crate::stats::PoolStats;
+use std::fmt;
+
+/// The ACL error codes of the pool API (SPEC.md section 8).
+///
+/// Every backend reports these numbers, the emulator included, so a log line reads the
+/// same whichever backend produced it.
+pub mod code {
+    /// Success.
+    pub const ACL_SUCCESS: i32 = 0;
+    /// Null pointers, bad pool properties, bad memcpy kind.
+    pub const ACL_ERROR_INVALID_PARAM: i32 = 100_000;
+    /// The library is a link stub, not a runtime.
+    pub const ACL_ERROR_COMPILING_STUB_MODE: i32 = 100_039;
+    /// Read-only attribute written, unknown attribute, bad free pointer, size overflow,
+    /// pool larger than the device.
+    pub const ACL_ERROR_RT_PARAM_INVALID: i32 = 107_000;
+    /// Device id out of range.
+    pub const ACL_ERROR_RT_INVALID_DEVICEID: i32 = 107_001;
+    /// No current context/device.
+    pub const ACL_ERROR_RT_CONTEXT_NULL: i32 = 107_002;
+    /// Stream used outside its context.
+    pub const ACL_ERROR_RT_STREAM_CONTEXT: i32 = 107_003;
+    /// Destroyed or foreign stream/event handle.
+    pub const ACL_ERROR_RT_INVALID_HANDLE: i32 = 107_017;
+    /// The runtime lacks the pool API.
+    pub const ACL_ERROR_RT_FEATURE_NOT_SUPPORT: i32 = 207_000;
+    /// Host or driver memory could not be allocated.
+    pub const ACL_ERROR_RT_MEMORY_ALLOCATION: i32 = 207_001;
+    /// Pool exhausted, non-zero HIGH write, threshold above the pool size, trim misuse,
+    /// unknown pool handle in destroy/malloc/trim, null stream in free.
+    pub const ACL_ERROR_RT_INTERNAL_ERROR: i32 = 507_000;
+}
+
+/// The portable classification of an [`Error`]. Match on this; log the vendor code.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// A parameter is out of its documented range (bad properties, size 0 or overflowing,
+    /// an attribute value that is not allowed, trim below USED, ...).
+    InvalidParam,
+    /// A read-only attribute was written through the raw path.
+    ReadOnly,
+    /// The attribute id is not one of the documented ids.
+    UnknownAttribute,
+    /// The pool cannot satisfy the allocation. See [`Error::oom`].
+    OutOfMemory,
+    /// A pointer that is not the start of a live allocation (interior, double free,
+    /// unknown address), or a copy range outside live memory.
+    InvalidPointer,
+    /// A destroyed, stale or foreign stream, event or pool handle.
+    InvalidHandle,
+    /// A device id that does not exist.
+    InvalidDevice,
+    /// A stream used with a pool or context of another device.
+    WrongContext,
+    /// No device or context is current on the calling thread.
+    NoContext,
+    /// The runtime was found but lacks the feature (for example an old runtime without
+    /// the pool calls).
+    NotSupported,
+    /// No runtime could be loaded (or only a link stub was found).
+    Unavailable,
+    /// An operation would break stream order (use after free, unordered access).
+    StreamOrderViolation,
+    /// Host memory could not be obtained.
+    HostAllocation,
+    /// Work enqueued on a stream failed when it ran; reported by the next synchronization.
+    AsyncFailure,
+    /// Anything else the runtime reports.
+    Internal,
+}
+
+impl ErrorKind {
+    /// A short lower-case name of the kind, as printed in messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidParam => "invalid parameter",
+            ErrorKind::ReadOnly => "read-only attribute",
+            ErrorKind::UnknownAttribute => "unknown attribute",
+            ErrorKind::OutOfMemory => "out of memory",
+            ErrorKind::InvalidPointer => "invalid pointer",
+            ErrorKind::InvalidHandle => "invalid handle",
+            ErrorKind::InvalidDevice => "invalid device",
+            ErrorKind::WrongContext => "wrong context",
+            ErrorKind::NoContext => "no current context",
+            ErrorKind::NotSupported => "not supported",
+            ErrorKind::Unavailable => "runtime unavailable",
+            ErrorKind::StreamOrderViolation => "stream-order violation",
+            ErrorKind::HostAllocation => "host allocation failed",
+            ErrorKind::AsyncFailure => "asynchronous failure",
+            ErrorKind::Internal => "internal error",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What an out-of-memory error knows about the pool at the failing call, so a user can
+/// tell fragmentation (much free space, no range large enough) from exhaustion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OomInfo {
+    /// The rounded size that was requested, in bytes.
+    pub requested: u64,
+    /// The pool's statistics at the failing call.
+    pub stats: PoolStats,
+    /// The pool's size (`max_size` after rounding), in bytes.
+    pub pool_size: u64,
+    /// The largest contiguous range of unreserved address space, in bytes.
+    pub largest_free_range: u64,
+    /// The largest cached block (freed, still reserved), in bytes.
+    pub largest_cached_block: u64,
+}
+
+/// The one error type of every backend.
+///
+/// It carries a portable [`ErrorKind`], the vendor code (ACL numbering, see [`code`]),
+/// the operation that failed (`"malloc_async"`, `"aclrtMemPoolCreate"`, ...) and a
+/// message. Out-of-memory errors carry an [`OomInfo`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{op}: {message} ({kind}, code {code})")]
+pub struct Error {
+    kind: ErrorKind,
+    code: i32,
+    op: &'static str,
+    message: String,
+    oom: Option<Box<OomInfo>>,
+}
+
+impl Error {
+    /// Makes an error. Backends use this; users usually only read errors.
+    pub fn new(kind: ErrorKind, code: i32, op: &'static str, message: impl Into<String>) -> Self {
+        Error { kind, code, op, message: message.into(), oom: None }
+    }
+
+    /// Makes an out-of-memory error (code 507000) carrying `info`.
+    pub fn out_of_memory(op: &'static str, info: OomInfo) -> Self {
+        let message = format!(
+            "pool cannot satisfy {} bytes: used {}, reserved {}, pool size {}, largest free range {}, largest cached block {}",
+            info.requested,
+            info.stats.used_current,
+            info.stats.reserved_current,
+            info.pool_size,
+            info.largest_free_range,
+            info.largest_cached_block,
+        );
+        Error {
+            kind: ErrorKind::OutOfMemory,
+            code: code::ACL_ERROR_RT_INTERNAL_ERROR,
+            op,
+            message,
+            oom: Some(Box::new(info)),
+        }
+    }
+
+    /// The portable kind.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The vendor code (ACL numbering).
+    pub fn code(&self) -> i32 {
+        self.code
+    }
+
+    /// The operation that failed.
+    pub fn op(&self) -> &'static str {
+        self.op
+    }
+
+    /// The message, without kind, code or operation.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// For [`ErrorKind::OutOfMemory`]: the pool's state at the failing call.
+    pub fn oom(&self) -> Option<&OomInfo> {
+        self.oom.as_deref()
+    }
+
+    /// Returns the same error reported for another operation name.
+    pub fn with_op(mut self, op: &'static str) -> Self {
+        self.op = op;
+        self
+    }
+}
+
+/// The result type of every fallible call.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_names_op_kind_and_code() {
+        let e = Error::new(ErrorKind::ReadOnly, code::ACL_ERROR_RT_PARAM_INVALID, "set_attr", "no");
+        assert_eq!(e.to_string(), "set_attr: no (read-only attribute, code 107000)");
+        assert_eq!(e.kind(), ErrorKind::ReadOnly);
+        assert_eq!(e.code(), 107_000);
+        assert!(e.oom().is_none());
+    }
+
+    #[test]
+    fn oom_carries_snapshot() {
+        let info = OomInfo {
+            requested: 8,
+            stats: PoolStats { reserved_current: 4, reserved_high: 4, used_current: 4, used_high: 4 },
+            pool_size: 6,
+            largest_free_range: 2,
+            largest_cached_block: 0,
+        };
+        let e = Error::out_of_memory("malloc_async", info);
+        assert_eq!(e.kind(), ErrorKind::OutOfMemory);
+        assert_eq!(e.code(), code::ACL_ERROR_RT_INTERNAL_ERROR);
+        assert_eq!(e.oom().unwrap().largest_free_range, 2);
+        assert!(e.message().contains("largest free range 2"));
+    }
+}

@@ -1,0 +1,168 @@
+//! The [`MemPool`] trait and its typed extension [`MemPoolExt`].
+
+use crate::attr::{AttrId, AttrValue, RawAttrValue, Readable, Resettable, Writable, ReservedMemCurrent, ReservedMemHigh, UsedMemCurrent, UsedMemHigh};
+use crate::error::{Error, ErrorKind, Result, code};
+use crate::ptr::DevicePtr;
+use crate::stats::PoolStats;
+
+/// A stream-ordered memory pool (`aclrtMemPool`, `cudaMemPool_t`).
+///
+/// Allocations and frees are enqueued on streams: an allocation made on stream `S` may
+/// be used by work ordered after it; a free on `S` means no work ordered after it may
+/// touch the memory. Bookkeeping (statistics, the choice of block) happens when the call
+/// is made, in call order.
+///
+/// The typed attribute methods (`get`, `set`, `reset`, `stats`) are on [`MemPoolExt`],
+/// implemented for every pool.
+///
+/// # For backend authors
+///
+/// Implement the raw path faithfully: [`AttrId::check_write`] and
+/// [`AttrId::check_read`] give the rule checks of SPEC.md section 3. Run
+/// `mempool-conformance` against your backend.
+pub trait MemPool: Send + Sync {
+    /// The backend's stream handle.
+    type Stream;
+
+    /// Allocates `size` bytes (rounded up to the granularity) in stream order on `stream`.
+    ///
+    /// # Errors
+    ///
+    /// `size == 0` or a size that overflows when rounded: `InvalidParam` (107000).
+    /// A destroyed or foreign stream: `InvalidHandle` (107017). A destroyed pool:
+    /// `InvalidHandle` (507000). No block and no address space left: `OutOfMemory`
+    /// (507000) with [`Error::oom`] filled in.
+    ///
+    /// # Stream ordering
+    ///
+    /// The memory may be used by later work on `stream`, or by work on other streams
+    /// ordered after it through events. With [`ReuseAllowInternalDependencies`]
+    /// the pool may enqueue a wait on `stream` before the allocation.
+    ///
+    /// [`ReuseAllowInternalDependencies`]: crate::attr::ReuseAllowInternalDependencies
+    fn malloc_async(&self, size: u64, stream: &Self::Stream) -> Result<DevicePtr>;
+
+    /// Frees `ptr` in stream order on `stream`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be the start of a live allocation, and every use of it must be ordered
+    /// before this free (on `stream`, or through events). The emulator checks all of this
+    /// and answers a bad pointer with an error; the real runtime cannot, so a bad pointer
+    /// there is undefined behaviour on the device. The `mempool` facade's `Buffer` makes
+    /// this call for you, safely.
+    ///
+    /// # Errors
+    ///
+    /// An interior, already freed or unknown pointer: `InvalidPointer` (107000).
+    /// A destroyed or foreign stream: `InvalidHandle` (107017).
+    ///
+    /// # Stream ordering
+    ///
+    /// The block is tagged with `stream` and its position there; reuse decisions follow
+    /// where the free is ordered, not where the allocation was.
+    // The declaration is the crate's only `unsafe`: it states a caller obligation; the
+    // crate itself performs no unsafe operation.
+    #[allow(unsafe_code)]
+    unsafe fn free_async(&self, ptr: DevicePtr, stream: &Self::Stream) -> Result<()>;
+
+    /// Releases cached memory now, keeping at least `min_bytes_to_keep` reserved.
+    ///
+    /// # Errors
+    ///
+    /// Above the pool size, or below USED: `InvalidParam` (507000, Ascend's rule).
+    ///
+    /// # Portability
+    ///
+    /// CUDA releases what it can when the target is below USED; Ascend refuses, and so
+    /// do we.
+    fn trim_to(&self, min_bytes_to_keep: u64) -> Result<()>;
+
+    /// Reads attribute `attr`; the value has the attribute's C width.
+    ///
+    /// # Errors
+    ///
+    /// Unknown id: `UnknownAttribute` (107000). Destroyed pool: `InvalidHandle` (107000).
+    fn get_attr_raw(&self, attr: AttrId) -> Result<RawAttrValue>;
+
+    /// Writes attribute `attr`, checking every rule of SPEC.md section 3 at run time.
+    ///
+    /// # Errors
+    ///
+    /// See [`AttrId::check_write`].
+    fn set_attr_raw(&self, attr: AttrId, value: RawAttrValue) -> Result<()>;
+
+    /// The pool's size in bytes (`max_size` after rounding).
+    fn size(&self) -> u64;
+}
+
+/// Typed attribute access for every [`MemPool`], through its raw path.
+///
+/// These are provided methods with a blanket impl, so mocks of [`MemPool`] keep them and
+/// the type rules hold everywhere.
+pub trait MemPoolExt: MemPool {
+    /// Reads a typed attribute.
+    ///
+    /// # Errors
+    ///
+    /// As [`MemPool::get_attr_raw`]; a backend answering with the wrong width is
+    /// `Internal`.
+    fn get<A: Readable>(&self, attr: A) -> Result<A::Value> {
+        let _ = attr;
+        let raw = self.get_attr_raw(A::ID)?;
+        A::Value::from_raw(raw).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Internal,
+                code::ACL_ERROR_RT_INTERNAL_ERROR,
+                "get_attr",
+                format!("backend returned {raw:?} for {:?}", A::ID),
+            )
+        })
+    }
+
+    /// Writes a typed attribute. Only read/write keys compile here.
+    ///
+    /// # Errors
+    ///
+    /// As [`MemPool::set_attr_raw`] (a threshold above the pool size is 507000).
+    fn set<A: Writable>(&self, attr: A, value: A::Value) -> Result<()> {
+        let _ = attr;
+        self.set_attr_raw(A::ID, value.to_raw())
+    }
+
+    /// Resets a high-water mark to 0 (Ascend's rule; CUDA resets it to the current
+    /// value). It rises again with the next change.
+    ///
+    /// # Errors
+    ///
+    /// As [`MemPool::set_attr_raw`].
+    fn reset<A: Resettable>(&self, attr: A) -> Result<()> {
+        let _ = attr;
+        self.set_attr_raw(A::ID, <A::Value as AttrValue>::to_raw(zero::<A::Value>()))
+    }
+
+    /// Reads the four statistics counters.
+    ///
+    /// # Errors
+    ///
+    /// As [`MemPool::get_attr_raw`].
+    fn stats(&self) -> Result<PoolStats> {
+        Ok(PoolStats {
+            reserved_current: self.get(ReservedMemCurrent)?,
+            reserved_high: self.get(ReservedMemHigh)?,
+            used_current: self.get(UsedMemCurrent)?,
+            used_high: self.get(UsedMemHigh)?,
+        })
+    }
+}
+
+impl<P: MemPool + ?Sized> MemPoolExt for P {}
+
+fn zero<V: AttrValue>() -> V {
+    // Every value type decodes the zero of its width.
+    match V::WIDTH {
+        crate::attr::AttrWidth::U32 => V::from_raw(RawAttrValue::U32(0)),
+        crate::attr::AttrWidth::U64 => V::from_raw(RawAttrValue::U64(0)),
+    }
+    .expect("zero of the value's own width always decodes")
+}
