@@ -1,0 +1,474 @@
+//! The emulated platform (devices, the registries of streams and pools) and the
+//! [`Device`] implementation.
+
+use crate::event::{EventShared, Record};
+use crate::pool::{EmuPool, PoolShared};
+use crate::stream::{StreamShared, Work, lock};
+use crate::{Config, EmuEvent, EmuStream, Emulator, ExecutionMode};
+use mempool_hal::{
+    Device, DevicePtr, Error, ErrorKind, EventStatus, HostBuffer, HostFn, MemInfo, PoolProps, Result, code,
+};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+static NEXT_PLATFORM: AtomicU64 = AtomicU64::new(1);
+
+/// A destroyed pool whose memory waits for the streams to pass the destroy.
+struct Grave {
+    _pool: Arc<PoolShared>,
+    waits: Vec<(Arc<StreamShared>, u64)>,
+}
+
+/// Everything the devices of one emulator instance share.
+pub(crate) struct Platform {
+    pub(crate) id: u64,
+    pub(crate) config: Config,
+    next_id: AtomicU64,
+    streams: Mutex<HashMap<u64, Arc<StreamShared>>>,
+    pools: RwLock<BTreeMap<u64, Arc<PoolShared>>>,
+    graveyard: Mutex<Vec<Grave>>,
+}
+
+impl Drop for Platform {
+    fn drop(&mut self) {
+        for s in self.streams.get_mut().unwrap_or_else(PoisonError::into_inner).values() {
+            s.close();
+        }
+    }
+}
+
+fn invalid_handle(op: &'static str, what: &str) -> Error {
+    Error::new(ErrorKind::InvalidHandle, code::ACL_ERROR_RT_INVALID_HANDLE, op, format!("{what} is destroyed or foreign"))
+}
+
+/// Checks that `stream` is a live stream of `platform`.
+pub(crate) fn check_stream<'a>(platform: &Platform, stream: &'a EmuStream, op: &'static str) -> Result<&'a Arc<StreamShared>> {
+    let s = &stream.shared;
+    if s.platform != platform.id || s.is_destroyed() {
+        return Err(invalid_handle(op, &format!("stream {}", s.id)));
+    }
+    Ok(s)
+}
+
+impl Platform {
+    pub(crate) fn new(config: Config) -> Platform {
+        Platform {
+            id: NEXT_PLATFORM.fetch_add(1, Ordering::Relaxed),
+            config,
+            next_id: AtomicU64::new(1),
+            streams: Mutex::new(HashMap::new()),
+            pools: RwLock::new(BTreeMap::new()),
+            graveyard: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The live pool whose range holds `addr`.
+    pub(crate) fn pool_at(&self, addr: u64) -> Option<Arc<PoolShared>> {
+        let pools = self.pools.read().unwrap_or_else(PoisonError::into_inner);
+        pools.range(..=addr).next_back().map(|(_, p)| p).filter(|p| p.contains(addr)).cloned()
+    }
+
+    fn pools_of(&self, device: u32) -> Vec<Arc<PoolShared>> {
+        let pools = self.pools.read().unwrap_or_else(PoisonError::into_inner);
+        pools.values().filter(|p| p.device == device).cloned().collect()
+    }
+
+    /// Frees `ptr` on stream `s`, whichever pool it belongs to.
+    pub(crate) fn free(&self, ptr: DevicePtr, s: &Arc<StreamShared>) -> Result<()> {
+        const OP: &str = "free_async";
+        if ptr.is_null() {
+            return Err(Error::new(ErrorKind::InvalidPointer, code::ACL_ERROR_INVALID_PARAM, OP, "null pointer"));
+        }
+        let Some(pool) = self.pool_at(ptr.addr()) else {
+            return Err(Error::new(
+                ErrorKind::InvalidPointer,
+                code::ACL_ERROR_RT_PARAM_INVALID,
+                OP,
+                format!("{ptr} is not an address of any pool"),
+            ));
+        };
+        pool.free(ptr.addr(), s)
+    }
+
+    fn stream(&self, id: u64) -> Option<Arc<StreamShared>> {
+        lock(&self.streams).get(&id).cloned()
+    }
+
+    fn streams_of(&self, device: u32) -> Vec<Arc<StreamShared>> {
+        lock(&self.streams).values().filter(|s| s.device == device).cloned().collect()
+    }
+
+    /// Marks everything in `clock` observed complete by the host.
+    fn observe_clock(&self, clock: &crate::clock::Clock) {
+        for (sid, pos) in clock.iter() {
+            if let Some(s) = self.stream(sid) {
+                s.observe(pos);
+            }
+        }
+    }
+
+    /// Pools release above their threshold; destroyed pools whose streams have passed the
+    /// destroy give their memory back.
+    fn after_sync(&self, device: u32) {
+        for p in self.pools_of(device) {
+            p.release_at_sync();
+        }
+        self.bury();
+    }
+
+    fn bury(&self) {
+        lock(&self.graveyard).retain(|g| g.waits.iter().any(|(s, pos)| s.completed() < *pos));
+    }
+}
+
+impl Emulator {
+    fn platform(&self) -> &Platform {
+        &self.platform
+    }
+
+    fn check_event<'a>(&self, event: &'a EmuEvent, op: &'static str) -> Result<&'a Arc<EventShared>> {
+        let e = &event.shared;
+        if e.platform != self.platform.id || e.is_destroyed() {
+            return Err(invalid_handle(op, &format!("event {}", e.id)));
+        }
+        Ok(e)
+    }
+
+    fn enqueue(&self, stream: &EmuStream, op: &'static str, work: Work) -> Result<()> {
+        let s = check_stream(self.platform(), stream, op)?;
+        s.push(work);
+        Ok(())
+    }
+
+    /// The pool holding the live range `[ptr, ptr + len)`.
+    fn live_range(&self, ptr: DevicePtr, len: u64, op: &'static str) -> Result<Arc<PoolShared>> {
+        let pool = self.platform.pool_at(ptr.addr()).ok_or_else(|| {
+            Error::new(ErrorKind::InvalidPointer, code::ACL_ERROR_RT_PARAM_INVALID, op, format!("{ptr} is not device memory"))
+        })?;
+        pool.check_live(ptr.addr(), len, op)?;
+        Ok(pool)
+    }
+
+    fn sync_failure(s: &StreamShared) -> Result<()> {
+        match s.take_failure() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs everything enqueued on `stream` so far, **without** the host observing it:
+    /// no release, no known-complete reuse. In threaded mode it only waits.
+    ///
+    /// # Errors
+    ///
+    /// A destroyed or foreign stream: `InvalidHandle` (107017).
+    pub fn run_pending(&self, stream: &EmuStream) -> Result<()> {
+        let s = check_stream(self.platform(), stream, "run_pending")?;
+        s.drain();
+        Ok(())
+    }
+
+    /// Deferred mode: runs the next `n` queued operations of `stream` (and whatever they
+    /// wait for on other streams), without the host observing them. Returns how many ran.
+    ///
+    /// # Errors
+    ///
+    /// A destroyed or foreign stream: `InvalidHandle` (107017).
+    pub fn step(&self, stream: &EmuStream, n: usize) -> Result<usize> {
+        let s = check_stream(self.platform(), stream, "step")?;
+        let target = s.nth_pending(n);
+        if let Some((pos, count)) = target {
+            s.wait_for(pos);
+            Ok(count)
+        } else {
+            Ok(0)
+        }
+    }
+
+    /// Whether everything enqueued on `stream` has run (no host observation).
+    ///
+    /// # Errors
+    ///
+    /// A destroyed or foreign stream: `InvalidHandle` (107017).
+    pub fn is_idle(&self, stream: &EmuStream) -> Result<bool> {
+        Ok(check_stream(self.platform(), stream, "is_idle")?.is_idle())
+    }
+}
+
+impl Device for Emulator {
+    type Stream = EmuStream;
+    type Event = EmuEvent;
+    type Pool = EmuPool;
+
+    fn id(&self) -> u32 {
+        self.device
+    }
+
+    fn pool_granularity(&self) -> u64 {
+        self.platform.config.granularity
+    }
+
+    fn mem_info(&self) -> Result<MemInfo> {
+        let total = self.platform.config.device_memory;
+        let reserved: u64 = self.platform.pools_of(self.device).iter().map(|p| p.reserved()).sum();
+        Ok(MemInfo { free: total.saturating_sub(reserved), total })
+    }
+
+    fn create_stream(&self) -> Result<EmuStream> {
+        let p = self.platform();
+        let deferred = p.config.mode == ExecutionMode::Deferred;
+        let shared = StreamShared::spawn(p.next_id(), self.device, p.id, deferred)?;
+        lock(&p.streams).insert(shared.id, Arc::clone(&shared));
+        Ok(EmuStream { shared })
+    }
+
+    fn destroy_stream(&self, stream: &EmuStream) -> Result<()> {
+        let s = check_stream(self.platform(), stream, "destroy_stream")?;
+        if !s.close() {
+            return Err(invalid_handle("destroy_stream", &format!("stream {}", s.id)));
+        }
+        Ok(())
+    }
+
+    fn synchronize_stream(&self, stream: &EmuStream) -> Result<()> {
+        let s = check_stream(self.platform(), stream, "synchronize_stream")?;
+        let tail = s.drain();
+        s.observe(tail);
+        let clock = s.state().clock.clone();
+        self.platform.observe_clock(&clock);
+        self.platform.after_sync(self.device);
+        Self::sync_failure(s)
+    }
+
+    fn synchronize_device(&self) -> Result<()> {
+        let p = self.platform();
+        let streams = p.streams_of(self.device);
+        let mut first_failure = None;
+        for s in &streams {
+            let tail = s.drain();
+            s.observe(tail);
+            if let Some(e) = s.take_failure() {
+                first_failure.get_or_insert(e);
+            }
+        }
+        // Destroyed streams that have drained are forgotten; their blocks stay known
+        // complete through the observation above.
+        lock(&p.streams).retain(|_, s| !(s.is_destroyed() && s.is_idle()));
+        p.after_sync(self.device);
+        first_failure.map_or(Ok(()), Err)
+    }
+
+    fn create_event(&self) -> Result<EmuEvent> {
+        let p = self.platform();
+        Ok(EmuEvent { shared: Arc::new(EventShared::new(p.next_id(), self.device, p.id)) })
+    }
+
+    fn destroy_event(&self, event: &EmuEvent) -> Result<()> {
+        let e = self.check_event(event, "destroy_event")?;
+        if !e.mark_destroyed() {
+            return Err(invalid_handle("destroy_event", &format!("event {}", e.id)));
+        }
+        Ok(())
+    }
+
+    fn record_event(&self, event: &EmuEvent, stream: &EmuStream) -> Result<()> {
+        const OP: &str = "record_event";
+        let e = self.check_event(event, OP)?;
+        let s = check_stream(self.platform(), stream, OP)?;
+        let record = {
+            let mut st = s.state();
+            let (pos, dep_real) = StreamShared::marker_locked(&mut st);
+            let mut clock = st.clock.clone();
+            clock.raise(s.id, pos);
+            Record { stream: Arc::clone(s), pos, dep_real, clock }
+        };
+        e.set_record(record);
+        Ok(())
+    }
+
+    fn stream_wait_event(&self, stream: &EmuStream, event: &EmuEvent) -> Result<()> {
+        const OP: &str = "stream_wait_event";
+        let s = check_stream(self.platform(), stream, OP)?;
+        let e = self.check_event(event, OP)?;
+        let Some(rec) = e.record() else { return Ok(()) };
+        let mut st = s.state();
+        st.clock.merge(&rec.clock);
+        if rec.stream.id != s.id && !rec.complete() {
+            let (src, target) = (Arc::clone(&rec.stream), rec.dep_real);
+            s.push_locked(
+                &mut st,
+                Box::new(move || {
+                    src.wait_for(target);
+                    Ok(())
+                }),
+            );
+        }
+        Ok(())
+    }
+
+    fn synchronize_event(&self, event: &EmuEvent) -> Result<()> {
+        let e = self.check_event(event, "synchronize_event")?;
+        if let Some(rec) = e.record() {
+            rec.stream.wait_for(rec.dep_real);
+            self.platform.observe_clock(&rec.clock);
+            rec.stream.observe(rec.pos);
+        }
+        self.platform.after_sync(self.device);
+        Ok(())
+    }
+
+    fn query_event(&self, event: &EmuEvent) -> Result<EventStatus> {
+        let e = self.check_event(event, "query_event")?;
+        Ok(match e.record() {
+            Some(r) if !r.complete() => EventStatus::NotReady,
+            _ => EventStatus::Complete,
+        })
+    }
+
+    fn create_pool(&self, props: &PoolProps) -> Result<EmuPool> {
+        let p = self.platform();
+        let c = &p.config;
+        let size = props.validate(c.devices, c.device_memory, c.granularity)?;
+        let shared = Arc::new(PoolShared::create(p.next_id(), props.location.id, p.id, size, c.granularity)?);
+        p.pools.write().unwrap_or_else(PoisonError::into_inner).insert(shared.base, Arc::clone(&shared));
+        p.bury();
+        Ok(EmuPool { shared, platform: Arc::clone(&self.platform) })
+    }
+
+    fn destroy_pool(&self, pool: &EmuPool) -> Result<()> {
+        const OP: &str = "destroy_pool";
+        let p = self.platform();
+        let shared = &pool.shared;
+        if shared.platform != p.id || !shared.mark_destroyed() {
+            return Err(Error::new(
+                ErrorKind::InvalidHandle,
+                code::ACL_ERROR_RT_INTERNAL_ERROR,
+                OP,
+                format!("pool {} is destroyed or foreign", shared.id),
+            ));
+        }
+        p.pools.write().unwrap_or_else(PoisonError::into_inner).remove(&shared.base);
+        let waits: Vec<_> = lock(&p.streams)
+            .values()
+            .map(|s| (Arc::clone(s), s.state().last_real))
+            .filter(|(s, pos)| s.completed() < *pos)
+            .collect();
+        if !waits.is_empty() {
+            lock(&p.graveyard).push(Grave { _pool: Arc::clone(shared), waits });
+        }
+        p.bury();
+        Ok(())
+    }
+
+    fn memcpy_h2d_async(&self, dst: DevicePtr, src: &[u8], stream: &EmuStream) -> Result<()> {
+        const OP: &str = "memcpy_h2d_async";
+        check_stream(self.platform(), stream, OP)?;
+        if src.is_empty() {
+            return Ok(());
+        }
+        let pool = self.live_range(dst, src.len() as u64, OP)?;
+        let data = src.to_vec();
+        self.enqueue(
+            stream,
+            OP,
+            Box::new(move || {
+                pool.with_memory(dst.addr(), data.len() as u64, OP, |p| {
+                    // SAFETY: `with_memory` checked under the pool lock that the whole range
+                    // is committed read/write memory of this pool and keeps the lock, so no
+                    // release can unmap it; `data` is a separate host allocation.
+                    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) }
+                })
+            }),
+        )
+    }
+
+    fn memcpy_d2h_async(&self, dst: &HostBuffer, src: DevicePtr, stream: &EmuStream) -> Result<()> {
+        const OP: &str = "memcpy_d2h_async";
+        check_stream(self.platform(), stream, OP)?;
+        let len = dst.len();
+        if len == 0 {
+            return Ok(());
+        }
+        let pool = self.live_range(src, len as u64, OP)?;
+        let dst = dst.clone();
+        self.enqueue(
+            stream,
+            OP,
+            Box::new(move || {
+                let mut out = dst.lock();
+                let n = len.min(out.len());
+                pool.with_memory(src.addr(), n as u64, OP, |p| {
+                    // SAFETY: as in memcpy_h2d_async: the range is committed and locked;
+                    // `out` is a host vector of at least `n` bytes.
+                    unsafe { std::ptr::copy_nonoverlapping(p.cast_const(), out.as_mut_ptr(), n) }
+                })
+            }),
+        )
+    }
+
+    fn memcpy_d2d_async(&self, dst: DevicePtr, src: DevicePtr, len: u64, stream: &EmuStream) -> Result<()> {
+        const OP: &str = "memcpy_d2d_async";
+        check_stream(self.platform(), stream, OP)?;
+        if len == 0 {
+            return Ok(());
+        }
+        let n = usize::try_from(len).map_err(|_| {
+            Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_RT_PARAM_INVALID, OP, "length too large")
+        })?;
+        let sp = self.live_range(src, len, OP)?;
+        let dp = self.live_range(dst, len, OP)?;
+        self.enqueue(
+            stream,
+            OP,
+            Box::new(move || {
+                let mut tmp = vec![0u8; n];
+                sp.with_memory(src.addr(), len, OP, |p| {
+                    // SAFETY: the source range is committed and locked; `tmp` holds `n` bytes.
+                    unsafe { std::ptr::copy_nonoverlapping(p.cast_const(), tmp.as_mut_ptr(), n) }
+                })?;
+                dp.with_memory(dst.addr(), len, OP, |p| {
+                    // SAFETY: the destination range is committed and locked; `tmp` holds `n` bytes.
+                    unsafe { std::ptr::copy_nonoverlapping(tmp.as_ptr(), p, n) }
+                })
+            }),
+        )
+    }
+
+    fn memset_async(&self, dst: DevicePtr, value: u8, len: u64, stream: &EmuStream) -> Result<()> {
+        const OP: &str = "memset_async";
+        check_stream(self.platform(), stream, OP)?;
+        if len == 0 {
+            return Ok(());
+        }
+        let n = usize::try_from(len).map_err(|_| {
+            Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_RT_PARAM_INVALID, OP, "length too large")
+        })?;
+        let pool = self.live_range(dst, len, OP)?;
+        self.enqueue(
+            stream,
+            OP,
+            Box::new(move || {
+                pool.with_memory(dst.addr(), len, OP, |p| {
+                    // SAFETY: the range is committed read/write memory, locked against release.
+                    unsafe { std::ptr::write_bytes(p, value, n) }
+                })
+            }),
+        )
+    }
+
+    fn launch_host_func(&self, stream: &EmuStream, f: HostFn) -> Result<()> {
+        self.enqueue(
+            stream,
+            "launch_host_func",
+            Box::new(move || {
+                f();
+                Ok(())
+            }),
+        )
+    }
+}

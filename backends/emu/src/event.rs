@@ -1,0 +1,57 @@
+//! Events: a recorded point of a stream, with the vector clock of that point.
+
+use crate::clock::Clock;
+use crate::stream::{StreamShared, lock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The latest record of an event.
+#[derive(Debug, Clone)]
+pub(crate) struct Record {
+    pub(crate) stream: Arc<StreamShared>,
+    /// The record's position on its stream.
+    pub(crate) pos: u64,
+    /// The last real operation before the record: the event completes with it.
+    pub(crate) dep_real: u64,
+    /// Everything ordered before the record, the recording stream included.
+    pub(crate) clock: Clock,
+}
+
+impl Record {
+    pub(crate) fn complete(&self) -> bool {
+        self.stream.completed() >= self.dep_real
+    }
+}
+
+/// One event, shared by its handles.
+#[derive(Debug)]
+pub(crate) struct EventShared {
+    pub(crate) id: u64,
+    pub(crate) device: u32,
+    pub(crate) platform: u64,
+    destroyed: AtomicBool,
+    record: Mutex<Option<Record>>,
+}
+
+impl EventShared {
+    pub(crate) fn new(id: u64, device: u32, platform: u64) -> EventShared {
+        EventShared { id, device, platform, destroyed: AtomicBool::new(false), record: Mutex::new(None) }
+    }
+
+    pub(crate) fn is_destroyed(&self) -> bool {
+        self.destroyed.load(Ordering::Acquire)
+    }
+
+    /// Marks the event destroyed; `false` if it already was.
+    pub(crate) fn mark_destroyed(&self) -> bool {
+        !self.destroyed.swap(true, Ordering::AcqRel)
+    }
+
+    pub(crate) fn record(&self) -> Option<Record> {
+        lock(&self.record).clone()
+    }
+
+    pub(crate) fn set_record(&self, r: Record) {
+        *lock(&self.record) = Some(r);
+    }
+}

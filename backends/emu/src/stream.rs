@@ -1,0 +1,260 @@
+//! Streams: a queue of work run in order by a worker thread of its own.
+//!
+//! Every call that orders work (an operation, a free, an event record) takes the next
+//! *position* of the stream. Real operations go into the queue; markers (frees, records)
+//! only take a position, so the pool's hot path enqueues nothing. A marker has executed
+//! once the last real operation before it (`dep_real`) has completed.
+//!
+//! In deferred mode the worker runs an operation only when the host has *allowed* its
+//! position (by synchronizing or stepping); a wait on another stream allows what it
+//! needs there, so synchronizing runs exactly the work the host asked for and its
+//! dependencies.
+
+use crate::clock::Clock;
+use mempool_hal::{Error, ErrorKind, Result, code};
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+
+/// A unit of queued work. It returns an error to report at the next synchronization.
+pub(crate) type Work = Box<dyn FnOnce() -> Result<()> + Send + 'static>;
+
+struct Op {
+    pos: u64,
+    work: Work,
+}
+
+/// The host-side state of a stream, under one lock.
+pub(crate) struct StreamState {
+    /// The last position handed out (operations and markers).
+    pub(crate) pos: u64,
+    /// The position of the last real operation enqueued.
+    pub(crate) last_real: u64,
+    /// What this stream's tail is ordered after, on other streams.
+    pub(crate) clock: Clock,
+    ops: VecDeque<Op>,
+    /// Deferred mode: the highest position the worker may run.
+    allowed: u64,
+    closing: bool,
+}
+
+/// One stream, shared by its handles, its worker and the pool blocks freed on it.
+pub(crate) struct StreamShared {
+    pub(crate) id: u64,
+    pub(crate) device: u32,
+    pub(crate) platform: u64,
+    state: Mutex<StreamState>,
+    work_cv: Condvar,
+    /// The position of the last real operation that has completed.
+    completed: AtomicU64,
+    done_mx: Mutex<()>,
+    done_cv: Condvar,
+    /// The highest position the host has observed complete.
+    host_known: AtomicU64,
+    destroyed: AtomicBool,
+    failure: Mutex<Option<Error>>,
+}
+
+impl std::fmt::Debug for StreamShared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stream").field("id", &self.id).field("device", &self.device).finish()
+    }
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl StreamShared {
+    /// Creates a stream and starts its worker.
+    pub(crate) fn spawn(id: u64, device: u32, platform: u64, deferred: bool) -> Result<Arc<StreamShared>> {
+        let s = Arc::new(StreamShared {
+            id,
+            device,
+            platform,
+            state: Mutex::new(StreamState {
+                pos: 0,
+                last_real: 0,
+                clock: Clock::default(),
+                ops: VecDeque::new(),
+                allowed: if deferred { 0 } else { u64::MAX },
+                closing: false,
+            }),
+            work_cv: Condvar::new(),
+            completed: AtomicU64::new(0),
+            done_mx: Mutex::new(()),
+            done_cv: Condvar::new(),
+            host_known: AtomicU64::new(0),
+            destroyed: AtomicBool::new(false),
+            failure: Mutex::new(None),
+        });
+        let worker = Arc::clone(&s);
+        std::thread::Builder::new()
+            .name(format!("mempool-emu-stream-{id}"))
+            .spawn(move || worker.run())
+            .map_err(|e| {
+                Error::new(ErrorKind::HostAllocation, code::ACL_ERROR_RT_MEMORY_ALLOCATION, "create_stream", e.to_string())
+            })?;
+        Ok(s)
+    }
+
+    fn run(&self) {
+        loop {
+            let op = {
+                let mut st = lock(&self.state);
+                loop {
+                    match st.ops.front() {
+                        Some(op) if op.pos <= st.allowed => break st.ops.pop_front(),
+                        None if st.closing => break None,
+                        _ => st = self.work_cv.wait(st).unwrap_or_else(PoisonError::into_inner),
+                    }
+                }
+            };
+            let Some(op) = op else { return };
+            let outcome = catch_unwind(AssertUnwindSafe(op.work));
+            let failure = match outcome {
+                Ok(Ok(())) => None,
+                Ok(Err(e)) => Some(e),
+                Err(panic) => Some(Error::new(
+                    ErrorKind::AsyncFailure,
+                    code::ACL_ERROR_RT_INTERNAL_ERROR,
+                    "host_func",
+                    format!("work on stream {} panicked: {}", self.id, panic_message(&*panic)),
+                )),
+            };
+            if let Some(e) = failure {
+                lock(&self.failure).get_or_insert(e);
+            }
+            {
+                let _g = lock(&self.done_mx);
+                self.completed.store(op.pos, Ordering::Release);
+            }
+            self.done_cv.notify_all();
+        }
+    }
+
+    /// Locks the host-side state.
+    pub(crate) fn state(&self) -> MutexGuard<'_, StreamState> {
+        lock(&self.state)
+    }
+
+    /// Whether the stream was destroyed.
+    pub(crate) fn is_destroyed(&self) -> bool {
+        self.destroyed.load(Ordering::Acquire)
+    }
+
+    /// Position of the last completed real operation.
+    pub(crate) fn completed(&self) -> u64 {
+        self.completed.load(Ordering::Acquire)
+    }
+
+    /// The highest position the host has observed complete.
+    pub(crate) fn host_known(&self) -> u64 {
+        self.host_known.load(Ordering::Acquire)
+    }
+
+    /// Records that the host has observed everything up to `pos` complete.
+    pub(crate) fn observe(&self, pos: u64) {
+        self.host_known.fetch_max(pos, Ordering::AcqRel);
+    }
+
+    /// Enqueues real work under an already held state lock; returns its position.
+    pub(crate) fn push_locked(&self, st: &mut StreamState, work: Work) -> u64 {
+        st.pos += 1;
+        st.last_real = st.pos;
+        let pos = st.pos;
+        st.ops.push_back(Op { pos, work });
+        self.work_cv.notify_one();
+        pos
+    }
+
+    /// Enqueues real work; returns its position.
+    pub(crate) fn push(&self, work: Work) -> u64 {
+        let mut st = self.state();
+        self.push_locked(&mut st, work)
+    }
+
+    /// Takes a marker position (a free or an event record). Returns `(pos, dep_real)`.
+    pub(crate) fn marker_locked(st: &mut StreamState) -> (u64, u64) {
+        st.pos += 1;
+        (st.pos, st.last_real)
+    }
+
+    /// Lets the worker run everything up to position `pos` (deferred mode).
+    pub(crate) fn allow(&self, pos: u64) {
+        let mut st = self.state();
+        if st.allowed < pos {
+            st.allowed = pos;
+            self.work_cv.notify_one();
+        }
+    }
+
+    /// Blocks until the real operation at `pos` (and everything before it) has completed,
+    /// allowing it first.
+    pub(crate) fn wait_for(&self, pos: u64) {
+        if self.completed() >= pos {
+            return;
+        }
+        self.allow(pos);
+        let mut g = lock(&self.done_mx);
+        while self.completed.load(Ordering::Acquire) < pos {
+            g = self.done_cv.wait(g).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Blocks until everything enqueued so far has run; returns the tail position
+    /// (markers included), which the caller may then mark as observed.
+    pub(crate) fn drain(&self) -> u64 {
+        let (tail, last_real) = {
+            let st = self.state();
+            (st.pos, st.last_real)
+        };
+        self.wait_for(last_real);
+        tail
+    }
+
+    /// Takes the failure recorded since the last synchronization.
+    pub(crate) fn take_failure(&self) -> Option<Error> {
+        lock(&self.failure).take()
+    }
+
+    /// Marks the stream destroyed: work already queued still runs, then the worker ends.
+    pub(crate) fn close(&self) -> bool {
+        if self.destroyed.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        let mut st = self.state();
+        st.closing = true;
+        st.allowed = u64::MAX;
+        self.work_cv.notify_one();
+        true
+    }
+
+    /// The position of the `n`-th operation still queued (not started) and how many of
+    /// the first `n` exist; `None` when none is queued.
+    pub(crate) fn nth_pending(&self, n: usize) -> Option<(u64, usize)> {
+        let st = self.state();
+        let count = n.min(st.ops.len());
+        if count == 0 {
+            return None;
+        }
+        Some((st.ops[count - 1].pos, count))
+    }
+
+    /// Whether the worker has no more work (destroyed streams can then be forgotten).
+    pub(crate) fn is_idle(&self) -> bool {
+        let st = self.state();
+        st.ops.is_empty() && self.completed() >= st.last_real
+    }
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
+    }
+}
