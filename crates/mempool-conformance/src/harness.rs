@@ -20,6 +20,11 @@ pub enum Capability {
     ForeignHandles,
     /// Many host threads may call the backend at once.
     Threads,
+    /// The backend answers bad free pointers (interior, already freed, unknown, or of a
+    /// destroyed pool) with an `InvalidPointer` error instead of undefined behaviour.
+    /// The emulator checks every pointer; the real runtime cannot, so the scenarios that
+    /// free bad pointers on purpose need this.
+    CheckedFree,
 }
 
 impl fmt::Display for Capability {

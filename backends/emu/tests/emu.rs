@@ -1,0 +1,181 @@
+//! Emulator-specific behaviour beyond the conformance suite: deferred execution,
+//! stepping, copies, asynchronous failures, devices, and queued work surviving destroy.
+
+use mempool_emu::{Emulator, ExecutionMode, ReuseRule};
+use mempool_hal::{Device, DevicePtr, ErrorKind, EventStatus, HostBuffer, MemPool, MemPoolExt, PoolProps, Result, attr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const G: u64 = 64 << 10;
+
+fn emu(mode: ExecutionMode) -> Emulator {
+    Emulator::builder().granularity(G).device_memory(256 * G).mode(mode).build().expect("valid config")
+}
+
+fn props(granules: u64) -> PoolProps {
+    PoolProps::builder().max_size(granules * G).build()
+}
+
+#[test]
+fn deferred_mode_runs_nothing_until_the_host_asks() -> Result<()> {
+    let emu = emu(ExecutionMode::Deferred);
+    let s = emu.create_stream()?;
+    let count = Arc::new(AtomicUsize::new(0));
+    for _ in 0..3 {
+        let c = Arc::clone(&count);
+        emu.launch_host_func(&s, Box::new(move || { c.fetch_add(1, Ordering::SeqCst); }))?;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    assert_eq!(count.load(Ordering::SeqCst), 0, "deferred work must not run by itself");
+    assert!(!emu.is_idle(&s)?);
+    assert_eq!(emu.step(&s, 2)?, 2);
+    assert_eq!(count.load(Ordering::SeqCst), 2);
+    emu.synchronize_stream(&s)?;
+    assert_eq!(count.load(Ordering::SeqCst), 3);
+    assert!(emu.is_idle(&s)?);
+    assert_eq!(emu.step(&s, 1)?, 0);
+    Ok(())
+}
+
+#[test]
+fn deferred_wait_runs_the_other_stream_as_needed() -> Result<()> {
+    let emu = emu(ExecutionMode::Deferred);
+    let (a, b) = (emu.create_stream()?, emu.create_stream()?);
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let o = Arc::clone(&order);
+    emu.launch_host_func(&a, Box::new(move || o.lock().unwrap().push("a")))?;
+    let ev = emu.create_event()?;
+    emu.record_event(&ev, &a)?;
+    assert_eq!(emu.query_event(&ev)?, EventStatus::NotReady);
+    emu.stream_wait_event(&b, &ev)?;
+    let o = Arc::clone(&order);
+    emu.launch_host_func(&b, Box::new(move || o.lock().unwrap().push("b")))?;
+    emu.synchronize_stream(&b)?;
+    assert_eq!(*order.lock().unwrap(), vec!["a", "b"]);
+    assert_eq!(emu.query_event(&ev)?, EventStatus::Complete);
+    Ok(())
+}
+
+#[test]
+fn copies_and_memset_move_real_bytes() -> Result<()> {
+    let emu = emu(ExecutionMode::Threaded);
+    let s = emu.create_stream()?;
+    let pool = emu.create_pool(&props(16))?;
+    let x = pool.malloc_async(3 * G, &s)?;
+    let y = pool.malloc_async(G, &s)?;
+    let data: Vec<u8> = (0..1000u32).map(|i| (i % 251) as u8).collect();
+    emu.memset_async(x, 7, 3 * G, &s)?;
+    emu.memcpy_h2d_async(x.checked_add(10).unwrap(), &data, &s)?;
+    emu.memcpy_d2d_async(y, x, 2000, &s)?;
+    let out = HostBuffer::new(2000);
+    emu.memcpy_d2h_async(&out, y, &s)?;
+    emu.synchronize_stream(&s)?;
+    let out = out.to_vec();
+    assert!(out[..10].iter().all(|&b| b == 7));
+    assert_eq!(&out[10..1010], &data[..]);
+    assert!(out[1010..].iter().all(|&b| b == 7));
+    Ok(())
+}
+
+#[test]
+fn copies_outside_live_memory_are_refused() -> Result<()> {
+    let emu = emu(ExecutionMode::Threaded);
+    let s = emu.create_stream()?;
+    let pool = emu.create_pool(&props(16))?;
+    let x = pool.malloc_async(G, &s)?;
+    let past_end = emu.memset_async(x, 0, G + 1, &s).unwrap_err();
+    assert_eq!((past_end.kind(), past_end.code()), (ErrorKind::InvalidPointer, 107_000));
+    let unknown = emu.memcpy_h2d_async(DevicePtr::from_addr(0x1000), &[1, 2, 3], &s).unwrap_err();
+    assert_eq!(unknown.kind(), ErrorKind::InvalidPointer);
+    pool.free(x, &s)?;
+    let freed = emu.memcpy_d2h_async(&HostBuffer::new(8), x, &s).unwrap_err();
+    assert_eq!(freed.kind(), ErrorKind::InvalidPointer);
+    emu.memset_async(x, 0, 0, &s)?; // zero length: nothing to check, nothing done
+    Ok(())
+}
+
+#[test]
+fn a_panicking_host_function_is_reported_at_the_next_sync_and_the_stream_goes_on() -> Result<()> {
+    let emu = emu(ExecutionMode::Threaded);
+    let s = emu.create_stream()?;
+    emu.launch_host_func(&s, Box::new(|| panic!("kernel exploded")))?;
+    let err = emu.synchronize_stream(&s).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::AsyncFailure);
+    assert!(err.message().contains("kernel exploded"), "{err}");
+    let ran = Arc::new(AtomicUsize::new(0));
+    let r = Arc::clone(&ran);
+    emu.launch_host_func(&s, Box::new(move || { r.fetch_add(1, Ordering::SeqCst); }))?;
+    emu.synchronize_stream(&s)?;
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+    Ok(())
+}
+
+#[test]
+fn queued_work_keeps_a_destroyed_pool_s_memory() -> Result<()> {
+    let emu = emu(ExecutionMode::Deferred);
+    let s = emu.create_stream()?;
+    let pool = emu.create_pool(&props(16))?;
+    let x = pool.malloc_async(G, &s)?;
+    let out = HostBuffer::new(16);
+    emu.memset_async(x, 0x5A, G, &s)?;
+    emu.memcpy_d2h_async(&out, x, &s)?;
+    emu.destroy_pool(&pool)?; // the queued work has not run yet
+    emu.synchronize_stream(&s)?;
+    assert_eq!(out.to_vec(), vec![0x5A; 16]);
+    let err = pool.free(x, &s).unwrap_err();
+    assert_eq!((err.kind(), err.code()), (ErrorKind::InvalidPointer, 107_000));
+    Ok(())
+}
+
+#[test]
+fn pools_live_on_the_device_their_props_name() -> Result<()> {
+    let dev0 = Emulator::builder().granularity(G).device_memory(64 * G).devices(2).build()?;
+    let dev1 = dev0.device(1)?;
+    assert_eq!(dev0.device(2).unwrap_err().code(), 107_001);
+    let s0 = dev0.create_stream()?;
+    let s1 = dev1.create_stream()?;
+    let pool = dev0.create_pool(&PoolProps::builder().device(1).max_size(8 * G).build())?;
+    let err = pool.malloc_async(G, &s0).unwrap_err();
+    assert_eq!((err.kind(), err.code()), (ErrorKind::WrongContext, 107_003));
+    let p = pool.malloc_async(G, &s1)?;
+    assert_eq!(dev1.mem_info()?.free, 63 * G);
+    assert_eq!(dev0.mem_info()?.free, 64 * G);
+    pool.free(p, &s1)?;
+    dev1.synchronize_device()?;
+    assert_eq!(dev1.mem_info()?.free, 64 * G);
+    Ok(())
+}
+
+#[test]
+fn builder_refuses_bad_configs() {
+    assert_eq!(Emulator::builder().devices(0).build().unwrap_err().code(), 100_000);
+    assert_eq!(Emulator::builder().granularity(3 << 20).build().unwrap_err().code(), 100_000);
+    assert_eq!(Emulator::builder().granularity(512).build().unwrap_err().code(), 100_000);
+    assert_eq!(Emulator::builder().granularity(G).device_memory(G - 1).build().unwrap_err().code(), 100_000);
+    let e = Emulator::new();
+    assert_eq!((e.config().device_memory, e.pool_granularity()), (16 << 30, 2 << 20));
+}
+
+#[test]
+fn traced_allocations_name_their_rule_and_counts_add_up() -> Result<()> {
+    let emu = emu(ExecutionMode::Deferred);
+    let (a, b) = (emu.create_stream()?, emu.create_stream()?);
+    let pool = emu.create_pool(&props(32))?;
+    pool.set(attr::ReleaseThreshold, pool.size())?;
+    pool.set(attr::ReuseAllowInternalDependencies, true)?;
+    let (x, r) = pool.malloc_async_traced(G, &a)?;
+    assert_eq!(r, ReuseRule::Fresh);
+    pool.free(x, &a)?;
+    assert_eq!(pool.malloc_async_traced(G, &a)?, (x, ReuseRule::SameStream));
+    emu.memset_async(x, 0, G, &a)?; // queued work that uses x before the free
+    pool.free(x, &a)?;
+    assert_eq!(pool.pending_cached_bytes(), G, "deferred: the free has not executed");
+    assert_eq!(pool.malloc_async_traced(G, &b)?, (x, ReuseRule::InternalDependency));
+    pool.free(x, &b)?;
+    emu.synchronize_stream(&b)?;
+    assert_eq!(pool.malloc_async_traced(G, &a)?, (x, ReuseRule::KnownComplete));
+    let c = pool.reuse_counts();
+    assert_eq!((c.fresh, c.same_stream, c.internal_dependency, c.known_complete), (1, 1, 1, 1));
+    assert_eq!(pool.live_allocations(), 1);
+    Ok(())
+}
