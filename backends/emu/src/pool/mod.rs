@@ -426,7 +426,7 @@ impl MemPool for EmuPool {
 #[cfg(test)]
 mod tests {
     use crate::{Emulator, ExecutionMode};
-    use mempool_hal::{Device, MemPoolExt, PoolProps, attr};
+    use mempool_hal::{Device, MemPool, MemPoolExt, PoolProps, attr};
 
     /// Random allocate/free/sync/trim sequences over three streams keep the block
     /// structure exact: live, cached and free ranges tile the pool, free neighbours are
@@ -481,6 +481,8 @@ mod tests {
             pool.shared.check_invariants();
             let s = pool.stats().unwrap();
             assert_eq!(s.used_current, 0);
+            let c = pool.reuse_counts();
+            assert!(c.fresh > 10 && c.same_stream + c.known_complete > 10, "the sequence exercised reuse: {c:?}");
             assert!(s.reserved_current <= (seed % 4) * 8 * G, "release at device sync honours the threshold");
         }
     }
