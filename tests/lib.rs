@@ -3,7 +3,7 @@
 
 use mempool_conformance::{Capability, Harness};
 use mempool_emu::{EmuStream, Emulator, ExecutionMode};
-use mempool_hal::Result;
+use mempool::Result;
 
 /// The emulator under the conformance suite, in one execution mode, with small granules
 /// (64 KiB) and a 1 GiB device so the suite runs fast.

@@ -80,3 +80,8 @@ cfg_if::cfg_if! {
         pub type DefaultBackend = mempool_emu::Emulator;
     }
 }
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(all(doctest, feature = "emu"))]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

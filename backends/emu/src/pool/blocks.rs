@@ -175,7 +175,7 @@ impl Blocks {
         if addr < base || end > base + size {
             return false;
         }
-        !self.free.range(..end).next_back().is_some_and(|(&a, &l)| a + l > addr)
+        self.free.range(..end).next_back().is_none_or(|(&a, &l)| a + l <= addr)
     }
 
     /// Ends the live allocation at `addr` (checked with [`Blocks::live_len`]) and caches

@@ -1,0 +1,10 @@
+//! The conformance suite (SPEC.md section 10) over every backend of the workspace.
+//! Scenarios a backend cannot run are reported as ignored ("not run"), never as passed.
+
+use mempool_emu::ExecutionMode;
+use mempool_tests::EmuHarness;
+
+mempool_conformance::conformance_main! {
+    "emu_threaded" => EmuHarness { mode: ExecutionMode::Threaded },
+    "emu_deferred" => EmuHarness { mode: ExecutionMode::Deferred },
+}
