@@ -7,9 +7,7 @@
 
 use super::{Gate, free, new_pool, offset};
 use crate::{Failure, Harness, ScenarioResult, ensure, ensure_eq, ensure_ne, expect_error};
-use mempool_hal::{
-    DevicePtr, Device, ErrorKind, MemPool, MemPoolExt, PoolStats, attr, code, round_up,
-};
+use mempool_hal::{Device, DevicePtr, ErrorKind, MemPool, MemPoolExt, PoolStats, attr, code, round_up};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -591,4 +589,3 @@ pub fn s21_high_marks<H: Harness>(h: &H) -> ScenarioResult {
     dev.destroy_stream(&s)?;
     Ok(())
 }
-
