@@ -1,9 +1,9 @@
 //! Shared pieces of the workspace integration tests: the conformance harnesses of the
 //! backends built in this workspace.
 
+use mempool::Result;
 use mempool_conformance::{Capability, Harness};
 use mempool_emu::{EmuStream, Emulator, ExecutionMode};
-use mempool::Result;
 
 /// The emulator under the conformance suite, in one execution mode, with small granules
 /// (64 KiB) and a 1 GiB device so the suite runs fast.

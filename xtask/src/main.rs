@@ -20,11 +20,7 @@ const CI: &[Step] = &[
         args: &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"],
         env: &[],
     },
-    Step {
-        what: "docs",
-        args: &["doc", "--workspace", "--no-deps"],
-        env: &[("RUSTDOCFLAGS", "-D warnings")],
-    },
+    Step { what: "docs", args: &["doc", "--workspace", "--no-deps"], env: &[("RUSTDOCFLAGS", "-D warnings")] },
 ];
 
 fn run(steps: &[Step]) -> ExitCode {

@@ -39,11 +39,20 @@ impl Drop for Platform {
 }
 
 fn invalid_handle(op: &'static str, what: &str) -> Error {
-    Error::new(ErrorKind::InvalidHandle, code::ACL_ERROR_RT_INVALID_HANDLE, op, format!("{what} is destroyed or foreign"))
+    Error::new(
+        ErrorKind::InvalidHandle,
+        code::ACL_ERROR_RT_INVALID_HANDLE,
+        op,
+        format!("{what} is destroyed or foreign"),
+    )
 }
 
 /// Checks that `stream` is a live stream of `platform`.
-pub(crate) fn check_stream<'a>(platform: &Platform, stream: &'a EmuStream, op: &'static str) -> Result<&'a Arc<StreamShared>> {
+pub(crate) fn check_stream<'a>(
+    platform: &Platform,
+    stream: &'a EmuStream,
+    op: &'static str,
+) -> Result<&'a Arc<StreamShared>> {
     let s = &stream.shared;
     if s.platform != platform.id || s.is_destroyed() {
         return Err(invalid_handle(op, &format!("stream {}", s.id)));
@@ -148,7 +157,12 @@ impl Emulator {
     /// The pool holding the live range `[ptr, ptr + len)`.
     fn live_range(&self, ptr: DevicePtr, len: u64, op: &'static str) -> Result<Arc<PoolShared>> {
         let pool = self.platform.pool_at(ptr.addr()).ok_or_else(|| {
-            Error::new(ErrorKind::InvalidPointer, code::ACL_ERROR_RT_PARAM_INVALID, op, format!("{ptr} is not device memory"))
+            Error::new(
+                ErrorKind::InvalidPointer,
+                code::ACL_ERROR_RT_PARAM_INVALID,
+                op,
+                format!("{ptr} is not device memory"),
+            )
         })?;
         pool.check_live(ptr.addr(), len, op)?;
         Ok(pool)

@@ -166,7 +166,8 @@ impl EmulatorBuilder {
     pub fn build(self) -> Result<Emulator> {
         let c = self.config;
         let page = rustix::param::page_size() as u64;
-        let bad = |m: String| Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, "Emulator::build", m));
+        let bad =
+            |m: String| Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, "Emulator::build", m));
         if c.devices == 0 {
             return bad("at least one device is needed".into());
         }

@@ -90,12 +90,16 @@ impl StreamShared {
             failure: Mutex::new(None),
         });
         let worker = Arc::clone(&s);
-        std::thread::Builder::new()
-            .name(format!("mempool-emu-stream-{id}"))
-            .spawn(move || worker.run())
-            .map_err(|e| {
-                Error::new(ErrorKind::HostAllocation, code::ACL_ERROR_RT_MEMORY_ALLOCATION, "create_stream", e.to_string())
-            })?;
+        std::thread::Builder::new().name(format!("mempool-emu-stream-{id}")).spawn(move || worker.run()).map_err(
+            |e| {
+                Error::new(
+                    ErrorKind::HostAllocation,
+                    code::ACL_ERROR_RT_MEMORY_ALLOCATION,
+                    "create_stream",
+                    e.to_string(),
+                )
+            },
+        )?;
         Ok(s)
     }
 

@@ -2,7 +2,9 @@
 //! stepping, copies, asynchronous failures, devices, and queued work surviving destroy.
 
 use mempool_emu::{Emulator, ExecutionMode, ReuseRule};
-use mempool_hal::{Device, DevicePtr, ErrorKind, EventStatus, HostBuffer, MemPool, MemPoolExt, PoolProps, Result, attr};
+use mempool_hal::{
+    Device, DevicePtr, ErrorKind, EventStatus, HostBuffer, MemPool, MemPoolExt, PoolProps, Result, attr,
+};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -23,7 +25,12 @@ fn deferred_mode_runs_nothing_until_the_host_asks() -> Result<()> {
     let count = Arc::new(AtomicUsize::new(0));
     for _ in 0..3 {
         let c = Arc::clone(&count);
-        emu.launch_host_func(&s, Box::new(move || { c.fetch_add(1, Ordering::SeqCst); }))?;
+        emu.launch_host_func(
+            &s,
+            Box::new(move || {
+                c.fetch_add(1, Ordering::SeqCst);
+            }),
+        )?;
     }
     std::thread::sleep(std::time::Duration::from_millis(30));
     assert_eq!(count.load(Ordering::SeqCst), 0, "deferred work must not run by itself");
@@ -104,7 +111,12 @@ fn a_panicking_host_function_is_reported_at_the_next_sync_and_the_stream_goes_on
     assert!(err.message().contains("kernel exploded"), "{err}");
     let ran = Arc::new(AtomicUsize::new(0));
     let r = Arc::clone(&ran);
-    emu.launch_host_func(&s, Box::new(move || { r.fetch_add(1, Ordering::SeqCst); }))?;
+    emu.launch_host_func(
+        &s,
+        Box::new(move || {
+            r.fetch_add(1, Ordering::SeqCst);
+        }),
+    )?;
     emu.synchronize_stream(&s)?;
     assert_eq!(ran.load(Ordering::SeqCst), 1);
     Ok(())

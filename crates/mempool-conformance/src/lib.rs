@@ -34,16 +34,17 @@
 //! harness = false
 //! ```
 //!
-//! ```ignore
-//! // tests/conformance.rs
+//! ```no_run
+//! // tests/conformance.rs (here with the CPU emulator as "my backend")
 //! use mempool_conformance::{Capability, Harness};
+//! use mempool_emu::Emulator;
 //!
 //! struct MyHarness;
 //!
 //! impl Harness for MyHarness {
-//!     type Device = my_backend::Device;
-//!     fn device(&self) -> mempool_hal::Result<my_backend::Device> {
-//!         my_backend::Device::open_for_tests(/* granularity */ 4096)
+//!     type Device = Emulator;
+//!     fn device(&self) -> mempool_hal::Result<Emulator> {
+//!         Emulator::builder().granularity(64 << 10).device_memory(1 << 30).build()
 //!     }
 //!     fn supports(&self, cap: Capability) -> bool {
 //!         !matches!(cap, Capability::ForeignHandles)
@@ -51,6 +52,24 @@
 //! }
 //!
 //! mempool_conformance::conformance_main!("my-backend" => MyHarness);
+//! ```
+//!
+//! A single scenario is a plain function, handy while bringing a backend up:
+//!
+//! ```
+//! # use mempool_conformance::{Capability, Harness};
+//! # use mempool_emu::Emulator;
+//! # struct MyHarness;
+//! # impl Harness for MyHarness {
+//! #     type Device = Emulator;
+//! #     fn device(&self) -> mempool_hal::Result<Emulator> {
+//! #         Emulator::builder().granularity(64 << 10).device_memory(1 << 30).build()
+//! #     }
+//! #     fn supports(&self, _: Capability) -> bool { true }
+//! # }
+//! use mempool_conformance::scenarios;
+//! scenarios::s11_same_stream_reuse(&MyHarness).expect("same-stream reuse conforms");
+//! scenarios::s26_trim_smallest_first_split(&MyHarness).expect("trim conforms");
 //! ```
 //!
 //! `cargo test --test conformance` then prints one line per scenario, named

@@ -178,11 +178,20 @@ pub fn run<H: Harness>(prefix: &str, harness: Arc<H>) -> Conclusion {
 /// harness = false
 /// ```
 ///
-/// ```ignore
+/// ```no_run
 /// // tests/conformance.rs
+/// # use mempool_conformance::{Capability, Harness};
+/// # struct TestHarness(mempool_emu::ExecutionMode);
+/// # impl Harness for TestHarness {
+/// #     type Device = mempool_emu::Emulator;
+/// #     fn device(&self) -> mempool_hal::Result<Self::Device> {
+/// #         mempool_emu::Emulator::builder().granularity(64 << 10).mode(self.0).build()
+/// #     }
+/// #     fn supports(&self, _: Capability) -> bool { true }
+/// # }
 /// mempool_conformance::conformance_main! {
-///     "emu" => my_backend::TestHarness::default(),
-///     "emu-deferred" => my_backend::TestHarness::deferred(),
+///     "emu" => TestHarness(mempool_emu::ExecutionMode::Threaded),
+///     "emu-deferred" => TestHarness(mempool_emu::ExecutionMode::Deferred),
 /// }
 /// ```
 #[macro_export]

@@ -60,6 +60,8 @@ pub use attr::{AttrId, RawAttrValue};
 pub use device::{Device, EventStatus, HostFn, MemInfo};
 pub use error::{Error, ErrorKind, OomInfo, Result, code};
 pub use pool::{MemPool, MemPoolExt};
-pub use props::{AllocationType, HandleType, Location, LocationType, PoolProps, PoolPropsBuilder, round_down, round_up};
+pub use props::{
+    AllocationType, HandleType, Location, LocationType, PoolProps, PoolPropsBuilder, round_down, round_up,
+};
 pub use ptr::{DevicePtr, HostBuffer};
 pub use stats::PoolStats;

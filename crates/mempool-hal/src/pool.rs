@@ -1,6 +1,9 @@
 //! The [`MemPool`] trait and its typed extension [`MemPoolExt`].
 
-use crate::attr::{AttrId, AttrValue, RawAttrValue, Readable, Resettable, Writable, ReservedMemCurrent, ReservedMemHigh, UsedMemCurrent, UsedMemHigh};
+use crate::attr::{
+    AttrId, AttrValue, RawAttrValue, Readable, ReservedMemCurrent, ReservedMemHigh, Resettable, UsedMemCurrent,
+    UsedMemHigh, Writable,
+};
 use crate::error::{Error, ErrorKind, Result, code};
 use crate::ptr::DevicePtr;
 use crate::stats::PoolStats;

@@ -2,9 +2,9 @@
 //! unreserved address space. Pure data; the caller holds the pool lock and does the
 //! syscalls (commit, decommit) this module asks for.
 
+use crate::ReuseRule;
 use crate::clock::Clock;
 use crate::stream::StreamShared;
-use crate::ReuseRule;
 use mempool_hal::PoolStats;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -86,7 +86,13 @@ impl Blocks {
 
     /// Rules b-e, in order, for an allocation of `len` on stream `b` whose clock is
     /// `clock` (needed only for rule c).
-    pub(crate) fn cross_stream(&self, len: u64, b: u64, flags: [bool; 3], clock: Option<&Clock>) -> Option<(ReuseRule, u64)> {
+    pub(crate) fn cross_stream(
+        &self,
+        len: u64,
+        b: u64,
+        flags: [bool; 3],
+        clock: Option<&Clock>,
+    ) -> Option<(ReuseRule, u64)> {
         if let Some(a) = self.best_other(len, b, |c| c.stream.host_known() >= c.pos) {
             return Some((ReuseRule::KnownComplete, a));
         }

@@ -42,7 +42,12 @@ impl Mapping {
         // SAFETY: an anonymous mapping at an address of the kernel's choosing cannot alias
         // any existing Rust object.
         let raw = unsafe {
-            rustix::mm::mmap_anonymous(ptr::null_mut(), raw_len, ProtFlags::empty(), MapFlags::PRIVATE | MapFlags::NORESERVE)
+            rustix::mm::mmap_anonymous(
+                ptr::null_mut(),
+                raw_len,
+                ProtFlags::empty(),
+                MapFlags::PRIVATE | MapFlags::NORESERVE,
+            )
         }?;
         let base = (raw as usize).next_multiple_of(align);
         Ok(Mapping { raw, raw_len, base, len })

@@ -191,7 +191,12 @@ impl PoolShared {
                 };
                 if let Err(e) = self.mapping.commit(addr, len) {
                     let mut err = self.oom(OP, &inner.blocks, len);
-                    err = Error::new(err.kind(), err.code(), OP, format!("host memory commit failed ({e}); {}", err.message()));
+                    err = Error::new(
+                        err.kind(),
+                        err.code(),
+                        OP,
+                        format!("host memory commit failed ({e}); {}", err.message()),
+                    );
                     return Err(err);
                 }
                 inner.blocks.take_fresh(addr, len);
@@ -315,7 +320,13 @@ impl PoolShared {
 
     /// Runs `f` on the host memory `[addr, addr + len)` if it is still reserved, holding
     /// the pool lock so no release can decommit it meanwhile.
-    pub(crate) fn with_memory<R>(&self, addr: u64, len: u64, op: &'static str, f: impl FnOnce(*mut u8) -> R) -> Result<R> {
+    pub(crate) fn with_memory<R>(
+        &self,
+        addr: u64,
+        len: u64,
+        op: &'static str,
+        f: impl FnOnce(*mut u8) -> R,
+    ) -> Result<R> {
         let inner = self.inner();
         if !inner.blocks.committed(addr, len, self.base, self.size) {
             return Err(bad_ptr(op, format!("[{addr:#x}, +{len}) was released before the work ran")));
