@@ -10,7 +10,8 @@ use mempool_hal::{
 };
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::time::Instant;
 
 static NEXT_PLATFORM: AtomicU64 = AtomicU64::new(1);
 
@@ -294,12 +295,28 @@ impl Device for Emulator {
         const OP: &str = "record_event";
         let e = self.check_event(event, OP)?;
         let s = check_stream(self.platform(), stream, OP)?;
+        let stamp = Arc::new(OnceLock::new());
         let record = {
             let mut st = s.state();
-            let (pos, dep_real) = StreamShared::marker_locked(&mut st);
+            let (pos, dep_real) = if s.completed() >= st.last_real {
+                // Nothing pending: the point is reached now.
+                let _ = stamp.set(Instant::now());
+                StreamShared::marker_locked(&mut st)
+            } else {
+                // Work pending: a real operation stamps the time the stream reaches it.
+                let at = Arc::clone(&stamp);
+                let pos = s.push_locked(
+                    &mut st,
+                    Box::new(move || {
+                        let _ = at.set(Instant::now());
+                        Ok(())
+                    }),
+                );
+                (pos, pos)
+            };
             let mut clock = st.clock.clone();
             clock.raise(s.id, pos);
-            Record { stream: Arc::clone(s), pos, dep_real, clock }
+            Record { stream: Arc::clone(s), pos, dep_real, clock, stamp }
         };
         e.set_record(record);
         Ok(())
@@ -342,6 +359,34 @@ impl Device for Emulator {
             Some(r) if !r.complete() => EventStatus::NotReady,
             _ => EventStatus::Complete,
         })
+    }
+
+    fn event_elapsed_ms(&self, start: &EmuEvent, end: &EmuEvent) -> Result<f32> {
+        const OP: &str = "event_elapsed_ms";
+        let mut times = [None; 2];
+        for (i, ev) in [start, end].into_iter().enumerate() {
+            let e = self.check_event(ev, OP)?;
+            let rec = e.record().ok_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidParam,
+                    code::ACL_ERROR_RT_PARAM_INVALID,
+                    OP,
+                    format!("event {} was never recorded", e.id),
+                )
+            })?;
+            times[i] = Some(*rec.stamp.get().filter(|_| rec.complete()).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::NotReady,
+                    code::ACL_ERROR_RT_INTERNAL_ERROR,
+                    OP,
+                    format!("event {} has not completed", e.id),
+                )
+            })?);
+        }
+        let (Some(a), Some(b)) = (times[0], times[1]) else { unreachable!("both times were set above") };
+        let ms =
+            if b >= a { b.duration_since(a).as_secs_f64() * 1e3 } else { -(a.duration_since(b).as_secs_f64() * 1e3) };
+        Ok(ms as f32)
     }
 
     fn create_pool(&self, props: &PoolProps) -> Result<EmuPool> {

@@ -3,7 +3,8 @@
 use crate::clock::Clock;
 use crate::stream::{StreamShared, lock};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
 
 /// The latest record of an event.
 #[derive(Debug, Clone)]
@@ -15,6 +16,8 @@ pub(crate) struct Record {
     pub(crate) dep_real: u64,
     /// Everything ordered before the record, the recording stream included.
     pub(crate) clock: Clock,
+    /// When the recorded point was reached (set once it completes).
+    pub(crate) stamp: Arc<OnceLock<Instant>>,
 }
 
 impl Record {

@@ -191,3 +191,30 @@ fn traced_allocations_name_their_rule_and_counts_add_up() -> Result<()> {
     assert_eq!(pool.live_allocations(), 1);
     Ok(())
 }
+
+#[test]
+fn event_elapsed_time_measures_real_milliseconds() -> Result<()> {
+    let emu = emu(ExecutionMode::Threaded);
+    let s = emu.create_stream()?;
+    let (start, end) = (emu.create_event()?, emu.create_event()?);
+    assert_eq!(emu.event_elapsed_ms(&start, &end).unwrap_err().code(), 107_000, "never recorded");
+    emu.record_event(&start, &s)?;
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    emu.launch_host_func(
+        &s,
+        Box::new(move || {
+            let _ = rx.recv();
+            std::thread::sleep(std::time::Duration::from_millis(30));
+        }),
+    )?;
+    emu.record_event(&end, &s)?;
+    assert_eq!(emu.event_elapsed_ms(&start, &end).unwrap_err().kind(), ErrorKind::NotReady);
+    tx.send(()).unwrap();
+    emu.synchronize_event(&end)?;
+    let ms = emu.event_elapsed_ms(&start, &end)?;
+    assert!((25.0..5000.0).contains(&ms), "elapsed {ms} ms");
+    assert!(emu.event_elapsed_ms(&end, &start)? < 0.0);
+    emu.destroy_event(&end)?;
+    assert_eq!(emu.event_elapsed_ms(&start, &end).unwrap_err().code(), 107_017);
+    Ok(())
+}

@@ -136,6 +136,15 @@ pub trait Device: Send + Sync {
     /// A destroyed or foreign event: `InvalidHandle` (107017).
     fn query_event(&self, event: &Self::Event) -> Result<EventStatus>;
 
+    /// Milliseconds between the completion of `start` and of `end`
+    /// (`aclrtEventElapsedTime`).
+    ///
+    /// # Errors
+    ///
+    /// A destroyed or foreign event: `InvalidHandle` (107017). An event never recorded:
+    /// `InvalidParam` (107000). An event whose work has not completed: `NotReady`.
+    fn event_elapsed_ms(&self, start: &Self::Event, end: &Self::Event) -> Result<f32>;
+
     /// Creates a pool.
     ///
     /// # Errors

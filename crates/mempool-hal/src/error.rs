@@ -70,6 +70,8 @@ pub enum ErrorKind {
     HostAllocation,
     /// Work enqueued on a stream failed when it ran; reported by the next synchronization.
     AsyncFailure,
+    /// The work a query depends on has not completed yet (for example an event's).
+    NotReady,
     /// Anything else the runtime reports.
     Internal,
 }
@@ -92,6 +94,7 @@ impl ErrorKind {
             ErrorKind::StreamOrderViolation => "stream-order violation",
             ErrorKind::HostAllocation => "host allocation failed",
             ErrorKind::AsyncFailure => "asynchronous failure",
+            ErrorKind::NotReady => "not ready",
             ErrorKind::Internal => "internal error",
         }
     }
