@@ -55,6 +55,7 @@ mod clock;
 mod device;
 mod event;
 mod pool;
+mod raw;
 mod stream;
 
 use device::Platform;
@@ -63,6 +64,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use pool::{EmuPool, ReuseCounts};
+pub use raw::Mem;
 
 /// Which rule of SPEC.md section 4 served an allocation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,0 +1,29 @@
+//! A drop-in `libacl_rt.so`: the ACL C ABI of the pool API (SPEC.md section 8) on top of
+//! the `mempool-hal` CPU emulator.
+//!
+//! It lets the Ascend backend's real loading and FFI code run in every test, and lets C
+//! and C++ programs written for CANN run on a CPU: point `ASCEND_HOME_PATH` at the folder
+//! laid out by `cargo xtask shim` (it holds `lib64/libacl_rt.so` and
+//! `lib64/libascendcl.so`), or link against the library directly.
+//!
+//! Handles are registry ids checked on every call: garbage, destroyed or wrong-kind
+//! handles get an error code, never a crash. No panic crosses the C boundary (it becomes
+//! 507000 with a message). `aclGetRecentErrMsg` is per thread. Device pointers are host
+//! addresses, so a host function launched with `aclrtLaunchHostFunc` can work on device
+//! memory directly, standing in for a kernel.
+//!
+//! The emulated platform is configured from the environment at the first call:
+//!
+//! | variable | meaning | default |
+//! |---|---|---|
+//! | `MEMPOOL_EMU_DEVICES` | number of devices | 1 |
+//! | `MEMPOOL_EMU_DEVICE_MEMORY` | bytes per device | 16 GiB |
+//! | `MEMPOOL_EMU_GRANULARITY` | pool granularity in bytes | 2 MiB |
+//! | `MEMPOOL_EMU_MODE` | `threaded` or `deferred` | threaded |
+
+#![deny(missing_docs)]
+
+pub mod exports;
+mod state;
+
+pub use state::{ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE};

@@ -1,0 +1,280 @@
+//! The shim's process-wide state: the emulated platform, handle registries, the
+//! per-thread current context and last error message.
+
+use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator, ExecutionMode};
+use mempool_hal::{Device, Error, ErrorKind, MemPool, PoolProps, Result, code};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::ffi::{CString, c_int};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+/// Environment variables read once, at the first call.
+pub const ENV_DEVICES: &str = "MEMPOOL_EMU_DEVICES";
+/// Memory per device, in bytes.
+pub const ENV_DEVICE_MEMORY: &str = "MEMPOOL_EMU_DEVICE_MEMORY";
+/// Pool granularity, in bytes.
+pub const ENV_GRANULARITY: &str = "MEMPOOL_EMU_GRANULARITY";
+/// `threaded` (default) or `deferred`.
+pub const ENV_MODE: &str = "MEMPOOL_EMU_MODE";
+
+/// Handle kinds live in separate ranges, so a handle of one kind is never valid as
+/// another, and small garbage values (like 0x1234) are never valid at all.
+#[derive(Clone, Copy)]
+pub(crate) enum Kind {
+    Stream = 1,
+    Event = 2,
+    Pool = 3,
+    Context = 4,
+}
+
+static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
+
+fn new_handle(kind: Kind) -> usize {
+    ((kind as usize) << 44) | (NEXT_ID.fetch_add(1, Ordering::Relaxed) << 4)
+}
+
+/// Live handles of one kind. Ids are never reused: a stale handle is an error, never
+/// another object.
+pub(crate) struct Registry<T> {
+    kind: Kind,
+    map: Mutex<HashMap<usize, T>>,
+}
+
+impl<T: Clone> Registry<T> {
+    fn new(kind: Kind) -> Self {
+        Registry { kind, map: Mutex::new(HashMap::new()) }
+    }
+
+    pub(crate) fn insert(&self, v: T) -> usize {
+        let h = new_handle(self.kind);
+        self.map.lock().unwrap_or_else(PoisonError::into_inner).insert(h, v);
+        h
+    }
+
+    pub(crate) fn get(&self, h: usize) -> Option<T> {
+        self.map.lock().unwrap_or_else(PoisonError::into_inner).get(&h).cloned()
+    }
+
+    pub(crate) fn remove(&self, h: usize) -> Option<T> {
+        self.map.lock().unwrap_or_else(PoisonError::into_inner).remove(&h)
+    }
+}
+
+/// A stream handle's target.
+#[derive(Clone)]
+pub(crate) struct StreamEntry {
+    pub(crate) device: u32,
+    pub(crate) stream: EmuStream,
+}
+
+/// The synchronous allocator of one device (`aclrtMalloc`): a hidden whole-device pool.
+pub(crate) struct SyncAlloc {
+    pub(crate) pool: EmuPool,
+    pub(crate) stream: EmuStream,
+}
+
+/// Everything the exported functions share.
+pub(crate) struct Shim {
+    pub(crate) devices: Vec<Emulator>,
+    pub(crate) streams: Registry<StreamEntry>,
+    pub(crate) events: Registry<EmuEvent>,
+    pub(crate) pools: Registry<EmuPool>,
+    pub(crate) contexts: Registry<u32>,
+    default_contexts: Vec<OnceLock<usize>>,
+    default_streams: Vec<OnceLock<EmuStream>>,
+    sync_alloc: Vec<OnceLock<SyncAlloc>>,
+    pub(crate) host_allocs: Mutex<HashMap<usize, std::alloc::Layout>>,
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+}
+
+impl Shim {
+    fn new() -> Result<Shim> {
+        let mut b = Emulator::builder();
+        if let Some(n) = env_u64(ENV_DEVICES) {
+            b = b.devices(u32::try_from(n).unwrap_or(u32::MAX));
+        }
+        if let Some(m) = env_u64(ENV_DEVICE_MEMORY) {
+            b = b.device_memory(m);
+        }
+        if let Some(g) = env_u64(ENV_GRANULARITY) {
+            b = b.granularity(g);
+        }
+        if std::env::var(ENV_MODE).is_ok_and(|m| m.eq_ignore_ascii_case("deferred")) {
+            b = b.mode(ExecutionMode::Deferred);
+        }
+        let root = b.build()?;
+        let n = root.config().devices;
+        let devices = (0..n).map(|i| root.device(i)).collect::<Result<Vec<_>>>()?;
+        Ok(Shim {
+            devices,
+            streams: Registry::new(Kind::Stream),
+            events: Registry::new(Kind::Event),
+            pools: Registry::new(Kind::Pool),
+            contexts: Registry::new(Kind::Context),
+            default_contexts: (0..n).map(|_| OnceLock::new()).collect(),
+            default_streams: (0..n).map(|_| OnceLock::new()).collect(),
+            sync_alloc: (0..n).map(|_| OnceLock::new()).collect(),
+            host_allocs: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The emulator of `device` (checked by the callers).
+    pub(crate) fn dev(&self, device: u32) -> &Emulator {
+        &self.devices[device as usize]
+    }
+
+    /// Checks a device id from C.
+    pub(crate) fn device_id(&self, id: i64, op: &'static str) -> Result<u32> {
+        u32::try_from(id).ok().filter(|&d| (d as usize) < self.devices.len()).ok_or_else(|| {
+            err(code::ACL_ERROR_RT_INVALID_DEVICEID, op, format!("device {id} does not exist ({} device(s))", self.devices.len()))
+        })
+    }
+
+    /// The default context of `device` (what `aclrtSetDevice` makes current).
+    pub(crate) fn default_context(&self, device: u32) -> usize {
+        *self.default_contexts[device as usize].get_or_init(|| self.contexts.insert(device))
+    }
+
+    /// The default stream of `device` (what a null stream means).
+    pub(crate) fn default_stream(&self, device: u32) -> Result<EmuStream> {
+        if let Some(s) = self.default_streams[device as usize].get() {
+            return Ok(s.clone());
+        }
+        let s = self.dev(device).create_stream()?;
+        Ok(self.default_streams[device as usize].get_or_init(|| s).clone())
+    }
+
+    /// The synchronous allocator of `device`.
+    pub(crate) fn sync_alloc(&self, device: u32) -> Result<&SyncAlloc> {
+        if let Some(a) = self.sync_alloc[device as usize].get() {
+            return Ok(a);
+        }
+        let dev = self.dev(device);
+        let pool = dev.create_pool(&PoolProps::builder().device(device).build())?;
+        let stream = dev.create_stream()?;
+        Ok(self.sync_alloc[device as usize].get_or_init(|| SyncAlloc { pool, stream }))
+    }
+
+    /// The stream behind handle `h` (null: the current device's default stream), checked
+    /// to belong to the current device.
+    pub(crate) fn stream(&self, h: usize, op: &'static str) -> Result<StreamEntry> {
+        let device = current(op)?;
+        if h == 0 {
+            return Ok(StreamEntry { device, stream: self.default_stream(device)? });
+        }
+        let e = self.streams.get(h).ok_or_else(|| stale(op, "stream", h))?;
+        if e.device != device {
+            return Err(err(
+                code::ACL_ERROR_RT_STREAM_CONTEXT,
+                op,
+                format!("stream {h:#x} belongs to device {}, the current device is {device}", e.device),
+            ));
+        }
+        Ok(e)
+    }
+
+    /// The event behind handle `h`.
+    pub(crate) fn event(&self, h: usize, op: &'static str) -> Result<EmuEvent> {
+        self.events.get(h).ok_or_else(|| stale(op, "event", h))
+    }
+
+    /// The pool behind handle `h`; `missing` is the code for an unknown handle (507000
+    /// for destroy/malloc/trim, 107000 for attributes).
+    pub(crate) fn pool(&self, h: usize, op: &'static str, missing: c_int) -> Result<EmuPool> {
+        self.pools.get(h).ok_or_else(|| err(missing, op, format!("pool {h:#x} is destroyed or unknown")))
+    }
+
+    /// Ends the synchronous allocation at `ptr` on `device`.
+    pub(crate) fn sync_free(&self, device: u32, ptr: mempool_hal::DevicePtr, op: &'static str) -> Result<()> {
+        let a = self.sync_alloc(device)?;
+        let base = a.pool.base().addr();
+        if ptr.addr() < base || ptr.addr() - base >= a.pool.size() {
+            return Err(err(code::ACL_ERROR_RT_PARAM_INVALID, op, format!("{ptr} was not allocated by aclrtMalloc")));
+        }
+        a.pool.free(ptr, &a.stream)?;
+        self.dev(device).synchronize_stream(&a.stream)
+    }
+}
+
+/// The one shim of the process, made at the first call.
+pub(crate) fn shim(op: &'static str) -> Result<&'static Shim> {
+    static SHIM: OnceLock<std::result::Result<Shim, Error>> = OnceLock::new();
+    SHIM.get_or_init(Shim::new).as_ref().map_err(|e| {
+        err(code::ACL_ERROR_RT_INTERNAL_ERROR, op, format!("the emulator could not start: {e}"))
+    })
+}
+
+thread_local! {
+    /// The current (device, context handle) of this thread.
+    static CURRENT: Cell<Option<(u32, usize)>> = const { Cell::new(None) };
+    /// The message of this thread's last error.
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+/// The current device of this thread.
+pub(crate) fn current(op: &'static str) -> Result<u32> {
+    CURRENT.with(Cell::get).map(|(d, _)| d).ok_or_else(|| {
+        err(code::ACL_ERROR_RT_CONTEXT_NULL, op, "no current device or context on this thread (call aclrtSetDevice)")
+    })
+}
+
+/// The current context handle of this thread, if any.
+pub(crate) fn current_context() -> Option<usize> {
+    CURRENT.with(Cell::get).map(|(_, c)| c)
+}
+
+/// Makes `(device, context)` current on this thread (`None` clears it).
+pub(crate) fn set_current(v: Option<(u32, usize)>) {
+    CURRENT.with(|c| c.set(v));
+}
+
+/// A pointer to this thread's last error message (empty if none), valid until the next
+/// error on this thread.
+pub(crate) fn last_error_ptr() -> *const std::ffi::c_char {
+    LAST_ERROR.with(|m| m.borrow().as_ptr())
+}
+
+fn set_last_error(msg: String) {
+    let c = CString::new(msg.replace('\0', " ")).unwrap_or_default();
+    LAST_ERROR.with(|m| *m.borrow_mut() = c);
+}
+
+/// An error with the kind that matches `code`.
+pub(crate) fn err(code: c_int, op: &'static str, msg: impl Into<String>) -> Error {
+    Error::new(mempool_ascend::result::kind_of(code), code, op, msg)
+}
+
+fn stale(op: &'static str, what: &str, h: usize) -> Error {
+    err(code::ACL_ERROR_RT_INVALID_HANDLE, op, format!("{what} {h:#x} is destroyed, foreign or not a {what}"))
+}
+
+/// Runs the body of an exported function: errors become their code and this thread's
+/// message; a panic never crosses the C boundary (507000).
+pub(crate) fn ffi(op: &'static str, body: impl FnOnce() -> Result<()>) -> c_int {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => code::ACL_SUCCESS,
+        Ok(Err(e)) => {
+            let c = e.code();
+            set_last_error(format!("{op}: {} ({})", e.message(), e.kind()));
+            if c == code::ACL_SUCCESS { code::ACL_ERROR_RT_INTERNAL_ERROR } else { c }
+        }
+        Err(_) => {
+            set_last_error(format!("{op}: internal error (panic caught at the C boundary)"));
+            code::ACL_ERROR_RT_INTERNAL_ERROR
+        }
+    }
+}
+
+/// Refuses a null pointer argument with 100000.
+pub(crate) fn non_null<T>(p: *const T, op: &'static str, what: &str) -> Result<()> {
+    if p.is_null() {
+        Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, op, format!("{what} is null")))
+    } else {
+        Ok(())
+    }
+}

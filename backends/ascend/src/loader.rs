@@ -1,0 +1,237 @@
+//! Finding and loading the ACL runtime (SPEC.md section 9), and resolving its symbols
+//! lazily, one by one.
+//!
+//! Search order, stopping at the first library that loads and is not a link stub:
+//!
+//! 1. an explicit path from the caller ([`LoadOptions::path`]) or the environment variable
+//!    [`ENV_LIBRARY`] (`MEMPOOL_ASCEND_LIBRARY`): a library file, or a folder holding one;
+//! 2. `$ASCEND_HOME_PATH/lib64`, then `$ASCEND_TOOLKIT_HOME/lib64` (set by CANN's
+//!    `set_env.sh`);
+//! 3. `/usr/local/Ascend/cann/lib64`, `/usr/local/Ascend/ascend-toolkit/latest/lib64`;
+//! 4. the system loader (`LD_LIBRARY_PATH`, the ld.so cache);
+//!
+//! trying `libacl_rt.so` before `libascendcl.so` in each place. Folders named `devlib`
+//! (CANN's link stubs) are never tried, and a library whose `aclInit` answers 100039
+//! (`ACL_ERROR_COMPILING_STUB_MODE`) is a stub: it is skipped. Every path tried, and why
+//! it was not taken, goes into the `Unavailable` error.
+
+use crate::sys::{self, Symbols};
+use mempool_hal::{Error, ErrorKind, Result, code};
+use std::ffi::c_char;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+/// The environment variable naming the runtime library (a file or a folder).
+pub const ENV_LIBRARY: &str = "MEMPOOL_ASCEND_LIBRARY";
+
+/// The library names tried in each folder, in order.
+pub const LIBRARY_NAMES: [&str; 2] = ["libacl_rt.so", "libascendcl.so"];
+
+/// The standard CANN install folders (step 3 of the search).
+pub const STANDARD_DIRS: [&str; 2] = ["/usr/local/Ascend/cann/lib64", "/usr/local/Ascend/ascend-toolkit/latest/lib64"];
+
+/// Where to look for the runtime.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// An explicit library file or folder, tried first.
+    pub path: Option<PathBuf>,
+    /// Whether to read the environment ([`ENV_LIBRARY`], `ASCEND_HOME_PATH`,
+    /// `ASCEND_TOOLKIT_HOME`). Default true.
+    pub use_env: bool,
+    /// Whether to try the standard install folders. Default true.
+    pub standard_dirs: bool,
+    /// Whether to ask the system loader by bare name. Default true.
+    pub system_loader: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions { path: None, use_env: true, standard_dirs: true, system_loader: true }
+    }
+}
+
+impl LoadOptions {
+    /// Only `path` (a file or a folder), nothing else.
+    pub fn only(path: impl Into<PathBuf>) -> Self {
+        LoadOptions { path: Some(path.into()), use_env: false, standard_dirs: false, system_loader: false }
+    }
+
+    /// Every candidate, in search order: full paths, then bare names for the system loader.
+    pub fn candidates(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut push_place = |p: &Path| {
+            if p.is_dir() || p.extension().is_none() {
+                out.extend(LIBRARY_NAMES.iter().map(|n| p.join(n)));
+            } else {
+                out.push(p.to_path_buf());
+            }
+        };
+        if let Some(p) = &self.path {
+            push_place(p);
+        }
+        if self.use_env {
+            if let Some(p) = std::env::var_os(ENV_LIBRARY).filter(|v| !v.is_empty()) {
+                push_place(Path::new(&p));
+            }
+            for var in ["ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"] {
+                if let Some(home) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+                    let dir = Path::new(&home).join("lib64");
+                    out.extend(LIBRARY_NAMES.iter().map(|n| dir.join(n)));
+                }
+            }
+        }
+        if self.standard_dirs {
+            for d in STANDARD_DIRS {
+                out.extend(LIBRARY_NAMES.iter().map(|n| Path::new(d).join(n)));
+            }
+        }
+        if self.system_loader {
+            out.extend(LIBRARY_NAMES.iter().map(PathBuf::from));
+        }
+        out
+    }
+}
+
+/// A loaded, initialized ACL runtime. Lives for the rest of the process once loaded:
+/// its code may be running on runtime threads, so it is never unloaded.
+pub struct Runtime {
+    lib: libloading::Library,
+    path: PathBuf,
+    syms: Symbols,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime").field("path", &self.path).finish()
+    }
+}
+
+/// Resolves a function of the runtime by name: `Ok(fn pointer)` or `NotSupported`.
+macro_rules! sym {
+    ($rt:expr, $name:ident) => {
+        $rt.resolve(&$rt.symbols().$name, stringify!($name))
+    };
+}
+pub(crate) use sym;
+
+impl Runtime {
+    /// The library file that was loaded.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The lazily resolved symbol slots.
+    pub(crate) fn symbols(&self) -> &Symbols {
+        &self.syms
+    }
+
+    /// Resolves `name` into `slot` on first use.
+    ///
+    /// # Errors
+    ///
+    /// `NotSupported` (207000) naming the symbol when the library lacks it.
+    pub(crate) fn resolve<F: Copy>(&self, slot: &OnceLock<Option<F>>, name: &'static str) -> Result<F> {
+        let f = slot.get_or_init(|| {
+            // SAFETY: `F` is the function-pointer type declared for `name` in `sys`, which
+            // matches the C API; the pointer stays valid because the library is never
+            // unloaded while `self` lives.
+            unsafe { self.lib.get::<F>(name.as_bytes()).ok().map(|s| *s) }
+        });
+        f.ok_or_else(|| {
+            Error::new(
+                ErrorKind::NotSupported,
+                code::ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                name,
+                format!("the runtime {} has no symbol `{name}` (an older CANN without this call?)", self.path.display()),
+            )
+        })
+    }
+
+    /// The runtime's message for the last error on this thread (`aclGetRecentErrMsg`).
+    pub fn recent_error_message(&self) -> Option<String> {
+        let f = self.resolve(&self.syms.aclGetRecentErrMsg, "aclGetRecentErrMsg").ok()?;
+        // SAFETY: the function takes no arguments and returns a NUL-terminated string
+        // owned by the runtime (or null), valid until the next ACL call on this thread;
+        // it is copied at once.
+        unsafe {
+            let p: *const c_char = f();
+            if p.is_null() {
+                return None;
+            }
+            let s = std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned();
+            (!s.is_empty()).then_some(s)
+        }
+    }
+}
+
+/// Runtimes loaded so far in this process, by the path they were loaded from: each is
+/// loaded and initialized (`aclInit`) once, whoever asks first, from any thread.
+static LOADED: Mutex<Vec<Arc<Runtime>>> = Mutex::new(Vec::new());
+
+/// Finds, loads and initializes the runtime.
+///
+/// # Errors
+///
+/// `Unavailable` listing every path tried and why each was not taken, when no real
+/// runtime is found (link stubs count as not found).
+pub fn load(opts: &LoadOptions) -> Result<Arc<Runtime>> {
+    let mut loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut tried = String::new();
+    for cand in opts.candidates() {
+        if cand.components().any(|c| c.as_os_str() == "devlib") {
+            let _ = writeln!(tried, "  {}: skipped (devlib link stubs)", cand.display());
+            continue;
+        }
+        if cand.is_absolute() && !cand.exists() {
+            let _ = writeln!(tried, "  {}: not found", cand.display());
+            continue;
+        }
+        if let Some(rt) = loaded.iter().find(|r| r.path == cand) {
+            return Ok(Arc::clone(rt));
+        }
+        // SAFETY: loading a shared library runs its initializers; an ACL runtime's are
+        // sound to run, and this is the documented way to use the runtime without
+        // linking it at build time.
+        let lib = match unsafe { libloading::Library::new(&cand) } {
+            Ok(lib) => lib,
+            Err(e) => {
+                let _ = writeln!(tried, "  {}: {e}", cand.display());
+                continue;
+            }
+        };
+        let rt = Runtime { lib, path: cand.clone(), syms: Symbols::default() };
+        let init = match sym!(rt, aclInit) {
+            Ok(f) => f,
+            Err(_) => {
+                let _ = writeln!(tried, "  {}: loaded, but it has no aclInit", cand.display());
+                continue;
+            }
+        };
+        // SAFETY: `aclInit(NULL)` initializes with the default configuration.
+        let rc = unsafe { init(std::ptr::null()) };
+        match rc {
+            code::ACL_SUCCESS | sys::ACL_ERROR_REPEAT_INITIALIZE => {
+                let rt = Arc::new(rt);
+                loaded.push(Arc::clone(&rt));
+                return Ok(rt);
+            }
+            code::ACL_ERROR_COMPILING_STUB_MODE => {
+                let _ = writeln!(tried, "  {}: a link stub (aclInit answered 100039)", cand.display());
+                // Keep the stub mapped: unloading libraries that ran initializers is not
+                // worth the risk, and stubs are small.
+                std::mem::forget(rt);
+            }
+            other => {
+                let _ = writeln!(tried, "  {}: aclInit failed with {other}", cand.display());
+                std::mem::forget(rt);
+            }
+        }
+    }
+    Err(Error::new(
+        ErrorKind::Unavailable,
+        code::ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+        "load",
+        format!("no Ascend runtime found; tried:\n{tried}"),
+    ))
+}

@@ -1,0 +1,202 @@
+//! Hand-written C declarations of the ACL runtime API this project uses (SPEC.md
+//! section 8), with compile-time layout checks. No SDK header is needed.
+//!
+//! Names follow the C API, so they are not Rust-style.
+
+#![allow(non_camel_case_types, non_snake_case)]
+
+use std::ffi::{c_char, c_int, c_void};
+
+/// `aclError`: 0 is success.
+pub type aclError = c_int;
+/// `aclrtStream`.
+pub type aclrtStream = *mut c_void;
+/// `aclrtEvent`.
+pub type aclrtEvent = *mut c_void;
+/// `aclrtContext`.
+pub type aclrtContext = *mut c_void;
+/// `aclrtMemPool`.
+pub type aclrtMemPool = *mut c_void;
+/// `aclrtMemPoolAttr`: 1-8, see [`mempool_hal::attr`].
+pub type aclrtMemPoolAttr = c_int;
+/// `aclrtMemcpyKind`.
+pub type aclrtMemcpyKind = c_int;
+/// `aclrtMemMallocPolicy`.
+pub type aclrtMemMallocPolicy = c_int;
+/// `aclrtMemAttr`.
+pub type aclrtMemAttr = c_int;
+/// `aclrtEventRecordedStatus`.
+pub type aclrtEventRecordedStatus = c_int;
+/// The host function type of `aclrtLaunchHostFunc`.
+pub type aclrtHostFunc = Option<unsafe extern "C" fn(args: *mut c_void)>;
+
+/// `ACL_MEMCPY_HOST_TO_HOST`.
+pub const ACL_MEMCPY_HOST_TO_HOST: aclrtMemcpyKind = 0;
+/// `ACL_MEMCPY_HOST_TO_DEVICE`.
+pub const ACL_MEMCPY_HOST_TO_DEVICE: aclrtMemcpyKind = 1;
+/// `ACL_MEMCPY_DEVICE_TO_HOST`.
+pub const ACL_MEMCPY_DEVICE_TO_HOST: aclrtMemcpyKind = 2;
+/// `ACL_MEMCPY_DEVICE_TO_DEVICE`.
+pub const ACL_MEMCPY_DEVICE_TO_DEVICE: aclrtMemcpyKind = 3;
+/// `ACL_MEMCPY_DEFAULT`: the runtime infers the direction from the addresses.
+pub const ACL_MEMCPY_DEFAULT: aclrtMemcpyKind = 4;
+/// `ACL_EVENT_RECORDED_STATUS_NOT_READY`.
+pub const ACL_EVENT_RECORDED_STATUS_NOT_READY: aclrtEventRecordedStatus = 0;
+/// `ACL_EVENT_RECORDED_STATUS_COMPLETE`.
+pub const ACL_EVENT_RECORDED_STATUS_COMPLETE: aclrtEventRecordedStatus = 1;
+/// `ACL_MEM_MALLOC_HUGE_FIRST`.
+pub const ACL_MEM_MALLOC_HUGE_FIRST: aclrtMemMallocPolicy = 0;
+/// `ACL_HBM_MEM`: device memory, for `aclrtGetMemInfo`.
+pub const ACL_HBM_MEM: aclrtMemAttr = 1;
+/// `ACL_ERROR_REPEAT_INITIALIZE`: `aclInit` was already called in this process.
+pub const ACL_ERROR_REPEAT_INITIALIZE: aclError = 100_002;
+
+/// `aclrtMemLocation`: `{ uint32 id; int type }`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct aclrtMemLocation {
+    /// Device id.
+    pub id: u32,
+    /// Location type (DEVICE = 1).
+    pub type_: c_int,
+}
+
+/// `aclrtMemPoolProps`: 56 bytes, 8-aligned.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct aclrtMemPoolProps {
+    /// @0: allocation type (PINNED = 0).
+    pub allocType: c_int,
+    /// @4: handle type (NONE = 0, POSIX = 2).
+    pub handleType: c_int,
+    /// @8: location.
+    pub location: aclrtMemLocation,
+    /// @16: maximum size in bytes (0 = whole device).
+    pub maxSize: usize,
+    /// @24: must be zero.
+    pub reserved: [u8; 32],
+}
+
+const _: () = {
+    assert!(std::mem::size_of::<aclrtMemPoolProps>() == 56);
+    assert!(std::mem::align_of::<aclrtMemPoolProps>() == 8);
+    assert!(std::mem::offset_of!(aclrtMemPoolProps, allocType) == 0);
+    assert!(std::mem::offset_of!(aclrtMemPoolProps, handleType) == 4);
+    assert!(std::mem::offset_of!(aclrtMemPoolProps, location) == 8);
+    assert!(std::mem::offset_of!(aclrtMemLocation, type_) == 4);
+    assert!(std::mem::offset_of!(aclrtMemPoolProps, maxSize) == 16);
+    assert!(std::mem::offset_of!(aclrtMemPoolProps, reserved) == 24);
+};
+
+impl From<&mempool_hal::PoolProps> for aclrtMemPoolProps {
+    fn from(p: &mempool_hal::PoolProps) -> Self {
+        aclrtMemPoolProps {
+            allocType: p.alloc_type.0,
+            handleType: p.handle_type.0,
+            location: aclrtMemLocation { id: p.location.id, type_: p.location.kind.0 },
+            // A size that does not fit the platform's size_t cannot be valid anyway.
+            maxSize: usize::try_from(p.max_size).unwrap_or(usize::MAX),
+            reserved: p.reserved,
+        }
+    }
+}
+
+impl From<&aclrtMemPoolProps> for mempool_hal::PoolProps {
+    fn from(p: &aclrtMemPoolProps) -> Self {
+        use mempool_hal::{AllocationType, HandleType, Location, LocationType};
+        mempool_hal::PoolProps {
+            alloc_type: AllocationType(p.allocType),
+            handle_type: HandleType(p.handleType),
+            location: Location { id: p.location.id, kind: LocationType(p.location.type_) },
+            max_size: p.maxSize as u64,
+            reserved: p.reserved,
+        }
+    }
+}
+
+/// Declares each C function once: its name and signature. Generates the function-pointer
+/// types (`fn_NAME`) used by the loader and the list of names.
+macro_rules! acl_functions {
+    ($( $name:ident ( $($arg:ident : $ty:ty),* ) ; )*) => {
+        /// Function-pointer types, one per C function.
+        pub mod fns {
+            #![allow(non_camel_case_types)]
+            use super::*;
+            $(
+                #[doc = concat!("`", stringify!($name), "`.")]
+                pub type $name = unsafe extern "C" fn($($arg: $ty),*) -> aclError;
+            )*
+        }
+        /// The names of every function this project uses, in declaration order.
+        pub const FUNCTION_NAMES: &[&str] = &[$(stringify!($name)),*];
+
+        /// One lazily resolved slot per function: `None` inside means the library lacks it.
+        #[derive(Default, Debug)]
+        pub struct Symbols {
+            $(
+                #[doc = concat!("`", stringify!($name), "`.")]
+                pub $name: std::sync::OnceLock<Option<fns::$name>>,
+            )*
+            /// `aclGetRecentErrMsg`.
+            pub aclGetRecentErrMsg: std::sync::OnceLock<Option<fn_aclGetRecentErrMsg>>,
+        }
+    };
+}
+
+acl_functions! {
+    aclInit(config: *const c_char);
+    aclFinalize();
+    aclrtSetDevice(device: i32);
+    aclrtResetDevice(device: i32);
+    aclrtGetDeviceCount(count: *mut u32);
+    aclrtCreateContext(context: *mut aclrtContext, device: i32);
+    aclrtDestroyContext(context: aclrtContext);
+    aclrtSetCurrentContext(context: aclrtContext);
+    aclrtGetCurrentContext(context: *mut aclrtContext);
+    aclrtCreateStream(stream: *mut aclrtStream);
+    aclrtDestroyStream(stream: aclrtStream);
+    aclrtSynchronizeStream(stream: aclrtStream);
+    aclrtSynchronizeDevice();
+    aclrtCreateEvent(event: *mut aclrtEvent);
+    aclrtDestroyEvent(event: aclrtEvent);
+    aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream);
+    aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent);
+    aclrtSynchronizeEvent(event: aclrtEvent);
+    aclrtQueryEventStatus(event: aclrtEvent, status: *mut aclrtEventRecordedStatus);
+    aclrtEventElapsedTime(ms: *mut f32, start: aclrtEvent, end: aclrtEvent);
+    aclrtMalloc(ptr: *mut *mut c_void, size: usize, policy: aclrtMemMallocPolicy);
+    aclrtFree(ptr: *mut c_void);
+    aclrtMallocHost(ptr: *mut *mut c_void, size: usize);
+    aclrtFreeHost(ptr: *mut c_void);
+    aclrtMemcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind);
+    aclrtMemcpyAsync(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind, stream: aclrtStream);
+    aclrtMemset(ptr: *mut c_void, max_count: usize, value: i32, count: usize);
+    aclrtMemsetAsync(ptr: *mut c_void, max_count: usize, value: i32, count: usize, stream: aclrtStream);
+    aclrtLaunchHostFunc(stream: aclrtStream, func: aclrtHostFunc, args: *mut c_void);
+    aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize);
+    aclrtMemPoolCreate(pool: *mut aclrtMemPool, props: *const aclrtMemPoolProps);
+    aclrtMemPoolDestroy(pool: aclrtMemPool);
+    aclrtMemPoolSetAttr(pool: aclrtMemPool, attr: aclrtMemPoolAttr, value: *mut c_void);
+    aclrtMemPoolGetAttr(pool: aclrtMemPool, attr: aclrtMemPoolAttr, value: *mut c_void);
+    aclrtMemPoolMallocAsync(ptr: *mut *mut c_void, size: usize, pool: aclrtMemPool, stream: aclrtStream);
+    aclrtMemPoolFreeAsync(ptr: *mut c_void, stream: aclrtStream);
+    aclrtMemPoolTrimTo(pool: aclrtMemPool, min_bytes_to_keep: usize);
+}
+
+/// `const char *aclGetRecentErrMsg(void)` (it returns a string, not an `aclError`).
+pub type fn_aclGetRecentErrMsg = unsafe extern "C" fn() -> *const c_char;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn props_convert_both_ways() {
+        let p = mempool_hal::PoolProps::builder().device(3).max_size(12345).build();
+        let c = aclrtMemPoolProps::from(&p);
+        assert_eq!((c.location.id, c.location.type_, c.maxSize), (3, 1, 12345));
+        assert_eq!(mempool_hal::PoolProps::from(&c), p);
+        assert!(FUNCTION_NAMES.contains(&"aclrtMemPoolTrimTo"));
+        assert_eq!(FUNCTION_NAMES.len(), 37);
+    }
+}
