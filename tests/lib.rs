@@ -1,9 +1,11 @@
 //! Shared pieces of the workspace integration tests: the conformance harnesses of the
-//! backends built in this workspace.
+//! backends built in this workspace, and the drop-in ACL library laid out for loading.
 
 use mempool::Result;
+use mempool_ascend::Ascend;
 use mempool_conformance::{Capability, Harness};
 use mempool_emu::{EmuStream, Emulator, ExecutionMode};
+use std::path::{Path, PathBuf};
 
 /// The emulator under the conformance suite, in one execution mode, with small granules
 /// (64 KiB) and a 1 GiB device so the suite runs fast.
@@ -29,4 +31,65 @@ impl Harness for EmuHarness {
     fn let_run(&self, dev: &Emulator, stream: &EmuStream) -> Result<()> {
         dev.run_pending(stream)
     }
+}
+
+/// The Ascend backend under the conformance suite, over whatever runtime its normal
+/// search finds (the tests point `ASCEND_HOME_PATH` at the drop-in library).
+#[derive(Debug, Clone, Copy)]
+pub struct AscendHarness {
+    /// Whether the runtime answers bad free pointers with an error (the drop-in library
+    /// does; real hardware cannot promise it).
+    pub checked_free: bool,
+}
+
+impl Harness for AscendHarness {
+    type Device = Ascend;
+
+    fn device(&self) -> Result<Ascend> {
+        Ascend::open(0)
+    }
+
+    fn supports(&self, cap: Capability) -> bool {
+        match cap {
+            Capability::CheckedFree => self.checked_free,
+            // Each `Ascend::open` is a separate instance whose handles the others refuse.
+            Capability::ForeignHandles
+            | Capability::BlockingHostFunctions
+            | Capability::ObserveExecutionWithoutSync
+            | Capability::Threads => true,
+        }
+    }
+    // `let_run` keeps the default: poll an event without synchronizing.
+}
+
+/// The drop-in `libacl_rt.so` that cargo built next to this test binary (the tests crate
+/// depends on the shim crate, whose cdylib lands in `target/<profile>/deps`).
+pub fn shim_library() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary knows its path");
+    let deps = exe.parent().expect("test binaries live in target/<profile>/deps");
+    let lib = deps.join("libacl_rt.so");
+    assert!(lib.exists(), "{} is missing: the shim crate's cdylib was not built", lib.display());
+    lib
+}
+
+/// Lays out `<dir>/lib64/libacl_rt.so` and `<dir>/lib64/libascendcl.so` (links to the
+/// built shim) in a folder private to this process, and returns `<dir>`: the value for
+/// `ASCEND_HOME_PATH`.
+pub fn shim_home() -> PathBuf {
+    let lib = shim_library();
+    let home = std::env::temp_dir().join(format!("mempool-acl-shim-{}", std::process::id()));
+    lay_out(&lib, &home).expect("the shim folder can be laid out");
+    home
+}
+
+/// Lays out `home/lib64` with both library names linking to `lib`.
+pub fn lay_out(lib: &Path, home: &Path) -> std::io::Result<()> {
+    let lib64 = home.join("lib64");
+    std::fs::create_dir_all(&lib64)?;
+    for name in mempool_ascend::loader::LIBRARY_NAMES {
+        let dst = lib64.join(name);
+        let _ = std::fs::remove_file(&dst);
+        std::os::unix::fs::symlink(lib, &dst)?;
+    }
+    Ok(())
 }

@@ -59,6 +59,11 @@ impl LoadOptions {
 
     /// Every candidate, in search order: full paths, then bare names for the system loader.
     pub fn candidates(&self) -> Vec<PathBuf> {
+        self.candidates_with(&|var| std::env::var_os(var))
+    }
+
+    /// [`LoadOptions::candidates`] with the environment read through `env`.
+    pub fn candidates_with(&self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathBuf> {
         let mut out = Vec::new();
         let mut push_place = |p: &Path| {
             if p.is_dir() || p.extension().is_none() {
@@ -71,11 +76,11 @@ impl LoadOptions {
             push_place(p);
         }
         if self.use_env {
-            if let Some(p) = std::env::var_os(ENV_LIBRARY).filter(|v| !v.is_empty()) {
+            if let Some(p) = env(ENV_LIBRARY).filter(|v| !v.is_empty()) {
                 push_place(Path::new(&p));
             }
             for var in ["ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"] {
-                if let Some(home) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+                if let Some(home) = env(var).filter(|v| !v.is_empty()) {
                     let dir = Path::new(&home).join("lib64");
                     out.extend(LIBRARY_NAMES.iter().map(|n| dir.join(n)));
                 }

@@ -1,0 +1,121 @@
+//! The loader of the Ascend backend: search order, `Unavailable` listing every path
+//! tried, link stubs, and `NotSupported` naming a missing symbol.
+
+use mempool::prelude::*;
+use mempool::{ErrorKind, PoolProps};
+use mempool_ascend::{Ascend, LoadOptions};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mempool-loader-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("a temp folder");
+    d
+}
+
+/// Compiles `src` into `dir/lib64/<name>` with the system C compiler.
+fn build_library(dir: &Path, name: &str, src: &str) -> PathBuf {
+    let lib64 = dir.join("lib64");
+    std::fs::create_dir_all(&lib64).unwrap();
+    let c = dir.join(format!("{name}.c"));
+    std::fs::write(&c, src).unwrap();
+    let out = lib64.join(name);
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let st = Command::new(&cc).args(["-shared", "-fPIC", "-o"]).arg(&out).arg(&c).output().expect("the C compiler runs");
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    out
+}
+
+#[test]
+fn search_order_follows_the_spec() {
+    let env = |var: &str| -> Option<OsString> {
+        match var {
+            "MEMPOOL_ASCEND_LIBRARY" => Some("/explicit/env/libacl_rt.so".into()),
+            "ASCEND_HOME_PATH" => Some("/home/cann".into()),
+            "ASCEND_TOOLKIT_HOME" => Some("/toolkit".into()),
+            _ => None,
+        }
+    };
+    let opts = LoadOptions { path: Some("/caller/dir".into()), ..LoadOptions::default() };
+    let got: Vec<String> = opts.candidates_with(&env).iter().map(|p| p.display().to_string()).collect();
+    let want = [
+        "/caller/dir/libacl_rt.so",
+        "/caller/dir/libascendcl.so",
+        "/explicit/env/libacl_rt.so",
+        "/home/cann/lib64/libacl_rt.so",
+        "/home/cann/lib64/libascendcl.so",
+        "/toolkit/lib64/libacl_rt.so",
+        "/toolkit/lib64/libascendcl.so",
+        "/usr/local/Ascend/cann/lib64/libacl_rt.so",
+        "/usr/local/Ascend/cann/lib64/libascendcl.so",
+        "/usr/local/Ascend/ascend-toolkit/latest/lib64/libacl_rt.so",
+        "/usr/local/Ascend/ascend-toolkit/latest/lib64/libascendcl.so",
+        "libacl_rt.so",
+        "libascendcl.so",
+    ];
+    assert_eq!(got, want);
+}
+
+#[test]
+fn nothing_found_is_unavailable_listing_every_path() {
+    let dir = temp_dir("empty");
+    let opts = LoadOptions { path: Some(dir.clone()), use_env: false, standard_dirs: true, system_loader: false };
+    let err = Ascend::open_with(&opts, 0).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    for p in opts.candidates_with(&|_| None) {
+        assert!(err.message().contains(&p.display().to_string()), "{} missing from:\n{}", p.display(), err.message());
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn devlib_folders_are_never_tried() {
+    let dir = temp_dir("devlib").join("devlib");
+    let err = Ascend::open_with(&LoadOptions::only(&dir), 0).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert!(err.message().contains("skipped (devlib link stubs)"), "{}", err.message());
+}
+
+const STUB: &str = r#"
+int aclInit(const char *config) { (void)config; return 100039; }
+"#;
+
+#[test]
+fn a_link_stub_is_unavailable() {
+    let dir = temp_dir("stub");
+    let lib = build_library(&dir, "libacl_rt.so", STUB);
+    let err = Ascend::open_with(&LoadOptions::only(&lib), 0).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert!(err.message().contains("a link stub (aclInit answered 100039)"), "{}", err.message());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// An "older runtime": the device calls, but none of the pool calls.
+const NO_POOL: &str = r#"
+#include <stddef.h>
+static int ctx_token;
+int aclInit(const char *config) { (void)config; return 0; }
+int aclrtSetDevice(int d) { return d == 0 ? 0 : 107001; }
+int aclrtCreateContext(void **ctx, int d) { (void)d; *ctx = &ctx_token; return 0; }
+int aclrtDestroyContext(void *ctx) { (void)ctx; return 0; }
+int aclrtSetCurrentContext(void *ctx) { (void)ctx; return 0; }
+int aclrtGetMemInfo(int attr, size_t *free_, size_t *total) { (void)attr; *free_ = 1u << 30; *total = 1u << 30; return 0; }
+const char *aclGetRecentErrMsg(void) { return ""; }
+"#;
+
+#[test]
+fn a_runtime_without_pool_calls_is_not_supported_naming_the_symbol() {
+    let dir = temp_dir("nopool");
+    let lib = build_library(&dir, "libascendcl.so", NO_POOL);
+    let dev = Ascend::open_with(&LoadOptions::only(dir.join("lib64")), 0).expect("the device calls exist");
+    assert_eq!(dev.runtime().path(), lib);
+    assert_eq!(dev.mem_info().unwrap().total, 1 << 30);
+    let err = dev.create_pool(&PoolProps::default()).unwrap_err();
+    assert_eq!((err.kind(), err.code()), (ErrorKind::NotSupported, 207_000));
+    assert!(err.message().contains("aclrtMemPoolCreate"), "{}", err.message());
+    let err = dev.create_stream().unwrap_err();
+    assert!(err.message().contains("aclrtCreateStream"), "{}", err.message());
+    assert_eq!(Ascend::open_with(&LoadOptions::only(&lib), 1).unwrap_err().code(), 107_001);
+    let _ = std::fs::remove_dir_all(dir);
+}
