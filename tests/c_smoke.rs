@@ -34,10 +34,19 @@ fn the_c_smoke_program_runs_on_the_shim() {
         .expect("the smoke program runs");
     let stdout = String::from_utf8_lossy(&run.stdout);
     let _ = std::fs::remove_dir_all(&out);
-    assert!(run.status.success(), "smoke program failed ({}):\n{stdout}\n{}", run.status, String::from_utf8_lossy(&run.stderr));
-    let reused = stdout.lines().filter(|l| l.starts_with("iter ") && l.contains("reused=yes") && l.ends_with("sum ok")).count();
+    assert!(
+        run.status.success(),
+        "smoke program failed ({}):\n{stdout}\n{}",
+        run.status,
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let reused =
+        stdout.lines().filter(|l| l.starts_with("iter ") && l.contains("reused=yes") && l.ends_with("sum ok")).count();
     assert_eq!(reused, 19, "every iteration after the first reuses the same addresses with right sums:\n{stdout}");
     let last = stdout.lines().last().unwrap_or_default();
     assert!(last.ends_with(" passed, 0 failed"), "closing line: {last}");
-    println!("{}", stdout.lines().filter(|l| l.starts_with("iter ") || l.starts_with("summary")).collect::<Vec<_>>().join("\n"));
+    println!(
+        "{}",
+        stdout.lines().filter(|l| l.starts_with("iter ") || l.starts_with("summary")).collect::<Vec<_>>().join("\n")
+    );
 }

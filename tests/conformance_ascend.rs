@@ -17,7 +17,11 @@ fn main() {
         std::env::set_var(mempool_acl_shim_env::DEVICE_MEMORY, (1u64 << 30).to_string());
     }
     let dev = mempool_ascend::Ascend::open(0).expect("the drop-in library is found through ASCEND_HOME_PATH");
-    assert!(dev.runtime().path().starts_with(&home), "loaded {} instead of the laid-out shim", dev.runtime().path().display());
+    assert!(
+        dev.runtime().path().starts_with(&home),
+        "loaded {} instead of the laid-out shim",
+        dev.runtime().path().display()
+    );
     assert_eq!(mempool_hal::Device::pool_granularity(&dev), 64 << 10, "the probe measures the shim's granularity");
     println!("runtime: {}", dev.runtime().path().display());
     drop(dev);

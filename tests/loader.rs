@@ -22,7 +22,8 @@ fn build_library(dir: &Path, name: &str, src: &str) -> PathBuf {
     std::fs::write(&c, src).unwrap();
     let out = lib64.join(name);
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    let st = Command::new(&cc).args(["-shared", "-fPIC", "-o"]).arg(&out).arg(&c).output().expect("the C compiler runs");
+    let st =
+        Command::new(&cc).args(["-shared", "-fPIC", "-o"]).arg(&out).arg(&c).output().expect("the C compiler runs");
     assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
     out
 }

@@ -14,9 +14,9 @@
 use crate::state::{current, current_context, err, ffi, last_error_ptr, non_null, set_current, shim};
 use mempool_ascend::sys::{
     ACL_EVENT_RECORDED_STATUS_COMPLETE, ACL_EVENT_RECORDED_STATUS_NOT_READY, ACL_MEMCPY_DEFAULT,
-    ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_HOST_TO_HOST, aclError,
-    aclrtContext, aclrtEvent, aclrtEventRecordedStatus, aclrtHostFunc, aclrtMemAttr, aclrtMemMallocPolicy, aclrtMemPool,
-    aclrtMemPoolAttr, aclrtMemPoolProps, aclrtMemcpyKind, aclrtStream,
+    ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_HOST_TO_HOST,
+    aclError, aclrtContext, aclrtEvent, aclrtEventRecordedStatus, aclrtHostFunc, aclrtMemAttr, aclrtMemMallocPolicy,
+    aclrtMemPool, aclrtMemPoolAttr, aclrtMemPoolProps, aclrtMemcpyKind, aclrtStream,
 };
 use mempool_emu::Mem;
 use mempool_hal::attr::{AttrId, AttrWidth};
@@ -458,7 +458,9 @@ pub unsafe extern "C" fn aclrtFreeHost(ptr: *mut c_void) -> aclError {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .remove(&(ptr as usize))
-            .ok_or_else(|| err(code::ACL_ERROR_INVALID_PARAM, OP, format!("{ptr:p} was not allocated by aclrtMallocHost")))?;
+            .ok_or_else(|| {
+                err(code::ACL_ERROR_INVALID_PARAM, OP, format!("{ptr:p} was not allocated by aclrtMallocHost"))
+            })?;
         // SAFETY: `ptr` was returned by `alloc` with this layout and is freed once (it
         // has just left the registry).
         unsafe { std::alloc::dealloc(ptr.cast(), layout) };
@@ -556,7 +558,11 @@ fn memset_args(ptr: *mut c_void, max_count: usize, count: usize, op: &'static st
         return Ok(false);
     }
     if count > max_count {
-        return Err(err(code::ACL_ERROR_INVALID_PARAM, op, format!("count {count} is larger than maxCount {max_count}")));
+        return Err(err(
+            code::ACL_ERROR_INVALID_PARAM,
+            op,
+            format!("count {count} is larger than maxCount {max_count}"),
+        ));
     }
     Ok(true)
 }
@@ -716,7 +722,11 @@ fn attr_width(attr: aclrtMemPoolAttr, op: &'static str) -> mempool_hal::Result<(
 ///
 /// See the module docs.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemPoolSetAttr(pool: aclrtMemPool, attr: aclrtMemPoolAttr, value: *mut c_void) -> aclError {
+pub unsafe extern "C" fn aclrtMemPoolSetAttr(
+    pool: aclrtMemPool,
+    attr: aclrtMemPoolAttr,
+    value: *mut c_void,
+) -> aclError {
     const OP: &str = "aclrtMemPoolSetAttr";
     ffi(OP, || {
         let s = shim(OP)?;
@@ -742,7 +752,11 @@ pub unsafe extern "C" fn aclrtMemPoolSetAttr(pool: aclrtMemPool, attr: aclrtMemP
 ///
 /// See the module docs.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtMemPoolGetAttr(pool: aclrtMemPool, attr: aclrtMemPoolAttr, value: *mut c_void) -> aclError {
+pub unsafe extern "C" fn aclrtMemPoolGetAttr(
+    pool: aclrtMemPool,
+    attr: aclrtMemPoolAttr,
+    value: *mut c_void,
+) -> aclError {
     const OP: &str = "aclrtMemPoolGetAttr";
     ffi(OP, || {
         let s = shim(OP)?;

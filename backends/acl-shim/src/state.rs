@@ -131,7 +131,11 @@ impl Shim {
     /// Checks a device id from C.
     pub(crate) fn device_id(&self, id: i64, op: &'static str) -> Result<u32> {
         u32::try_from(id).ok().filter(|&d| (d as usize) < self.devices.len()).ok_or_else(|| {
-            err(code::ACL_ERROR_RT_INVALID_DEVICEID, op, format!("device {id} does not exist ({} device(s))", self.devices.len()))
+            err(
+                code::ACL_ERROR_RT_INVALID_DEVICEID,
+                op,
+                format!("device {id} does not exist ({} device(s))", self.devices.len()),
+            )
         })
     }
 
@@ -204,9 +208,9 @@ impl Shim {
 /// The one shim of the process, made at the first call.
 pub(crate) fn shim(op: &'static str) -> Result<&'static Shim> {
     static SHIM: OnceLock<std::result::Result<Shim, Error>> = OnceLock::new();
-    SHIM.get_or_init(Shim::new).as_ref().map_err(|e| {
-        err(code::ACL_ERROR_RT_INTERNAL_ERROR, op, format!("the emulator could not start: {e}"))
-    })
+    SHIM.get_or_init(Shim::new)
+        .as_ref()
+        .map_err(|e| err(code::ACL_ERROR_RT_INTERNAL_ERROR, op, format!("the emulator could not start: {e}")))
 }
 
 thread_local! {

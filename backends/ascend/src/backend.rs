@@ -110,12 +110,20 @@ pub struct AscendPool {
 
 impl fmt::Debug for AscendPool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AscendPool").field("raw", &format_args!("{:#x}", self.handle.raw)).field("size", &self.size).finish()
+        f.debug_struct("AscendPool")
+            .field("raw", &format_args!("{:#x}", self.handle.raw))
+            .field("size", &self.size)
+            .finish()
     }
 }
 
 fn stale(op: &'static str, what: &str) -> Error {
-    Error::new(ErrorKind::InvalidHandle, code::ACL_ERROR_RT_INVALID_HANDLE, op, format!("{what} is destroyed or foreign"))
+    Error::new(
+        ErrorKind::InvalidHandle,
+        code::ACL_ERROR_RT_INVALID_HANDLE,
+        op,
+        format!("{what} is destroyed or foreign"),
+    )
 }
 
 impl Ascend {
@@ -203,12 +211,22 @@ impl Ascend {
         self.shared.rt.check(rc, "aclrtLaunchHostFunc")
     }
 
-    fn memcpy_async(&self, dst: usize, src: usize, n: usize, kind: i32, stream: sys::aclrtStream, op: &'static str) -> Result<()> {
+    fn memcpy_async(
+        &self,
+        dst: usize,
+        src: usize,
+        n: usize,
+        kind: i32,
+        stream: sys::aclrtStream,
+        op: &'static str,
+    ) -> Result<()> {
         let f = sym!(self.shared.rt, aclrtMemcpyAsync)?;
         // SAFETY: the callers pass device addresses the runtime checks and host buffers
         // they keep alive until the copy has run (staging owned by a later host function).
         let rc = unsafe { f(dst as *mut c_void, n, src as *const c_void, n, kind, stream) };
-        self.shared.rt.check_with(rc, op, |rc| if rc == code::ACL_ERROR_RT_PARAM_INVALID { ErrorKind::InvalidPointer } else { crate::result::kind_of(rc) })
+        self.shared.rt.check_with(rc, op, |rc| {
+            if rc == code::ACL_ERROR_RT_PARAM_INVALID { ErrorKind::InvalidPointer } else { crate::result::kind_of(rc) }
+        })
     }
 }
 
@@ -318,7 +336,11 @@ impl Device for Ascend {
         let mut status = sys::ACL_EVENT_RECORDED_STATUS_NOT_READY;
         // SAFETY: the event is live; valid out-pointer.
         self.shared.rt.check(unsafe { f(e, &mut status) }, "aclrtQueryEventStatus")?;
-        Ok(if status == sys::ACL_EVENT_RECORDED_STATUS_COMPLETE { EventStatus::Complete } else { EventStatus::NotReady })
+        Ok(if status == sys::ACL_EVENT_RECORDED_STATUS_COMPLETE {
+            EventStatus::Complete
+        } else {
+            EventStatus::NotReady
+        })
     }
 
     fn event_elapsed_ms(&self, start: &AscendEvent, end: &AscendEvent) -> Result<f32> {
@@ -353,7 +375,12 @@ impl Device for Ascend {
         const OP: &str = "aclrtMemPoolDestroy";
         let h = &pool.handle;
         if h.instance != self.shared.instance || !h.alive.swap(false, Ordering::AcqRel) {
-            return Err(Error::new(ErrorKind::InvalidHandle, code::ACL_ERROR_RT_INTERNAL_ERROR, OP, "pool is destroyed or foreign"));
+            return Err(Error::new(
+                ErrorKind::InvalidHandle,
+                code::ACL_ERROR_RT_INTERNAL_ERROR,
+                OP,
+                "pool is destroyed or foreign",
+            ));
         }
         self.shared.enter()?;
         let f = sym!(self.shared.rt, aclrtMemPoolDestroy)?;
@@ -370,7 +397,14 @@ impl Device for Ascend {
         // Stage the bytes: the caller may reuse `src` at once, and the staging buffer is
         // freed by a host function ordered after the copy.
         let staging: Box<[u8]> = src.into();
-        self.memcpy_async(dst.addr() as usize, staging.as_ptr() as usize, staging.len(), sys::ACL_MEMCPY_HOST_TO_DEVICE, s, OP)?;
+        self.memcpy_async(
+            dst.addr() as usize,
+            staging.as_ptr() as usize,
+            staging.len(),
+            sys::ACL_MEMCPY_HOST_TO_DEVICE,
+            s,
+            OP,
+        )?;
         self.launch(s, Box::new(move || drop(staging)))
     }
 
@@ -401,7 +435,8 @@ impl Device for Ascend {
         if len == 0 {
             return Ok(());
         }
-        let n = usize::try_from(len).map_err(|_| Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, OP, "length too large"))?;
+        let n = usize::try_from(len)
+            .map_err(|_| Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, OP, "length too large"))?;
         self.memcpy_async(dst.addr() as usize, src.addr() as usize, n, sys::ACL_MEMCPY_DEVICE_TO_DEVICE, s, OP)
     }
 
@@ -411,11 +446,14 @@ impl Device for Ascend {
         if len == 0 {
             return Ok(());
         }
-        let n = usize::try_from(len).map_err(|_| Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, OP, "length too large"))?;
+        let n = usize::try_from(len)
+            .map_err(|_| Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, OP, "length too large"))?;
         let f = sym!(self.shared.rt, aclrtMemsetAsync)?;
         // SAFETY: the runtime checks the device range; the stream is live.
         let rc = unsafe { f(dst.addr() as *mut c_void, n, i32::from(value), n, s) };
-        self.shared.rt.check_with(rc, OP, |rc| if rc == code::ACL_ERROR_RT_PARAM_INVALID { ErrorKind::InvalidPointer } else { crate::result::kind_of(rc) })
+        self.shared.rt.check_with(rc, OP, |rc| {
+            if rc == code::ACL_ERROR_RT_PARAM_INVALID { ErrorKind::InvalidPointer } else { crate::result::kind_of(rc) }
+        })
     }
 
     fn launch_host_func(&self, stream: &AscendStream, f: HostFn) -> Result<()> {
@@ -499,7 +537,10 @@ impl MemPool for AscendPool {
             return Err(param("size 0"));
         }
         let gran = self.shared.granularity.get().copied().unwrap_or(1);
-        let n = usize::try_from(size).ok().filter(|_| round_up(size, gran).is_some()).ok_or_else(|| param("size overflows when rounded"))?;
+        let n = usize::try_from(size)
+            .ok()
+            .filter(|_| round_up(size, gran).is_some())
+            .ok_or_else(|| param("size overflows when rounded"))?;
         let f = sym!(self.shared.rt, aclrtMemPoolMallocAsync)?;
         let mut p: *mut c_void = std::ptr::null_mut();
         // SAFETY: valid out-pointer; pool and stream are live handles.
@@ -523,7 +564,9 @@ impl MemPool for AscendPool {
         // SAFETY: the caller guarantees `ptr` is a live allocation with every use ordered
         // before this free (the trait's contract); the stream is live.
         let rc = unsafe { f(ptr.addr() as *mut c_void, s) };
-        self.shared.rt.check_with(rc, OP, |rc| if rc == code::ACL_ERROR_RT_PARAM_INVALID { ErrorKind::InvalidPointer } else { crate::result::kind_of(rc) })
+        self.shared.rt.check_with(rc, OP, |rc| {
+            if rc == code::ACL_ERROR_RT_PARAM_INVALID { ErrorKind::InvalidPointer } else { crate::result::kind_of(rc) }
+        })
     }
 
     fn trim_to(&self, min_bytes_to_keep: u64) -> Result<()> {
@@ -533,7 +576,9 @@ impl MemPool for AscendPool {
         let keep = usize::try_from(min_bytes_to_keep).unwrap_or(usize::MAX);
         // SAFETY: the pool is live.
         let rc = unsafe { f(pool, keep) };
-        self.shared.rt.check_with(rc, OP, |rc| if rc == code::ACL_ERROR_RT_INTERNAL_ERROR { ErrorKind::InvalidParam } else { crate::result::kind_of(rc) })
+        self.shared.rt.check_with(rc, OP, |rc| {
+            if rc == code::ACL_ERROR_RT_INTERNAL_ERROR { ErrorKind::InvalidParam } else { crate::result::kind_of(rc) }
+        })
     }
 
     fn get_attr_raw(&self, attr: AttrId) -> Result<RawAttrValue> {
@@ -547,7 +592,9 @@ impl MemPool for AscendPool {
         let rc = unsafe { f(pool, id, (&mut buf as *mut u64).cast()) };
         self.shared.rt.check_with(rc, OP, |rc| attr_kind(attr, rc))?;
         Ok(match attr.info().map(|i| i.width) {
-            Some(AttrWidth::U32) => RawAttrValue::U32(u32::from_ne_bytes(buf.to_ne_bytes()[..4].try_into().unwrap_or([0; 4]))),
+            Some(AttrWidth::U32) => {
+                RawAttrValue::U32(u32::from_ne_bytes(buf.to_ne_bytes()[..4].try_into().unwrap_or([0; 4])))
+            }
             _ => RawAttrValue::U64(buf),
         })
     }
@@ -556,7 +603,12 @@ impl MemPool for AscendPool {
         const OP: &str = "aclrtMemPoolSetAttr";
         if let Some(info) = attr.info() {
             if info.width != value.width() {
-                return Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_RT_PARAM_INVALID, OP, format!("{attr:?} takes a {:?} value", info.width)));
+                return Err(Error::new(
+                    ErrorKind::InvalidParam,
+                    code::ACL_ERROR_RT_PARAM_INVALID,
+                    OP,
+                    format!("{attr:?} takes a {:?} value", info.width),
+                ));
             }
         }
         let pool = self.raw(OP, code::ACL_ERROR_RT_PARAM_INVALID)?;

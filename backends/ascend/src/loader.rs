@@ -148,7 +148,10 @@ impl Runtime {
                 ErrorKind::NotSupported,
                 code::ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                 name,
-                format!("the runtime {} has no symbol `{name}` (an older CANN without this call?)", self.path.display()),
+                format!(
+                    "the runtime {} has no symbol `{name}` (an older CANN without this call?)",
+                    self.path.display()
+                ),
             )
         })
     }

@@ -1,8 +1,10 @@
 //! The emulated platform (devices, the registries of streams and pools) and the
 //! [`Device`] implementation.
 
+use crate::Mem;
 use crate::event::{EventShared, Record};
 use crate::pool::{EmuPool, PoolShared};
+use crate::raw::{Side, copy};
 use crate::stream::{StreamShared, Work, lock};
 use crate::{Config, EmuEvent, EmuStream, Emulator, ExecutionMode};
 use mempool_hal::{
@@ -426,76 +428,42 @@ impl Device for Emulator {
 
     fn memcpy_h2d_async(&self, dst: DevicePtr, src: &[u8], stream: &EmuStream) -> Result<()> {
         const OP: &str = "memcpy_h2d_async";
-        check_stream(self.platform(), stream, OP)?;
+        let s = check_stream(self.platform(), stream, OP)?;
         if src.is_empty() {
             return Ok(());
         }
-        let pool = self.live_range(dst, src.len() as u64, OP)?;
-        let data = src.to_vec();
-        self.enqueue(
-            stream,
-            OP,
-            Box::new(move || {
-                pool.with_memory(dst.addr(), data.len() as u64, OP, |p| {
-                    // SAFETY: `with_memory` checked under the pool lock that the whole range
-                    // is committed read/write memory of this pool and keeps the lock, so no
-                    // release can unmap it; `data` is a separate host allocation.
-                    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) }
-                })
-            }),
-        )
+        let d = self.side(Mem::Device(dst), src.len() as u64, OP)?;
+        let data: Box<[u8]> = src.into();
+        s.push(Box::new(move || {
+            let len = data.len() as u64;
+            // SAFETY: the host side is `data`, owned by this work until it returns.
+            unsafe { copy(d, Side::Host(data.as_ptr() as usize), len, OP) }
+        }));
+        Ok(())
     }
 
     fn memcpy_d2h_async(&self, dst: &HostBuffer, src: DevicePtr, stream: &EmuStream) -> Result<()> {
         const OP: &str = "memcpy_d2h_async";
-        check_stream(self.platform(), stream, OP)?;
-        let len = dst.len();
+        let s = check_stream(self.platform(), stream, OP)?;
+        let len = dst.len() as u64;
         if len == 0 {
             return Ok(());
         }
-        let pool = self.live_range(src, len as u64, OP)?;
+        let from = self.side(Mem::Device(src), len, OP)?;
         let dst = dst.clone();
-        self.enqueue(
-            stream,
-            OP,
-            Box::new(move || {
-                let mut out = dst.lock();
-                let n = len.min(out.len());
-                pool.with_memory(src.addr(), n as u64, OP, |p| {
-                    // SAFETY: as in memcpy_h2d_async: the range is committed and locked;
-                    // `out` is a host vector of at least `n` bytes.
-                    unsafe { std::ptr::copy_nonoverlapping(p.cast_const(), out.as_mut_ptr(), n) }
-                })
-            }),
-        )
+        s.push(Box::new(move || {
+            let mut out = dst.lock();
+            let n = (out.len() as u64).min(len);
+            // SAFETY: the host side is the locked buffer, holding at least `n` bytes.
+            unsafe { copy(Side::Host(out.as_mut_ptr() as usize), from, n, OP) }
+        }));
+        Ok(())
     }
 
     fn memcpy_d2d_async(&self, dst: DevicePtr, src: DevicePtr, len: u64, stream: &EmuStream) -> Result<()> {
-        const OP: &str = "memcpy_d2d_async";
-        check_stream(self.platform(), stream, OP)?;
-        if len == 0 {
-            return Ok(());
-        }
-        let n = usize::try_from(len).map_err(|_| {
-            Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_RT_PARAM_INVALID, OP, "length too large")
-        })?;
-        let sp = self.live_range(src, len, OP)?;
-        let dp = self.live_range(dst, len, OP)?;
-        self.enqueue(
-            stream,
-            OP,
-            Box::new(move || {
-                let mut tmp = vec![0u8; n];
-                sp.with_memory(src.addr(), len, OP, |p| {
-                    // SAFETY: the source range is committed and locked; `tmp` holds `n` bytes.
-                    unsafe { std::ptr::copy_nonoverlapping(p.cast_const(), tmp.as_mut_ptr(), n) }
-                })?;
-                dp.with_memory(dst.addr(), len, OP, |p| {
-                    // SAFETY: the destination range is committed and locked; `tmp` holds `n` bytes.
-                    unsafe { std::ptr::copy_nonoverlapping(tmp.as_ptr(), p, n) }
-                })
-            }),
-        )
+        // SAFETY: both sides are device memory, checked by the emulator.
+        unsafe { self.memcpy_raw_async(Mem::Device(dst), Mem::Device(src), len, stream) }
+            .map_err(|e| e.with_op("memcpy_d2d_async"))
     }
 
     fn memset_async(&self, dst: DevicePtr, value: u8, len: u64, stream: &EmuStream) -> Result<()> {

@@ -18,7 +18,7 @@ pub enum Mem {
 }
 
 /// A side resolved and checked; host addresses travel as integers so the work is `Send`.
-enum Side {
+pub(crate) enum Side {
     Host(usize),
     Device(Arc<PoolShared>, u64),
 }
@@ -48,7 +48,7 @@ impl Emulator {
         self.platform.pool_at(addr.addr()).is_some()
     }
 
-    fn side(&self, m: Mem, len: u64, op: &'static str) -> Result<Side> {
+    pub(crate) fn side(&self, m: Mem, len: u64, op: &'static str) -> Result<Side> {
         match m {
             Mem::Host(p) if p.is_null() => {
                 Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, op, "null host pointer"))
@@ -56,7 +56,12 @@ impl Emulator {
             Mem::Host(p) => Ok(Side::Host(p as usize)),
             Mem::Device(d) => {
                 let pool = self.platform.pool_at(d.addr()).ok_or_else(|| {
-                    Error::new(ErrorKind::InvalidPointer, code::ACL_ERROR_RT_PARAM_INVALID, op, format!("{d} is not device memory"))
+                    Error::new(
+                        ErrorKind::InvalidPointer,
+                        code::ACL_ERROR_RT_PARAM_INVALID,
+                        op,
+                        format!("{d} is not device memory"),
+                    )
                 })?;
                 pool.check_live(d.addr(), len, op)?;
                 Ok(Side::Device(pool, d.addr()))
@@ -133,7 +138,7 @@ impl Emulator {
 /// # Safety
 ///
 /// Host sides must be valid for `len` bytes.
-unsafe fn copy(dst: Side, src: Side, len: u64, op: &'static str) -> Result<()> {
+pub(crate) unsafe fn copy(dst: Side, src: Side, len: u64, op: &'static str) -> Result<()> {
     let n = len as usize;
     match (dst, src) {
         (Side::Host(d), Side::Host(s)) => {
