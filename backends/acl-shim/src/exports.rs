@@ -281,9 +281,10 @@ pub unsafe extern "C" fn aclrtDestroyEvent(event: aclrtEvent) -> aclError {
     const OP: &str = "aclrtDestroyEvent";
     ffi(OP, || {
         let s = shim(OP)?;
+        let dev = s.dev(current(OP)?);
         let ev = s.event(event as usize, OP)?;
         s.events.remove(event as usize);
-        s.dev(current(OP)?).destroy_event(&ev)
+        dev.destroy_event(&ev)
     })
 }
 
@@ -703,9 +704,10 @@ pub unsafe extern "C" fn aclrtMemPoolDestroy(pool: aclrtMemPool) -> aclError {
     const OP: &str = "aclrtMemPoolDestroy";
     ffi(OP, || {
         let s = shim(OP)?;
+        let dev = s.dev(current(OP)?);
         let p = s.pool(pool as usize, OP, code::ACL_ERROR_RT_INTERNAL_ERROR)?;
         s.pools.remove(pool as usize);
-        s.dev(current(OP)?).destroy_pool(&p)
+        dev.destroy_pool(&p)
     })
 }
 
