@@ -1,0 +1,113 @@
+//! The C ABI called directly from Rust: contexts, handle checks, per-thread messages,
+//! synchronous memory, copies and event timing.
+
+use acl_rt::exports::*;
+use mempool_ascend::sys::*;
+use std::ffi::{CStr, c_void};
+use std::ptr::null_mut;
+
+fn message() -> String {
+    // SAFETY: the shim returns a NUL-terminated per-thread string.
+    unsafe { CStr::from_ptr(aclGetRecentErrMsg()) }.to_string_lossy().into_owned()
+}
+
+#[test]
+fn calls_without_a_current_device_are_refused_not_crashed() {
+    std::thread::spawn(|| {
+        let mut s: aclrtStream = null_mut();
+        let mut ctx: aclrtContext = null_mut();
+        // SAFETY: valid out-pointers.
+        unsafe {
+            assert_eq!(aclrtCreateStream(&mut s), 107_002);
+            assert!(message().contains("no current device"), "{}", message());
+            assert_eq!(aclrtSynchronizeDevice(), 107_002);
+            assert_eq!(aclrtGetCurrentContext(&mut ctx), 107_002);
+            assert_eq!(aclrtSetDevice(99), 107_001);
+            assert_eq!(aclrtSetDevice(0), 0);
+            assert_eq!(aclrtCreateStream(&mut s), 0);
+            assert_eq!(aclrtDestroyStream(s), 0);
+        }
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn wrong_kind_and_garbage_handles_get_codes_and_messages_are_per_thread() {
+    // SAFETY: valid out-pointers and handles from the shim (or deliberate garbage, which
+    // the shim must refuse).
+    unsafe {
+        assert_eq!(aclrtSetDevice(0), 0);
+        let mut ev: aclrtEvent = null_mut();
+        assert_eq!(aclrtCreateEvent(&mut ev), 0);
+        assert_eq!(aclrtSynchronizeStream(ev), 107_017, "an event is not a stream");
+        assert_eq!(aclrtSynchronizeStream(0x1234 as aclrtStream), 107_017);
+        assert_eq!(aclrtMemPoolDestroy(ev), 507_000, "an event is not a pool");
+        assert_eq!(aclrtDestroyEvent(ev), 0);
+        assert_eq!(aclrtDestroyEvent(ev), 107_017);
+        assert!(message().contains("destroyed"), "{}", message());
+    }
+    let other = std::thread::spawn(message).join().unwrap();
+    assert_eq!(other, "", "another thread sees its own (empty) message");
+}
+
+#[test]
+fn synchronous_memory_round_trips_and_frees_in_stream_order() {
+    // SAFETY: valid out-pointers, host buffers of the stated sizes, shim handles.
+    unsafe {
+        assert_eq!(aclrtSetDevice(0), 0);
+        let mut d: *mut c_void = null_mut();
+        assert_eq!(aclrtMalloc(&mut d, 4096, ACL_MEM_MALLOC_HUGE_FIRST), 0);
+        let src: Vec<u8> = (0..=255).collect();
+        let mut back = vec![0u8; 256];
+        assert_eq!(aclrtMemset(d, 4096, 0x11, 4096), 0);
+        assert_eq!(aclrtMemcpy(d, 4096, src.as_ptr().cast(), 256, ACL_MEMCPY_HOST_TO_DEVICE), 0);
+        assert_eq!(aclrtMemcpy(back.as_mut_ptr().cast(), 256, d, 256, ACL_MEMCPY_DEFAULT), 0);
+        assert_eq!(back, src);
+        assert_eq!(aclrtMemcpy(back.as_mut_ptr().cast(), 256, d, 256, 7), 100_000, "bad kind");
+        assert_eq!(aclrtMemcpy(back.as_mut_ptr().cast(), 16, d, 256, ACL_MEMCPY_DEVICE_TO_HOST), 100_000);
+        assert_eq!(
+            aclrtMemcpy(back.as_mut_ptr().cast(), 256, back.as_ptr().cast(), 256, ACL_MEMCPY_DEVICE_TO_HOST),
+            107_000,
+            "a host address is not device memory"
+        );
+        let mut s: aclrtStream = null_mut();
+        assert_eq!(aclrtCreateStream(&mut s), 0);
+        assert_eq!(aclrtMemPoolFreeAsync(d, s), 0, "aclrtMalloc memory frees in stream order");
+        assert_eq!(aclrtMemPoolFreeAsync(d, s), 107_000);
+        assert_eq!(aclrtFree(d), 107_000, "already freed");
+        assert_eq!(aclrtSynchronizeStream(s), 0);
+        assert_eq!(aclrtDestroyStream(s), 0);
+    }
+}
+
+#[test]
+fn event_elapsed_time_is_real_milliseconds() {
+    extern "C" fn sleep_20ms(_: *mut c_void) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: valid out-pointers and shim handles; the host function takes no data.
+    unsafe {
+        assert_eq!(aclrtSetDevice(0), 0);
+        let (mut s, mut a, mut b) = (null_mut(), null_mut(), null_mut());
+        assert_eq!(aclrtCreateStream(&mut s), 0);
+        assert_eq!(aclrtCreateEvent(&mut a), 0);
+        assert_eq!(aclrtCreateEvent(&mut b), 0);
+        assert_eq!(aclrtRecordEvent(a, s), 0);
+        assert_eq!(aclrtLaunchHostFunc(s, Some(sleep_20ms), null_mut()), 0);
+        assert_eq!(aclrtLaunchHostFunc(s, None, null_mut()), 100_000);
+        assert_eq!(aclrtRecordEvent(b, s), 0);
+        assert_eq!(aclrtSynchronizeEvent(b), 0);
+        let mut status = -1;
+        assert_eq!(aclrtQueryEventStatus(b, &mut status), 0);
+        assert_eq!(status, ACL_EVENT_RECORDED_STATUS_COMPLETE);
+        let mut ms = 0f32;
+        assert_eq!(aclrtEventElapsedTime(&mut ms, a, b), 0);
+        assert!((15.0..5000.0).contains(&ms), "elapsed {ms} ms");
+        assert_eq!(aclrtEventElapsedTime(null_mut(), a, b), 100_000);
+        for h in [a, b] {
+            assert_eq!(aclrtDestroyEvent(h), 0);
+        }
+        assert_eq!(aclrtDestroyStream(s), 0);
+    }
+}
