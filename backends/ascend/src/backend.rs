@@ -17,8 +17,9 @@ use std::sync::{Arc, OnceLock};
 static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
-    /// The context this thread last made current through this backend.
-    static CURRENT: Cell<usize> = const { Cell::new(0) };
+    /// The device instance whose context this thread last made current through this
+    /// backend (instances are never reused, unlike context addresses).
+    static CURRENT: Cell<u64> = const { Cell::new(0) };
 }
 
 /// What every handle of one device shares: the runtime and the device's context.
@@ -35,7 +36,7 @@ impl Shared {
     /// Makes the device's context current on the calling thread (ACL contexts are per
     /// thread), so the backend works from any thread.
     fn enter(&self) -> Result<()> {
-        if CURRENT.with(Cell::get) == self.ctx {
+        if CURRENT.with(Cell::get) == self.instance {
             return Ok(());
         }
         let f = sym!(self.rt, aclrtSetCurrentContext)?;
@@ -43,7 +44,7 @@ impl Shared {
         // destroyed when the last handle of the device is dropped.
         let rc = unsafe { f(self.ctx as sys::aclrtContext) };
         self.rt.check(rc, "aclrtSetCurrentContext")?;
-        CURRENT.with(|c| c.set(self.ctx));
+        CURRENT.with(|c| c.set(self.instance));
         Ok(())
     }
 }
@@ -54,7 +55,7 @@ impl Drop for Shared {
             // SAFETY: the context is ours and no handle of this device is left.
             let _ = unsafe { f(self.ctx as sys::aclrtContext) };
             CURRENT.with(|c| {
-                if c.get() == self.ctx {
+                if c.get() == self.instance {
                     c.set(0);
                 }
             });
@@ -154,17 +155,10 @@ impl Ascend {
         let mut ctx: sys::aclrtContext = std::ptr::null_mut();
         // SAFETY: `ctx` is a valid out-pointer.
         rt.check(unsafe { create(&mut ctx, dev) }, "aclrtCreateContext")?;
+        let instance = NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed);
         // aclrtCreateContext makes the new context current on this thread.
-        CURRENT.with(|c| c.set(ctx as usize));
-        Ok(Ascend {
-            shared: Arc::new(Shared {
-                rt,
-                device,
-                ctx: ctx as usize,
-                instance: NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed),
-                granularity: OnceLock::new(),
-            }),
-        })
+        CURRENT.with(|c| c.set(instance));
+        Ok(Ascend { shared: Arc::new(Shared { rt, device, ctx: ctx as usize, instance, granularity: OnceLock::new() }) })
     }
 
     /// The runtime library in use.
