@@ -12,11 +12,11 @@
 //! - [`MockStream`] and [`MockEvent`] are plain ids: tests make them with `MockStream(1)`
 //!   and compare them in predicates.
 //!
-//! The typed attribute methods `get`, `set`, `reset` and `stats` of [`MemPoolExt`] are not
-//! mocked: they are provided methods, so on a mock they call the mocked raw path
-//! ([`MemPool::get_attr_raw`], [`MemPool::set_attr_raw`]) exactly as they do on a real
-//! backend, and the type rules (a read-only counter cannot be `set`) still hold at
-//! compile time. Expect the raw calls they make: `pool.set(attr::ReleaseThreshold, 5)` is
+//! The typed attribute methods `get`, `set`, `reset` and `stats` of
+//! [`MemPoolExt`](mempool_hal::MemPoolExt) are not mocked: they are provided methods, so on
+//! a mock they call the mocked raw path ([`MemPool::get_attr_raw`],
+//! [`MemPool::set_attr_raw`]) exactly as they do on a real backend, and the type rules (a
+//! read-only counter cannot be `set`) still hold at compile time. Expect the raw calls they make: `pool.set(attr::ReleaseThreshold, 5)` is
 //! `set_attr_raw(AttrId(4), RawAttrValue::U64(5))`.
 //!
 //! [`MemPool::free_async`] is an `unsafe fn`; its mock is too, so calling it needs an

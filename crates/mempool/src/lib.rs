@@ -6,45 +6,306 @@
 //! [`Buffer`] that frees itself in stream order, so safe code cannot double free, free
 //! into a destroyed pool, or leak a block.
 //!
-//! # Backends
+//! The contract is Ascend CANN's `aclrtMemPool*` (CUDA's `cudaMemPool*` shares the
+//! attribute numbering): a pool hands out device memory in stream order, caches what is
+//! freed, reuses it under rules the pool's creator opts into, and releases cached memory
+//! above a threshold when the host synchronizes.
 //!
-//! | feature | backend | type |
-//! |---|---|---|
-//! | `emu` (default) | CPU emulator | [`backend::Emulator`] |
+//! # Backends and features
 //!
-//! [`DefaultBackend`] names the first enabled backend. With no backend feature the crate
-//! still builds: traits and types only.
+//! Backend features are additive: enable any set of them.
+//!
+//! | feature | backend | explicit name | use it for |
+//! |---|---|---|---|
+//! | `emu` (default) | the CPU emulator: real concurrent streams, every reuse rule, real host memory | [`backend::Emulator`] | running and testing on any machine |
+//! | `mock` | [mockall] mocks of the traits | [`backend::Mock`] (= `MockDevice`), `MockMemPool` | unit tests of your own code; enable it in `[dev-dependencies]` only |
+//!
+//! [`DefaultBackend`] names the first enabled backend, in the order `emu`, `mock`. The
+//! explicit names under [`backend`] are always there for the features that are on, so
+//! code that needs one backend names it. With no backend feature the crate still
+//! builds: the traits, the RAII types and the attribute keys, for libraries that are
+//! generic over [`Device`] and leave the choice to the application.
+//!
+//! ```toml
+//! [dependencies]
+//! # A library generic over the backend: no backend of its own.
+//! mempool = { version = "0.1", default-features = false }
+//!
+//! [dev-dependencies]
+//! # Its unit tests use the mocks, its integration tests the emulator; release builds
+//! # carry neither.
+//! mempool = { version = "0.1", features = ["mock", "emu"] }
+//! ```
 //!
 //! # For users
 //!
+//! ## Choosing a backend
+//!
+//! Write the code that uses pools against the [`Device`] trait (static dispatch: it
+//! compiles to direct calls), and pick the backend where the program starts:
+//!
 //! ```
 //! use mempool::prelude::*;
-//! use mempool::{attr, DefaultBackend, Pool, PoolProps, Stream};
+//! use mempool::{Pool, PoolProps, Result, Stream};
 //!
-//! let dev = DefaultBackend::new();
-//! let stream = Stream::new(&dev)?;
-//! let pool = Pool::new(&dev, &PoolProps::builder().max_size(1 << 30).build())?;
-//! pool.set(attr::ReleaseThreshold, 256 << 20)?; // keep up to 256 MiB cached at sync
+//! /// Library code: generic over the backend.
+//! fn zeroed_scratch<D: Device>(dev: &D, bytes: u64) -> Result<u64> {
+//!     let stream = Stream::new(dev)?;
+//!     let pool = Pool::new(dev, &PoolProps::builder().device(dev.id()).max_size(1 << 30).build())?;
+//!     let buf = pool.alloc(bytes, &stream)?;
+//!     buf.fill(0, &stream)?;
+//!     stream.synchronize()?;
+//!     pool.stats().map(|s| s.used_current)
+//! }
 //!
-//! let buf = pool.alloc(4096, &stream)?;
-//! buf.copy_from_host(b"hello", &stream)?;
-//! assert_eq!(pool.stats()?.used_current, 2 << 20); // rounded to the 2 MiB granule
-//! buf.free_async(&stream)?; // or just drop it: it frees on its stream
-//! stream.synchronize()?;
-//! assert_eq!(pool.stats()?.used_current, 0);
-//! # Ok::<(), mempool::Error>(())
+//! # #[cfg(feature = "emu")] fn main() -> Result<()> {
+//! // The application: the first enabled backend, or one by name.
+//! let used = zeroed_scratch(&mempool::DefaultBackend::new(), 4096)?;
+//! let used_too = zeroed_scratch(&mempool::backend::Emulator::new(), 4096)?;
+//! assert_eq!((used, used_too), (2 << 20, 2 << 20)); // one 2 MiB granule each
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "emu"))] fn main() {}
 //! ```
 //!
-//! Writing a read-only statistic does not compile:
+//! ## The typed attributes
+//!
+//! Each pool attribute is a zero-sized key in [`attr`]; the methods `get`, `set`,
+//! `reset` and `stats` of [`MemPoolExt`] (in the [`prelude`]) take a key, and the key's
+//! type decides what compiles: reuse flags are `bool`, sizes are `u64` bytes, the
+//! current counters are read-only, the high-water marks can only be reset (to 0).
+//!
+//! ```
+//! # #[cfg(feature = "emu")] fn main() -> mempool::Result<()> {
+//! use mempool::prelude::*;
+//! use mempool::{attr, backend::Emulator, Pool, PoolProps};
+//!
+//! let dev = Emulator::new();
+//! let pool = Pool::new(&dev, &PoolProps::builder().max_size(1 << 30).build())?;
+//! pool.set(attr::ReleaseThreshold, 256 << 20)?; // keep 256 MiB cached at synchronization
+//! pool.set(attr::ReuseFollowEventDependencies, true)?;
+//! assert_eq!(pool.get(attr::ReleaseThreshold)?, 256 << 20);
+//! assert!(pool.get(attr::ReuseFollowEventDependencies)?);
+//! pool.reset(attr::UsedMemHigh)?;
+//!
+//! // The rules of the contract are checked at run time too:
+//! let e = pool.set(attr::ReleaseThreshold, 2 << 30).unwrap_err(); // above the pool size
+//! assert_eq!((e.kind(), e.code()), (mempool::ErrorKind::InvalidParam, 507_000));
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "emu"))] fn main() {}
+//! ```
+//!
+//! Writing a read-only statistic does not compile, whatever the backend:
 //!
 //! ```compile_fail,E0277
 //! use mempool::prelude::*;
-//! use mempool::{attr, DefaultBackend, Pool, PoolProps};
-//! let dev = DefaultBackend::new();
-//! let pool = Pool::new(&dev, &PoolProps::default()).unwrap();
-//! pool.set(attr::UsedMemCurrent, 0).unwrap();
+//! use mempool::{attr, Pool};
+//! fn clear<D: Device>(pool: &Pool<'_, D>) -> mempool::Result<()> {
+//!     pool.set(attr::UsedMemCurrent, 0)
+//! }
 //! ```
-
+//!
+//! The numbered raw path ([`MemPool::get_attr_raw`], [`MemPool::set_attr_raw`]) is
+//! there for FFI and checks the same rules at run time.
+//!
+//! ## The safe buffer
+//!
+//! [`Pool::alloc`] returns a [`Buffer`] that borrows the pool and its stream. Dropping it
+//! frees it in stream order on the stream it was allocated on; [`Buffer::free_async`]
+//! frees it on another stream (order every use before that free, with an event). The
+//! one `unsafe` call of the traits, [`MemPool::free_async`], is made for you.
+//!
+//! ```
+//! # #[cfg(feature = "emu")] fn main() -> mempool::Result<()> {
+//! use mempool::prelude::*;
+//! use mempool::{backend::Emulator, Event, HostBuffer, Pool, PoolProps, Stream};
+//!
+//! let dev = Emulator::new();
+//! let (producer, consumer) = (Stream::new(&dev)?, Stream::new(&dev)?);
+//! let ready = Event::new(&dev)?;
+//! let pool = Pool::new(&dev, &PoolProps::builder().max_size(1 << 30).build())?;
+//!
+//! let buf = pool.alloc(4096, &producer)?;
+//! buf.copy_from_host(b"tensor", &producer)?;
+//! ready.record(&producer)?; // the consumer may use the buffer after this point...
+//! consumer.wait(&ready)?;
+//! let out = HostBuffer::new(6);
+//! buf.copy_to_host(&out, &consumer)?;
+//! buf.free_async(&consumer)?; // ...and frees it after its last use, in its own order
+//! consumer.synchronize()?;
+//! assert_eq!(out.to_vec(), b"tensor");
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "emu"))] fn main() {}
+//! ```
+//!
+//! A buffer cannot outlive its pool, so safe code never frees into a destroyed pool:
+//!
+//! ```compile_fail,E0505
+//! use mempool::prelude::*;
+//! use mempool::{Pool, PoolProps, Stream};
+//! fn leak<D: Device>(dev: &D) -> mempool::Result<()> {
+//!     let stream = Stream::new(dev)?;
+//!     let pool = Pool::new(dev, &PoolProps::default())?;
+//!     let buf = pool.alloc(64, &stream)?;
+//!     drop(pool); // error: `pool` is still borrowed by `buf`
+//!     buf.fill(0, &stream)
+//! }
+//! ```
+//!
+//! A free that the backend refuses when a buffer is dropped cannot be returned from
+//! `drop`; the pool keeps the error and the next [`Pool::alloc`] reports it (or read it
+//! with [`Pool::take_drop_error`]).
+//!
+//! ## Reading statistics
+//!
+//! [`MemPoolExt::stats`] reads the four counters at once. USED counts live allocations,
+//! RESERVED adds the cached blocks the pool still holds; both count whole granules.
+//! An out-of-memory error carries a snapshot, so fragmentation (much cached, no block
+//! large enough) can be told from exhaustion.
+//!
+//! ```
+//! # #[cfg(feature = "emu")] fn main() -> mempool::Result<()> {
+//! use mempool::prelude::*;
+//! use mempool::{attr, backend::Emulator, ErrorKind, Pool, PoolProps, PoolStats, Stream};
+//!
+//! const MIB: u64 = 1 << 20;
+//! let dev = Emulator::new(); // 2 MiB granules
+//! let stream = Stream::new(&dev)?;
+//! let pool = Pool::new(&dev, &PoolProps::builder().max_size(8 * MIB).build())?;
+//!
+//! let a = pool.alloc(1, &stream)?; // one granule
+//! let b = pool.alloc(5 * MIB, &stream)?; // three granules
+//! let full = PoolStats {
+//!     reserved_current: 8 * MIB,
+//!     reserved_high: 8 * MIB,
+//!     used_current: 8 * MIB,
+//!     used_high: 8 * MIB,
+//! };
+//! assert_eq!(pool.stats()?, full);
+//!
+//! drop(a); // cached: USED falls, RESERVED stays until a synchronization releases it
+//! assert_eq!(pool.stats()?, PoolStats { used_current: 6 * MIB, ..full });
+//! assert_eq!(pool.stats()?.cached(), 2 * MIB);
+//!
+//! let e = pool.alloc(4 * MIB, &stream).unwrap_err();
+//! assert_eq!(e.kind(), ErrorKind::OutOfMemory);
+//! let oom = e.oom().expect("out-of-memory errors carry a snapshot");
+//! assert_eq!((oom.largest_cached_block, oom.largest_free_range), (2 * MIB, 0));
+//!
+//! drop(b);
+//! stream.synchronize()?; // threshold 0: everything cached is released
+//! assert_eq!(pool.get(attr::ReservedMemCurrent)?, 0);
+//! assert_eq!(pool.get(attr::ReservedMemHigh)?, 8 * MIB); // marks keep the peak until reset
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "emu"))] fn main() {}
+//! ```
+//!
+//! ## What the reuse flags do
+//!
+//! A block freed on stream A is always reused by later allocations on A, and by any
+//! stream once the host has synchronized with A after the free (the block is then known
+//! complete). Reuse by another stream before that is what the three flags allow; all
+//! three are off by default (Ascend's defaults), so the pool's creator opts in:
+//!
+//! | flag | another stream reuses a block when | cost |
+//! |---|---|---|
+//! | [`attr::ReuseFollowEventDependencies`] | it is ordered after the free through recorded events and waits (chains included) | none: the program already ordered it |
+//! | [`attr::ReuseAllowOpportunistic`] | the free has already run on its stream when the allocation is made | results depend on timing |
+//! | [`attr::ReuseAllowInternalDependencies`] | always; the pool makes the allocating stream wait for the freeing stream to pass the free | a wait the program did not ask for |
+//!
+//! ```
+//! # #[cfg(feature = "emu")] fn main() -> mempool::Result<()> {
+//! use mempool::prelude::*;
+//! use mempool::{attr, backend::Emulator, Event, Pool, PoolProps, Stream};
+//!
+//! let dev = Emulator::new();
+//! let (a, b) = (Stream::new(&dev)?, Stream::new(&dev)?);
+//! let after_free = Event::new(&dev)?;
+//! let pool = Pool::new(&dev, &PoolProps::builder().max_size(1 << 30).build())?;
+//!
+//! let x = pool.alloc(1 << 20, &a)?;
+//! let freed_addr = x.ptr();
+//! drop(x); // freed on `a`
+//! after_free.record(&a)?;
+//! b.wait(&after_free)?; // `b` is now ordered after the free
+//!
+//! let y = pool.alloc(1 << 20, &b)?;
+//! assert_ne!(y.ptr(), freed_addr, "flags off: the pool does not follow events");
+//! pool.set(attr::ReuseFollowEventDependencies, true)?;
+//! let z = pool.alloc(1 << 20, &b)?;
+//! assert_eq!(z.ptr(), freed_addr, "flag on: the event orders the free before `b`");
+//!
+//! // With internal dependencies, `a` may take `b`'s freed block at once: the pool
+//! // inserts the wait on `b`'s free itself.
+//! pool.set(attr::ReuseAllowInternalDependencies, true)?;
+//! let y_addr = y.ptr();
+//! y.free_async(&b)?;
+//! let w = pool.alloc(1 << 20, &a)?;
+//! assert_eq!(w.ptr(), y_addr);
+//! # drop((z, w));
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "emu"))] fn main() {}
+//! ```
+//!
+//! ## Testing your code with mocks
+//!
+//! With the `mock` feature (in `[dev-dependencies]`), [`backend::Mock`] is a
+//! [mockall] mock of [`Device`], and its pools are mocks of [`MemPool`]: set
+//! expectations, inject errors, count calls. The typed attribute methods keep working
+//! on mocks, through the mocked raw path.
+//!
+//! ```
+//! # #[cfg(feature = "mock")] fn main() -> mempool::Result<()> {
+//! use mempool::backend::{Mock, MockMemPool, MockStream};
+//! use mempool::{DevicePtr, Pool, PoolProps, Stream};
+//!
+//! let mut dev = Mock::new();
+//! dev.allow_handles(); // streams, events and pool destruction: any number, all fine
+//! dev.expect_create_pool().times(1).returning(|_| {
+//!     let mut pool = MockMemPool::new();
+//!     pool.expect_malloc_async().times(1).returning(|_, _| Ok(DevicePtr::from_addr(0x1000)));
+//!     // The buffer frees exactly once, on the stream it was allocated on.
+//!     pool.expect_free_async()
+//!         .withf(|&p, &s| p == DevicePtr::from_addr(0x1000) && s == MockStream(1))
+//!         .times(1)
+//!         .returning(|_, _| Ok(()));
+//!     Ok(pool)
+//! });
+//!
+//! let stream = Stream::new(&dev)?;
+//! let pool = Pool::new(&dev, &PoolProps::default())?;
+//! let buf = pool.alloc(100, &stream)?;
+//! drop(buf); // the mock checks its expectations when the pool is dropped
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "mock"))] fn main() {}
+//! ```
+//!
+//! # For backend authors
+//!
+//! A backend implements [`Device`] (streams, events, synchronization, copies, pool
+//! creation) and [`MemPool`] (allocation, free, trim and the raw attribute path) and
+//! proves it with the `mempool-conformance` suite: every scenario of the behaviour
+//! contract, written once against the traits. [`docs::backend_authors`] walks through a
+//! complete small backend and runs the suite against it.
+//!
+//! - Use [`PoolProps::validate`], [`hal::attr::AttrId::check_write`] and the [`code`]
+//!   numbers, so that errors match every other backend's.
+//! - Document `# Errors` and, where your backend differs, `# Portability` on your types.
+//! - Implement `mempool_conformance::Harness` for your backend and add a test target
+//!   with `harness = false` that calls `mempool_conformance::conformance_main!`.
+//!
+//! [mockall]: https://docs.rs/mockall
+#![cfg_attr(feature = "emu", doc = "[`backend::Emulator`]: crate::backend::Emulator")]
+#![cfg_attr(not(feature = "emu"), doc = "[`backend::Emulator`]: #backends-and-features")]
+#![cfg_attr(feature = "mock", doc = "[`backend::Mock`]: crate::backend::Mock")]
+#![cfg_attr(not(feature = "mock"), doc = "[`backend::Mock`]: #backends-and-features")]
+#![cfg_attr(any(feature = "emu", feature = "mock"), doc = "[`DefaultBackend`]: crate::DefaultBackend")]
+#![cfg_attr(not(any(feature = "emu", feature = "mock")), doc = "[`DefaultBackend`]: #backends-and-features")]
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
@@ -56,6 +317,11 @@ pub use mempool_hal::{
     PoolProps, PoolStats, RawAttrValue, Result, code,
 };
 pub use raii::{Buffer, Event, Pool, Stream};
+
+/// The mocks (feature `mock`): the `mempool-mock` crate, with mockall's `predicate`
+/// and `mockall` itself re-exported, so tests need no direct dependency on mockall.
+#[cfg(feature = "mock")]
+pub use mempool_mock as mock;
 
 /// The typed attribute keys (see [`mempool_hal::attr`]).
 pub mod attr {
@@ -69,16 +335,38 @@ pub mod prelude {
 }
 
 /// The backends enabled by features, by explicit name.
+///
+/// Each backend's items are here exactly when its feature is on; naming one from code
+/// that must run on that backend (rather than [`DefaultBackend`]) keeps working when
+/// another crate in the build turns on a backend that comes earlier in the order.
+#[cfg_attr(not(any(feature = "emu", feature = "mock")), doc = "")]
+#[cfg_attr(not(any(feature = "emu", feature = "mock")), doc = "[`DefaultBackend`]: crate#backends-and-features")]
 pub mod backend {
     #[cfg(feature = "emu")]
     pub use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator, ExecutionMode, ReuseCounts, ReuseRule};
+
+    /// The mock device (feature `mock`): `MockDevice` under its short name.
+    #[cfg(feature = "mock")]
+    pub type Mock = mempool_mock::MockDevice;
+    #[cfg(feature = "mock")]
+    pub use mempool_mock::{MockDevice, MockEvent, MockMemPool, MockStream, out_of_memory};
 }
 
 cfg_if::cfg_if! {
+    // The real runtime (`ascend`) goes first here once its backend lands.
     if #[cfg(feature = "emu")] {
         /// The first enabled backend: the CPU emulator.
         pub type DefaultBackend = mempool_emu::Emulator;
+    } else if #[cfg(feature = "mock")] {
+        /// The first enabled backend: the mock device (no other backend is enabled).
+        pub type DefaultBackend = mempool_mock::MockDevice;
     }
+}
+
+/// Guides that do not belong to one item.
+pub mod docs {
+    #[doc = include_str!("docs/backend_authors.md")]
+    pub mod backend_authors {}
 }
 
 /// The README's example, compiled and run as a doctest.

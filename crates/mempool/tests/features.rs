@@ -1,0 +1,34 @@
+//! Which backend `DefaultBackend` names under each feature combination, and what exists
+//! without any backend. `cargo xtask features` runs this for every combination.
+
+#[cfg(any(feature = "emu", feature = "mock"))]
+use std::any::type_name;
+
+#[cfg(feature = "emu")]
+#[test]
+fn the_emulator_is_the_default_whenever_it_is_enabled() {
+    assert_eq!(type_name::<mempool::DefaultBackend>(), type_name::<mempool::backend::Emulator>());
+}
+
+#[cfg(all(feature = "mock", not(feature = "emu")))]
+#[test]
+fn the_mock_is_the_default_only_without_the_emulator() {
+    assert_eq!(type_name::<mempool::DefaultBackend>(), type_name::<mempool::backend::Mock>());
+}
+
+#[cfg(feature = "mock")]
+#[test]
+fn the_mock_is_always_there_by_name() {
+    assert_eq!(type_name::<mempool::backend::Mock>(), type_name::<mempool::backend::MockDevice>());
+    assert!(type_name::<mempool::backend::Mock>().ends_with("MockDevice"));
+}
+
+/// Without a backend feature the facade still has the keys, the props and the raw ids,
+/// and they agree with each other.
+#[test]
+fn keys_and_types_exist_with_any_features() {
+    use mempool::attr::{self, Attribute};
+    assert_eq!(attr::ReleaseThreshold::ID, mempool::AttrId(4));
+    assert_eq!(mempool::AttrId(4).info().map(|i| i.name), Some("RELEASE_THRESHOLD"));
+    assert_eq!(mempool::PoolProps::default().max_size, 0);
+}
