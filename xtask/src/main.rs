@@ -1,55 +1,219 @@
 //! Project automation, in plain Rust: `cargo xtask <task>`.
 //!
-//! - `ci`: what `.ci/run` runs: the README's test command, then formatting, clippy and
-//!   the docs with warnings denied.
+//! - `ci`: what `.ci/run` runs: the README's test command, the feature combinations,
+//!   then formatting, clippy and the docs with warnings denied.
+//! - `features`: the facade `mempool` tested (and linted) with every combination of its
+//!   backend features (none, each alone, all), the downstream example `tensor-cache`
+//!   built without its dev-dependencies and tested with them, and a check that its
+//!   normal dependency tree carries no mockall.
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-/// One step of a task: a description and a cargo command line.
+/// One step of a task: a description, a cargo command line and extra environment.
 struct Step {
-    what: &'static str,
-    args: &'static [&'static str],
+    what: String,
+    args: Vec<String>,
     env: &'static [(&'static str, &'static str)],
 }
 
-const CI: &[Step] = &[
-    Step { what: "tests (the README's test command)", args: &["test", "--workspace"], env: &[] },
-    Step { what: "formatting", args: &["fmt", "--all", "--check"], env: &[] },
-    Step {
-        what: "clippy",
-        args: &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"],
-        env: &[],
-    },
-    Step { what: "docs", args: &["doc", "--workspace", "--no-deps"], env: &[("RUSTDOCFLAGS", "-D warnings")] },
-];
+impl Step {
+    fn new(what: impl Into<String>, args: &[&str]) -> Self {
+        Step { what: what.into(), args: args.iter().map(|a| a.to_string()).collect(), env: &[] }
+    }
+}
 
-fn run(steps: &[Step]) -> ExitCode {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+fn ci_before_features() -> Vec<Step> {
+    vec![Step::new("tests (the README's test command)", &["test", "--workspace"])]
+}
+
+fn ci_after_features() -> Vec<Step> {
+    vec![
+        Step::new("formatting", &["fmt", "--all", "--check"]),
+        Step::new("clippy", &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"]),
+        Step {
+            what: "docs".into(),
+            args: ["doc", "--workspace", "--no-deps"].map(String::from).to_vec(),
+            env: &[("RUSTDOCFLAGS", "-D warnings")],
+        },
+    ]
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string())
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace root").to_path_buf()
+}
+
+fn run(steps: &[Step]) -> Result<(), String> {
     for step in steps {
         eprintln!("==> {}: cargo {}", step.what, step.args.join(" "));
-        let status = Command::new(&cargo).args(step.args).envs(step.env.iter().copied()).status();
-        match status {
-            Ok(s) if s.success() => {}
-            Ok(s) => {
-                eprintln!("xtask: {} failed ({s})", step.what);
-                return ExitCode::FAILURE;
-            }
-            Err(e) => {
-                eprintln!("xtask: cannot run cargo: {e}");
-                return ExitCode::FAILURE;
+        let status = Command::new(cargo())
+            .args(&step.args)
+            .envs(step.env.iter().copied())
+            .current_dir(workspace_root())
+            .status()
+            .map_err(|e| format!("cannot run cargo: {e}"))?;
+        if !status.success() {
+            return Err(format!("{} failed ({status})", step.what));
+        }
+    }
+    Ok(())
+}
+
+/// The backend features of the facade: every feature of `crates/mempool/Cargo.toml`
+/// except `default`, in the order written there. Reading the manifest means a new
+/// backend feature is covered without touching this file.
+fn backend_features(manifest: &str) -> Vec<String> {
+    let mut in_features = false;
+    let mut out = Vec::new();
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_features = line == "[features]";
+            continue;
+        }
+        if !in_features || line.starts_with('#') {
+            continue;
+        }
+        if let Some((name, _)) = line.split_once('=') {
+            let name = name.trim();
+            if !name.is_empty() && name != "default" {
+                out.push(name.to_string());
             }
         }
     }
-    ExitCode::SUCCESS
+    out
+}
+
+/// No feature, each feature alone, and all of them together.
+fn combinations(features: &[String]) -> Vec<Vec<String>> {
+    let mut sets = vec![Vec::new()];
+    sets.extend(features.iter().map(|f| vec![f.clone()]));
+    if features.len() > 1 {
+        sets.push(features.to_vec());
+    }
+    sets
+}
+
+fn feature_steps(features: &[String]) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for set in combinations(features) {
+        let list = set.join(",");
+        let mut selection = vec!["-p", "mempool", "--no-default-features"];
+        if !set.is_empty() {
+            selection.extend(["--features", &list]);
+        }
+        let mut test = vec!["test"];
+        test.extend(&selection);
+        steps.push(Step::new(format!("mempool with features [{list}]: tests"), &test));
+        let mut clippy = vec!["clippy"];
+        clippy.extend(&selection);
+        clippy.extend(["--all-targets", "--", "-D", "warnings"]);
+        steps.push(Step::new(format!("mempool with features [{list}]: clippy"), &clippy));
+    }
+    steps.push(Step::new(
+        "tensor-cache without dev-dependencies (mempool with no backend)",
+        &["build", "-p", "tensor-cache", "--lib"],
+    ));
+    steps.push(Step::new(
+        "tensor-cache tests (unit tests on mocks, integration tests on the emulator)",
+        &["test", "-p", "tensor-cache"],
+    ));
+    steps
+}
+
+/// The crates `cargo tree` prints for `args`, one name per line.
+fn tree(args: &[&str]) -> Result<Vec<String>, String> {
+    let out = Command::new(cargo())
+        .arg("tree")
+        .args(args)
+        .args(["--prefix", "none", "--format", "{p}"])
+        .current_dir(workspace_root())
+        .output()
+        .map_err(|e| format!("cannot run cargo tree: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("cargo tree {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr)));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect())
+}
+
+/// The example's release build must not carry mockall: it is a dev-dependency feature.
+/// The full tree (dev-dependencies included) must show it, or the check proves nothing.
+fn check_no_mockall_in_normal_tree() -> Result<(), String> {
+    eprintln!("==> tensor-cache: no mockall in `cargo tree -e normal`");
+    let normal = tree(&["-e", "normal", "-p", "tensor-cache"])?;
+    if let Some(m) = normal.iter().find(|c| c.starts_with("mockall")) {
+        return Err(format!("tensor-cache's normal dependencies include {m}"));
+    }
+    let all = tree(&["-p", "tensor-cache"])?;
+    if !all.iter().any(|c| c == "mockall") {
+        return Err("mockall is missing from tensor-cache's dev-dependency tree: the check is broken".into());
+    }
+    eprintln!("    {} normal dependencies, none of them mockall (the dev tree has it)", normal.len());
+    Ok(())
+}
+
+fn features() -> Result<(), String> {
+    let manifest = workspace_root().join("crates/mempool/Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
+    let features = backend_features(&text);
+    if features.is_empty() {
+        return Err(format!("no backend features found in {}", manifest.display()));
+    }
+    eprintln!("==> backend features of mempool: {}", features.join(", "));
+    run(&feature_steps(&features))?;
+    check_no_mockall_in_normal_tree()
 }
 
 fn main() -> ExitCode {
     let task = std::env::args().nth(1);
-    match task.as_deref() {
-        Some("ci") => run(CI),
+    let result = match task.as_deref() {
+        Some("ci") => run(&ci_before_features()).and_then(|()| features()).and_then(|()| run(&ci_after_features())),
+        Some("features") => features(),
         _ => {
-            eprintln!("usage: cargo xtask <task>\n\ntasks:\n  ci    tests, fmt, clippy and docs, as .ci/run does");
-            ExitCode::from(2)
+            eprintln!(
+                "usage: cargo xtask <task>\n\ntasks:\n  ci        tests, feature combinations, fmt, clippy and docs, as .ci/run does\n  features  the facade under every backend-feature combination, and the downstream example"
+            );
+            return ExitCode::from(2);
         }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_facade_manifest_lists_the_backend_features() {
+        let text = std::fs::read_to_string(workspace_root().join("crates/mempool/Cargo.toml")).unwrap();
+        let features = backend_features(&text);
+        assert!(features.contains(&"emu".to_string()) && features.contains(&"mock".to_string()), "{features:?}");
+        assert!(!features.contains(&"default".to_string()));
+    }
+
+    #[test]
+    fn features_are_read_from_the_features_table_only() {
+        let manifest = "[package]\nname = \"x\"\n[features]\n# a comment\ndefault = [\"a\"]\na = []\nb = [\"dep:c\"]\n\n[dependencies]\nc = \"1\"\n";
+        assert_eq!(backend_features(manifest), ["a", "b"]);
+    }
+
+    #[test]
+    fn combinations_are_none_each_and_all() {
+        let f = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(combinations(&f(&["emu", "mock"])), [f(&[]), f(&["emu"]), f(&["mock"]), f(&["emu", "mock"])]);
+        assert_eq!(combinations(&f(&["emu"])), [f(&[]), f(&["emu"])]);
     }
 }
