@@ -46,6 +46,7 @@
 //! ```
 
 #![deny(missing_docs)]
+#![deny(unsafe_code)]
 
 use mempool::prelude::*;
 use mempool::{DevicePtr, Error, ErrorKind, HostBuffer, PoolProps, PoolStats, Result, attr, code};
