@@ -158,7 +158,9 @@ impl Ascend {
         let instance = NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed);
         // aclrtCreateContext makes the new context current on this thread.
         CURRENT.with(|c| c.set(instance));
-        Ok(Ascend { shared: Arc::new(Shared { rt, device, ctx: ctx as usize, instance, granularity: OnceLock::new() }) })
+        Ok(Ascend {
+            shared: Arc::new(Shared { rt, device, ctx: ctx as usize, instance, granularity: OnceLock::new() }),
+        })
     }
 
     /// The runtime library in use.
@@ -166,7 +168,7 @@ impl Ascend {
         &self.shared.rt
     }
 
-    fn stream<'a>(&self, s: &'a AscendStream, op: &'static str) -> Result<sys::aclrtStream> {
+    fn stream(&self, s: &AscendStream, op: &'static str) -> Result<sys::aclrtStream> {
         let h = &s.0;
         if h.instance != self.shared.instance || !h.alive.load(Ordering::Acquire) {
             return Err(stale(op, "stream"));

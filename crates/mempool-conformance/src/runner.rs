@@ -290,6 +290,9 @@ mod tests {
         fn query_event(&self, _: &()) -> Result<EventStatus> {
             no()
         }
+        fn event_elapsed_ms(&self, _: &(), _: &()) -> Result<f32> {
+            no()
+        }
         fn create_pool(&self, _: &PoolProps) -> Result<Nothing> {
             no()
         }
