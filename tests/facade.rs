@@ -1,13 +1,14 @@
 //! Downstream-style use of the `mempool` facade: RAII buffers, streams, events and pools
 //! on the default backend.
 
+use mempool::backend::Emulator;
 use mempool::prelude::*;
-use mempool::{DefaultBackend, ErrorKind, Event, HostBuffer, Pool, PoolProps, Stream, attr};
+use mempool::{ErrorKind, Event, HostBuffer, Pool, PoolProps, Stream, attr};
 
 const G: u64 = 64 << 10;
 
-fn device() -> DefaultBackend {
-    DefaultBackend::builder().granularity(G).device_memory(1 << 30).build().expect("valid emulator config")
+fn device() -> Emulator {
+    Emulator::builder().granularity(G).device_memory(1 << 30).build().expect("valid emulator config")
 }
 
 #[test]

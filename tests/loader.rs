@@ -120,3 +120,26 @@ fn a_runtime_without_pool_calls_is_not_supported_naming_the_symbol() {
     assert_eq!(Ascend::open_with(&LoadOptions::only(&lib), 1).unwrap_err().code(), 107_001);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn auto_chooses_the_runtime_when_found_and_the_emulator_otherwise() {
+    let home = mempool_tests::shim_home();
+    let chosen = mempool::auto_with(&LoadOptions::only(home.join("lib64")), 0).unwrap();
+    assert!(chosen.is_ascend(), "{chosen}");
+    assert!(chosen.to_string().starts_with("Ascend runtime at "), "{chosen}");
+    let total = mempool::with_auto_device!(chosen, |dev| dev.mem_info()).unwrap().total;
+    assert!(total > 0);
+
+    let missing = std::env::temp_dir().join("mempool-no-runtime-here");
+    let chosen = mempool::auto_with(&LoadOptions::only(&missing), 0).unwrap();
+    assert!(!chosen.is_ascend());
+    assert!(chosen.to_string().starts_with("CPU emulator (no Ascend runtime"), "{chosen}");
+    match chosen {
+        mempool::Auto::Emulator(_, why) => assert!(why.message().contains(&missing.display().to_string())),
+        mempool::Auto::Ascend(_) => unreachable!(),
+    }
+    // A runtime that is found but refuses the device is an error, not a silent fallback.
+    let err = mempool::auto_with(&LoadOptions::only(home.join("lib64")), 7).unwrap_err();
+    assert_eq!(err.code(), 107_001);
+    let _ = std::fs::remove_dir_all(home);
+}

@@ -6,6 +6,11 @@
 //!   backend features (none, each alone, all), the downstream example `tensor-cache`
 //!   built without its dev-dependencies and tested with them, and a check that its
 //!   normal dependency tree carries no mockall.
+//! - `shim [--release] [PROGRAM [ARGS...]]`: builds the drop-in ACL library and lays out
+//!   `target/<profile>/acl-shim/lib64/` with `libacl_rt.so` and `libascendcl.so`, so that
+//!   `ASCEND_HOME_PATH=target/<profile>/acl-shim` makes a CANN program or the Ascend
+//!   backend use it. With a PROGRAM (an executable, or a `.c` file compiled first against
+//!   `tests/c/acl_mempool.h`), runs it on the emulator.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -171,14 +176,75 @@ fn features() -> Result<(), String> {
     check_no_mockall_in_normal_tree()
 }
 
+/// Builds the shim, lays out its folder, and runs `program` against it if given.
+fn shim(args: &[String]) -> Result<(), String> {
+    let release = args.first().is_some_and(|a| a == "--release");
+    let rest = if release { &args[1..] } else { args };
+    let profile = if release { "release" } else { "debug" };
+    let mut build = vec!["build", "-p", "mempool-acl-shim"];
+    if release {
+        build.push("--release");
+    }
+    run(&[Step::new("the drop-in ACL library", &build)])?;
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace_root().join("target"), PathBuf::from);
+    let target = if target.is_absolute() { target } else { workspace_root().join(target) };
+    let built = target.join(profile).join("libacl_rt.so");
+    let home = target.join(profile).join("acl-shim");
+    let lib64 = home.join("lib64");
+    std::fs::create_dir_all(&lib64).map_err(|e| format!("{}: {e}", lib64.display()))?;
+    for name in ["libacl_rt.so", "libascendcl.so"] {
+        std::fs::copy(&built, lib64.join(name)).map_err(|e| format!("copying {}: {e}", built.display()))?;
+    }
+    eprintln!("laid out {}", lib64.display());
+    let Some(program) = rest.first() else {
+        println!("export ASCEND_HOME_PATH={}", home.display());
+        println!("# a CANN program linked against libascendcl.so or libacl_rt.so then runs on the emulator with:");
+        println!("#   LD_LIBRARY_PATH={} ./your_program", lib64.display());
+        return Ok(());
+    };
+    let exe = if program.ends_with(".c") {
+        let exe = home.join(Path::new(program).file_stem().unwrap_or_default());
+        let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+            .args(["-std=c11", "-O1", "-I"])
+            .arg(workspace_root().join("tests/c"))
+            .arg(program)
+            .arg("-o")
+            .arg(&exe)
+            .arg(format!("-L{}", lib64.display()))
+            .arg("-lacl_rt")
+            .status()
+            .map_err(|e| format!("cannot run the C compiler: {e}"))?;
+        if !status.success() {
+            return Err(format!("compiling {program} failed ({status})"));
+        }
+        exe
+    } else {
+        PathBuf::from(program)
+    };
+    let ld = match std::env::var_os("LD_LIBRARY_PATH") {
+        Some(old) if !old.is_empty() => format!("{}:{}", lib64.display(), old.to_string_lossy()),
+        _ => lib64.display().to_string(),
+    };
+    eprintln!("==> {} (ASCEND_HOME_PATH={})", exe.display(), home.display());
+    let status = Command::new(&exe)
+        .args(&rest[1..])
+        .env("ASCEND_HOME_PATH", &home)
+        .env("LD_LIBRARY_PATH", ld)
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    if status.success() { Ok(()) } else { Err(format!("{} failed ({status})", exe.display())) }
+}
+
 fn main() -> ExitCode {
-    let task = std::env::args().nth(1);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let task = args.first().cloned();
     let result = match task.as_deref() {
+        Some("shim") => shim(&args[1..]),
         Some("ci") => run(&ci_before_features()).and_then(|()| features()).and_then(|()| run(&ci_after_features())),
         Some("features") => features(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  ci        tests, feature combinations, fmt, clippy and docs, as .ci/run does\n  features  the facade under every backend-feature combination, and the downstream example"
+                "usage: cargo xtask <task>\n\ntasks:\n  ci        tests, feature combinations, fmt, clippy and docs, as .ci/run does\n  features  the facade under every backend-feature combination, and the downstream example\n  shim      [--release] [PROGRAM|FILE.c [ARGS...]]: build and lay out the drop-in libacl_rt.so; run PROGRAM on it"
             );
             return ExitCode::from(2);
         }

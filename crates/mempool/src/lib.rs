@@ -17,10 +17,11 @@
 //!
 //! | feature | backend | explicit name | use it for |
 //! |---|---|---|---|
+//! | `ascend` | the real Ascend CANN runtime (`libacl_rt.so`), loaded at run time with libloading: no SDK needed to build | [`backend::Ascend`] | production on Ascend hardware; `auto()` falls back to the emulator |
 //! | `emu` (default) | the CPU emulator: real concurrent streams, every reuse rule, real host memory | [`backend::Emulator`] | running and testing on any machine |
 //! | `mock` | [mockall] mocks of the traits | [`backend::Mock`] (= `MockDevice`), `MockMemPool` | unit tests of your own code; enable it in `[dev-dependencies]` only |
 //!
-//! [`DefaultBackend`] names the first enabled backend, in the order `emu`, `mock`. The
+//! [`DefaultBackend`] names the first enabled backend, in the order `ascend`, `emu`, `mock`. The
 //! explicit names under [`backend`] are always there for the features that are on, so
 //! code that needs one backend names it. With no backend feature the crate still
 //! builds: the traits, the RAII types and the attribute keys, for libraries that are
@@ -58,14 +59,14 @@
 //!     pool.stats().map(|s| s.used_current)
 //! }
 //!
-//! # #[cfg(feature = "emu")] fn main() -> Result<()> {
+//! # #[cfg(all(feature = "emu", not(feature = "ascend")))] fn main() -> Result<()> {
 //! // The application: the first enabled backend, or one by name.
 //! let used = zeroed_scratch(&mempool::DefaultBackend::new(), 4096)?;
 //! let used_too = zeroed_scratch(&mempool::backend::Emulator::new(), 4096)?;
 //! assert_eq!((used, used_too), (2 << 20, 2 << 20)); // one 2 MiB granule each
 //! # Ok(())
 //! # }
-//! # #[cfg(not(feature = "emu"))] fn main() {}
+//! # #[cfg(not(all(feature = "emu", not(feature = "ascend"))))] fn main() {}
 //! ```
 //!
 //! ## The typed attributes
@@ -300,12 +301,20 @@
 //!   with `harness = false` that calls `mempool_conformance::conformance_main!`.
 //!
 //! [mockall]: https://docs.rs/mockall
+#![cfg_attr(feature = "ascend", doc = "[`backend::Ascend`]: crate::backend::Ascend")]
+#![cfg_attr(not(feature = "ascend"), doc = "[`backend::Ascend`]: #backends-and-features")]
 #![cfg_attr(feature = "emu", doc = "[`backend::Emulator`]: crate::backend::Emulator")]
 #![cfg_attr(not(feature = "emu"), doc = "[`backend::Emulator`]: #backends-and-features")]
 #![cfg_attr(feature = "mock", doc = "[`backend::Mock`]: crate::backend::Mock")]
 #![cfg_attr(not(feature = "mock"), doc = "[`backend::Mock`]: #backends-and-features")]
-#![cfg_attr(any(feature = "emu", feature = "mock"), doc = "[`DefaultBackend`]: crate::DefaultBackend")]
-#![cfg_attr(not(any(feature = "emu", feature = "mock")), doc = "[`DefaultBackend`]: #backends-and-features")]
+#![cfg_attr(
+    any(feature = "ascend", feature = "emu", feature = "mock"),
+    doc = "[`DefaultBackend`]: crate::DefaultBackend"
+)]
+#![cfg_attr(
+    not(any(feature = "ascend", feature = "emu", feature = "mock")),
+    doc = "[`DefaultBackend`]: #backends-and-features"
+)]
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
@@ -339,9 +348,15 @@ pub mod prelude {
 /// Each backend's items are here exactly when its feature is on; naming one from code
 /// that must run on that backend (rather than [`DefaultBackend`]) keeps working when
 /// another crate in the build turns on a backend that comes earlier in the order.
-#[cfg_attr(not(any(feature = "emu", feature = "mock")), doc = "")]
-#[cfg_attr(not(any(feature = "emu", feature = "mock")), doc = "[`DefaultBackend`]: crate#backends-and-features")]
+#[cfg_attr(not(any(feature = "ascend", feature = "emu", feature = "mock")), doc = "")]
+#[cfg_attr(
+    not(any(feature = "ascend", feature = "emu", feature = "mock")),
+    doc = "[`DefaultBackend`]: crate#backends-and-features"
+)]
 pub mod backend {
+    #[cfg(feature = "ascend")]
+    pub use mempool_ascend::{Ascend, AscendEvent, AscendPool, AscendStream, ENV_LIBRARY, LoadOptions};
+
     #[cfg(feature = "emu")]
     pub use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator, ExecutionMode, ReuseCounts, ReuseRule};
 
@@ -352,9 +367,17 @@ pub mod backend {
     pub use mempool_mock::{MockDevice, MockEvent, MockMemPool, MockStream, out_of_memory};
 }
 
+#[cfg(all(feature = "ascend", feature = "emu"))]
+mod auto;
+#[cfg(all(feature = "ascend", feature = "emu"))]
+pub use auto::{Auto, auto, auto_with};
+
 cfg_if::cfg_if! {
-    // The real runtime (`ascend`) goes first here once its backend lands.
-    if #[cfg(feature = "emu")] {
+    if #[cfg(feature = "ascend")] {
+        /// The first enabled backend: the real Ascend runtime (open it with
+        /// `DefaultBackend::open(device)`, or use [`auto()`] to fall back to the emulator).
+        pub type DefaultBackend = mempool_ascend::Ascend;
+    } else if #[cfg(feature = "emu")] {
         /// The first enabled backend: the CPU emulator.
         pub type DefaultBackend = mempool_emu::Emulator;
     } else if #[cfg(feature = "mock")] {

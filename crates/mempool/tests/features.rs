@@ -1,16 +1,22 @@
 //! Which backend `DefaultBackend` names under each feature combination, and what exists
 //! without any backend. `cargo xtask features` runs this for every combination.
 
-#[cfg(any(feature = "emu", feature = "mock"))]
+#[cfg(any(feature = "ascend", feature = "emu", feature = "mock"))]
 use std::any::type_name;
 
-#[cfg(feature = "emu")]
+#[cfg(feature = "ascend")]
 #[test]
-fn the_emulator_is_the_default_whenever_it_is_enabled() {
+fn the_real_runtime_is_the_default_whenever_it_is_enabled() {
+    assert_eq!(type_name::<mempool::DefaultBackend>(), type_name::<mempool::backend::Ascend>());
+}
+
+#[cfg(all(feature = "emu", not(feature = "ascend")))]
+#[test]
+fn the_emulator_is_the_default_without_the_real_runtime() {
     assert_eq!(type_name::<mempool::DefaultBackend>(), type_name::<mempool::backend::Emulator>());
 }
 
-#[cfg(all(feature = "mock", not(feature = "emu")))]
+#[cfg(all(feature = "mock", not(feature = "emu"), not(feature = "ascend")))]
 #[test]
 fn the_mock_is_the_default_only_without_the_emulator() {
     assert_eq!(type_name::<mempool::DefaultBackend>(), type_name::<mempool::backend::Mock>());
