@@ -143,3 +143,20 @@ fn auto_chooses_the_runtime_when_found_and_the_emulator_otherwise() {
     assert_eq!(err.code(), 107_001);
     let _ = std::fs::remove_dir_all(home);
 }
+
+#[test]
+fn loading_initializes_once_per_process_and_finalize_runs_once() {
+    let home = mempool_tests::shim_home();
+    let opts = LoadOptions::only(home.join("lib64"));
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let opts = opts.clone();
+            std::thread::spawn(move || mempool_ascend::load(&opts).map(|rt| std::sync::Arc::as_ptr(&rt) as usize))
+        })
+        .collect();
+    let ptrs: Vec<usize> = threads.into_iter().map(|t| t.join().unwrap().unwrap()).collect();
+    assert!(ptrs.windows(2).all(|w| w[0] == w[1]), "every thread got the same runtime: {ptrs:?}");
+    assert!(mempool_ascend::finalize().is_ok());
+    assert!(mempool_ascend::finalize().is_ok(), "nothing left to finalize");
+    let _ = std::fs::remove_dir_all(home);
+}

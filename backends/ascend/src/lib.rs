@@ -13,9 +13,10 @@
 //! - [`Ascend`]: the [`mempool_hal::Device`] implementation. The device's context is made
 //!   current on whichever thread calls, so the backend is `Send + Sync`.
 //!
-//! `aclInit` runs once per library per process, whoever loads it first; the library is
-//! never unloaded and `aclFinalize` is left to process exit, since runtime threads may
-//! still be running its code.
+//! `aclInit` runs once per library per process, whoever loads it first, safely when
+//! several threads or backends start together; [`finalize`] calls `aclFinalize` once per
+//! loaded runtime at the end of a program (or leave it to process exit). The library is
+//! never unloaded, since runtime threads may still be running its code.
 //!
 //! # Finding the runtime
 //!
@@ -37,4 +38,4 @@ pub mod result;
 pub mod sys;
 
 pub use backend::{Ascend, AscendEvent, AscendPool, AscendStream};
-pub use loader::{ENV_LIBRARY, LoadOptions, Runtime, load};
+pub use loader::{ENV_LIBRARY, LoadOptions, Runtime, finalize, load};

@@ -177,6 +177,30 @@ impl Runtime {
 /// loaded and initialized (`aclInit`) once, whoever asks first, from any thread.
 static LOADED: Mutex<Vec<Arc<Runtime>>> = Mutex::new(Vec::new());
 
+/// Calls `aclFinalize` once on every runtime this process has loaded, and forgets them
+/// (a later [`load`] initializes afresh). Call it at the end of the program, after every
+/// device and handle of the backend is dropped; devices still alive afterwards get the
+/// runtime's errors for uninitialized use. Skipping it is fine: the process exit ends the
+/// runtime too.
+///
+/// # Errors
+///
+/// The first `aclFinalize` failure; every runtime is still finalized and forgotten.
+pub fn finalize() -> Result<()> {
+    let runtimes: Vec<Arc<Runtime>> = LOADED.lock().unwrap_or_else(PoisonError::into_inner).drain(..).collect();
+    let mut first = Ok(());
+    for rt in runtimes {
+        let Ok(f) = sym!(rt, aclFinalize) else { continue };
+        // SAFETY: no arguments; the runtime was initialized by `load`, and is finalized
+        // once because it has just left the registry.
+        let rc = unsafe { f() };
+        if first.is_ok() {
+            first = rt.check(rc, "aclFinalize");
+        }
+    }
+    first
+}
+
 /// Finds, loads and initializes the runtime.
 ///
 /// # Errors
