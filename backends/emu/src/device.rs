@@ -3,7 +3,7 @@
 
 use crate::Mem;
 use crate::event::{EventShared, Record};
-use crate::pool::{EmuPool, PoolShared};
+use crate::pool::{EmuPool, Faults, PoolEnv, PoolShared, enqueue_touching};
 use crate::raw::{Side, copy};
 use crate::stream::{StreamShared, Work, lock};
 use crate::{Config, EmuEvent, EmuStream, Emulator, ExecutionMode};
@@ -31,6 +31,9 @@ pub(crate) struct Platform {
     streams: Mutex<HashMap<u64, Arc<StreamShared>>>,
     pools: RwLock<BTreeMap<u64, Arc<PoolShared>>>,
     graveyard: Mutex<Vec<Grave>>,
+    pub(crate) faults: Arc<Faults>,
+    /// Address ranges of destroyed pools, for the checker's messages.
+    destroyed: Mutex<Vec<(u64, u64)>>,
 }
 
 impl Drop for Platform {
@@ -72,6 +75,8 @@ impl Platform {
             streams: Mutex::new(HashMap::new()),
             pools: RwLock::new(BTreeMap::new()),
             graveyard: Mutex::new(Vec::new()),
+            faults: Arc::new(Faults::default()),
+            destroyed: Mutex::new(Vec::new()),
         }
     }
 
@@ -105,6 +110,11 @@ impl Platform {
             ));
         };
         pool.free(ptr.addr(), s)
+    }
+
+    /// Whether `addr` lay in a pool that has been destroyed.
+    pub(crate) fn was_destroyed(&self, addr: u64) -> bool {
+        lock(&self.destroyed).iter().any(|&(base, size)| addr >= base && addr - base < size)
     }
 
     fn stream(&self, id: u64) -> Option<Arc<StreamShared>> {
@@ -143,6 +153,17 @@ impl Emulator {
         &self.platform
     }
 
+    fn timeout(&self) -> std::time::Duration {
+        self.platform.config.wait_timeout
+    }
+
+    /// Makes the next `n` host-memory commits of this platform fail, as if the host were
+    /// out of memory: the allocations that need them get `OutOfMemory` (with a message
+    /// saying the commit failed) and the pool stays intact. For tests of failure paths.
+    pub fn inject_commit_failures(&self, n: u32) {
+        self.platform.faults.commit_failures.store(n, Ordering::Release);
+    }
+
     fn check_event<'a>(&self, event: &'a EmuEvent, op: &'static str) -> Result<&'a Arc<EventShared>> {
         let e = &event.shared;
         if e.platform != self.platform.id || e.is_destroyed() {
@@ -155,20 +176,6 @@ impl Emulator {
         let s = check_stream(self.platform(), stream, op)?;
         s.push(work);
         Ok(())
-    }
-
-    /// The pool holding the live range `[ptr, ptr + len)`.
-    fn live_range(&self, ptr: DevicePtr, len: u64, op: &'static str) -> Result<Arc<PoolShared>> {
-        let pool = self.platform.pool_at(ptr.addr()).ok_or_else(|| {
-            Error::new(
-                ErrorKind::InvalidPointer,
-                code::ACL_ERROR_RT_PARAM_INVALID,
-                op,
-                format!("{ptr} is not device memory"),
-            )
-        })?;
-        pool.check_live(ptr.addr(), len, op)?;
-        Ok(pool)
     }
 
     fn sync_failure(s: &StreamShared) -> Result<()> {
@@ -186,8 +193,7 @@ impl Emulator {
     /// A destroyed or foreign stream: `InvalidHandle` (107017).
     pub fn run_pending(&self, stream: &EmuStream) -> Result<()> {
         let s = check_stream(self.platform(), stream, "run_pending")?;
-        s.drain();
-        Ok(())
+        s.drain(self.timeout(), "run_pending").map(|_| ())
     }
 
     /// Deferred mode: runs the next `n` queued operations of `stream` (and whatever they
@@ -200,7 +206,7 @@ impl Emulator {
         let s = check_stream(self.platform(), stream, "step")?;
         let target = s.nth_pending(n);
         if let Some((pos, count)) = target {
-            s.wait_for(pos);
+            s.wait_for(pos, self.timeout(), "step")?;
             Ok(count)
         } else {
             Ok(0)
@@ -254,7 +260,7 @@ impl Device for Emulator {
 
     fn synchronize_stream(&self, stream: &EmuStream) -> Result<()> {
         let s = check_stream(self.platform(), stream, "synchronize_stream")?;
-        let tail = s.drain();
+        let tail = s.drain(self.timeout(), "synchronize_stream")?;
         s.observe(tail);
         let clock = s.state().clock.clone();
         self.platform.observe_clock(&clock);
@@ -267,7 +273,7 @@ impl Device for Emulator {
         let streams = p.streams_of(self.device);
         let mut first_failure = None;
         for s in &streams {
-            let tail = s.drain();
+            let tail = s.drain(self.timeout(), "synchronize_device")?;
             s.observe(tail);
             if let Some(e) = s.take_failure() {
                 first_failure.get_or_insert(e);
@@ -332,14 +338,8 @@ impl Device for Emulator {
         let mut st = s.state();
         st.clock.merge(&rec.clock);
         if rec.stream.id != s.id && !rec.complete() {
-            let (src, target) = (Arc::clone(&rec.stream), rec.dep_real);
-            s.push_locked(
-                &mut st,
-                Box::new(move || {
-                    src.wait_for(target);
-                    Ok(())
-                }),
-            );
+            let (src, target, timeout) = (Arc::clone(&rec.stream), rec.dep_real, self.timeout());
+            s.push_locked(&mut st, Box::new(move || src.wait_for_work(target, timeout)));
         }
         Ok(())
     }
@@ -347,7 +347,7 @@ impl Device for Emulator {
     fn synchronize_event(&self, event: &EmuEvent) -> Result<()> {
         let e = self.check_event(event, "synchronize_event")?;
         if let Some(rec) = e.record() {
-            rec.stream.wait_for(rec.dep_real);
+            rec.stream.wait_for(rec.dep_real, self.timeout(), "synchronize_event")?;
             self.platform.observe_clock(&rec.clock);
             rec.stream.observe(rec.pos);
         }
@@ -395,7 +395,14 @@ impl Device for Emulator {
         let p = self.platform();
         let c = &p.config;
         let size = props.validate(c.devices, c.device_memory, c.granularity)?;
-        let shared = Arc::new(PoolShared::create(p.next_id(), props.location.id, p.id, size, c.granularity)?);
+        let shared = Arc::new(PoolShared::create(
+            p.next_id(),
+            props.location.id,
+            p.id,
+            size,
+            c.granularity,
+            PoolEnv { faults: Arc::clone(&p.faults), wait_timeout: c.wait_timeout, checker: c.checker },
+        )?);
         p.pools.write().unwrap_or_else(PoisonError::into_inner).insert(shared.base, Arc::clone(&shared));
         p.bury();
         Ok(EmuPool { shared, platform: Arc::clone(&self.platform) })
@@ -414,6 +421,7 @@ impl Device for Emulator {
             ));
         }
         p.pools.write().unwrap_or_else(PoisonError::into_inner).remove(&shared.base);
+        lock(&p.destroyed).push((shared.base, shared.size));
         let waits: Vec<_> = lock(&p.streams)
             .values()
             .map(|s| (Arc::clone(s), s.state().last_real))
@@ -432,14 +440,19 @@ impl Device for Emulator {
         if src.is_empty() {
             return Ok(());
         }
-        let d = self.side(Mem::Device(dst), src.len() as u64, OP)?;
+        let len = src.len() as u64;
+        let t = self.touch(dst, len, true, OP)?;
+        let d = Side::Device(Arc::clone(&t.pool), dst.addr());
         let data: Box<[u8]> = src.into();
-        s.push(Box::new(move || {
-            let len = data.len() as u64;
-            // SAFETY: the host side is `data`, owned by this work until it returns.
-            unsafe { copy(d, Side::Host(data.as_ptr() as usize), len, OP) }
-        }));
-        Ok(())
+        enqueue_touching(
+            s,
+            std::slice::from_ref(&t),
+            OP,
+            Box::new(move || {
+                // SAFETY: the host side is `data`, owned by this work until it returns.
+                unsafe { copy(d, Side::Host(data.as_ptr() as usize), len, OP) }
+            }),
+        )
     }
 
     fn memcpy_d2h_async(&self, dst: &HostBuffer, src: DevicePtr, stream: &EmuStream) -> Result<()> {
@@ -449,35 +462,40 @@ impl Device for Emulator {
         if len == 0 {
             return Ok(());
         }
-        let from = self.side(Mem::Device(src), len, OP)?;
+        let t = self.touch(src, len, false, OP)?;
+        let from = Side::Device(Arc::clone(&t.pool), src.addr());
         let dst = dst.clone();
-        s.push(Box::new(move || {
-            let mut out = dst.lock();
-            let n = (out.len() as u64).min(len);
-            // SAFETY: the host side is the locked buffer, holding at least `n` bytes.
-            unsafe { copy(Side::Host(out.as_mut_ptr() as usize), from, n, OP) }
-        }));
-        Ok(())
+        enqueue_touching(
+            s,
+            std::slice::from_ref(&t),
+            OP,
+            Box::new(move || {
+                let mut out = dst.lock();
+                let n = (out.len() as u64).min(len);
+                // SAFETY: the host side is the locked buffer, holding at least `n` bytes.
+                unsafe { copy(Side::Host(out.as_mut_ptr() as usize), from, n, OP) }
+            }),
+        )
     }
 
     fn memcpy_d2d_async(&self, dst: DevicePtr, src: DevicePtr, len: u64, stream: &EmuStream) -> Result<()> {
-        // SAFETY: both sides are device memory, checked by the emulator.
-        unsafe { self.memcpy_raw_async(Mem::Device(dst), Mem::Device(src), len, stream) }
-            .map_err(|e| e.with_op("memcpy_d2d_async"))
+        self.copy_async(Mem::Device(dst), Mem::Device(src), len, stream, "memcpy_d2d_async")
     }
 
     fn memset_async(&self, dst: DevicePtr, value: u8, len: u64, stream: &EmuStream) -> Result<()> {
         const OP: &str = "memset_async";
-        check_stream(self.platform(), stream, OP)?;
+        let s = check_stream(self.platform(), stream, OP)?;
         if len == 0 {
             return Ok(());
         }
         let n = usize::try_from(len).map_err(|_| {
             Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_RT_PARAM_INVALID, OP, "length too large")
         })?;
-        let pool = self.live_range(dst, len, OP)?;
-        self.enqueue(
-            stream,
+        let t = self.touch(dst, len, true, OP)?;
+        let pool = Arc::clone(&t.pool);
+        enqueue_touching(
+            s,
+            std::slice::from_ref(&t),
             OP,
             Box::new(move || {
                 pool.with_memory(dst.addr(), len, OP, |p| {

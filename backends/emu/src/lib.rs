@@ -64,7 +64,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use pool::{EmuPool, ReuseCounts};
-pub use raw::Mem;
+pub use raw::{Access, KernelMem, Mem};
 
 /// Which rule of SPEC.md section 4 served an allocation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -119,11 +119,23 @@ pub struct Config {
     pub granularity: u64,
     /// When queued work runs (default threaded).
     pub mode: ExecutionMode,
+    /// Whether the stream-order checker refuses unordered accesses (default on).
+    pub checker: bool,
+    /// The longest any wait inside the emulator may take before it fails with an error
+    /// instead of hanging (default 60 s).
+    pub wait_timeout: std::time::Duration,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { devices: 1, device_memory: 16 << 30, granularity: 2 << 20, mode: ExecutionMode::Threaded }
+        Config {
+            devices: 1,
+            device_memory: 16 << 30,
+            granularity: 2 << 20,
+            mode: ExecutionMode::Threaded,
+            checker: true,
+            wait_timeout: std::time::Duration::from_secs(60),
+        }
     }
 }
 
@@ -152,6 +164,16 @@ impl EmulatorBuilder {
     /// Execution mode.
     pub fn mode(mut self, mode: ExecutionMode) -> Self {
         self.config.mode = mode;
+        self
+    }
+    /// Turns the stream-order checker on (the default) or off.
+    pub fn checker(mut self, on: bool) -> Self {
+        self.config.checker = on;
+        self
+    }
+    /// The longest any wait inside the emulator may take (default 60 s).
+    pub fn wait_timeout(mut self, t: std::time::Duration) -> Self {
+        self.config.wait_timeout = t;
         self
     }
     /// Shorthand for `mode(ExecutionMode::Deferred)`.

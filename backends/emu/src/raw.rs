@@ -1,8 +1,9 @@
-//! Raw-pointer copies for C callers (the drop-in ACL library): one side of a copy may be
-//! host memory the caller vouches for, the other device memory the emulator checks.
+//! Checked access to device memory: copies with raw host pointers for C callers (the
+//! drop-in ACL library), and host functions that declare the device memory they use
+//! ("kernels"). Every device range goes through the stream-order checker.
 
 use crate::device::check_stream;
-use crate::pool::PoolShared;
+use crate::pool::{PoolShared, Touch, check_now, enqueue_touching};
 use crate::{EmuStream, Emulator};
 use mempool_hal::{DevicePtr, Error, ErrorKind, Result, code};
 use std::sync::Arc;
@@ -13,23 +14,85 @@ pub enum Mem {
     /// Host memory at this address: the caller guarantees it is valid for the copy's
     /// length until the copy has run.
     Host(*mut u8),
-    /// Device memory: checked to lie inside one live allocation.
+    /// Device memory: checked to lie inside one live allocation, ordered after it.
     Device(DevicePtr),
 }
 
-/// A side resolved and checked; host addresses travel as integers so the work is `Send`.
+/// Device memory a kernel declares it touches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reads `len` bytes at the pointer.
+    Read(DevicePtr, u64),
+    /// Writes (and may read) `len` bytes at the pointer.
+    Write(DevicePtr, u64),
+}
+
+/// A side resolved; host addresses travel as integers so the work is `Send`.
 pub(crate) enum Side {
     Host(usize),
     Device(Arc<PoolShared>, u64),
+}
+
+/// The device memory a kernel declared, for it to read and write while it runs.
+#[derive(Debug)]
+pub struct KernelMem {
+    touches: Vec<Touch>,
+}
+
+impl KernelMem {
+    fn find(&self, ptr: DevicePtr, len: u64, write: bool) -> Result<&Touch> {
+        let end = ptr.addr().checked_add(len);
+        self.touches
+            .iter()
+            .find(|t| ptr.addr() >= t.addr && end.is_some_and(|e| e <= t.addr + t.len) && (t.write || !write))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::StreamOrderViolation,
+                    code::ACL_ERROR_RT_PARAM_INVALID,
+                    "launch_kernel",
+                    format!(
+                        "the kernel {} [{ptr}, +{len}), which it did not declare",
+                        if write { "writes" } else { "reads" }
+                    ),
+                )
+            })
+    }
+
+    /// Reads `len` bytes of declared device memory.
+    ///
+    /// # Errors
+    ///
+    /// A range the kernel did not declare: `StreamOrderViolation`.
+    pub fn read(&self, ptr: DevicePtr, len: u64) -> Result<Vec<u8>> {
+        let t = self.find(ptr, len, false)?;
+        let mut out = vec![0u8; len as usize];
+        t.pool.with_memory(ptr.addr(), len, "launch_kernel", |p| {
+            // SAFETY: the range is committed and locked (`with_memory`); `out` holds `len` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(p.cast_const(), out.as_mut_ptr(), out.len()) }
+        })?;
+        Ok(out)
+    }
+
+    /// Writes `data` to declared (write) device memory at `ptr`.
+    ///
+    /// # Errors
+    ///
+    /// A range the kernel did not declare for writing: `StreamOrderViolation`.
+    pub fn write(&self, ptr: DevicePtr, data: &[u8]) -> Result<()> {
+        let t = self.find(ptr, data.len() as u64, true)?;
+        t.pool.with_memory(ptr.addr(), data.len() as u64, "launch_kernel", |p| {
+            // SAFETY: the range is committed and locked (`with_memory`); `data` is a
+            // separate host slice of that length.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) }
+        })
+    }
 }
 
 impl Emulator {
     /// Whether `[addr, addr + len)` lies inside one live allocation of a pool of this
     /// platform (so it is device memory).
     pub fn is_device_memory(&self, addr: DevicePtr, len: u64) -> bool {
-        self.platform
-            .pool_at(addr.addr())
-            .is_some_and(|p| p.check_live(addr.addr(), len.max(1), "is_device_memory").is_ok())
+        self.platform.pool_at(addr.addr()).is_some_and(|p| p.is_live(addr.addr(), len.max(1)))
     }
 
     /// Frees `ptr` in stream order on `stream`, whichever pool of the platform holds it
@@ -48,23 +111,36 @@ impl Emulator {
         self.platform.pool_at(addr.addr()).is_some()
     }
 
-    pub(crate) fn side(&self, m: Mem, len: u64, op: &'static str) -> Result<Side> {
+    /// Resolves a device range to its pool; the checks come when it is enqueued.
+    pub(crate) fn touch(&self, ptr: DevicePtr, len: u64, write: bool, op: &'static str) -> Result<Touch> {
+        match self.platform.pool_at(ptr.addr()) {
+            Some(pool) => Ok(Touch { pool, addr: ptr.addr(), len, write }),
+            None if self.platform.config.checker && self.platform.was_destroyed(ptr.addr()) => Err(Error::new(
+                ErrorKind::StreamOrderViolation,
+                code::ACL_ERROR_RT_PARAM_INVALID,
+                op,
+                format!("{op} touches {ptr}: memory of a destroyed pool"),
+            )),
+            None => Err(Error::new(
+                ErrorKind::InvalidPointer,
+                code::ACL_ERROR_RT_PARAM_INVALID,
+                op,
+                format!("{ptr} is not device memory"),
+            )),
+        }
+    }
+
+    fn side(&self, m: Mem, len: u64, write: bool, op: &'static str, touches: &mut Vec<Touch>) -> Result<Side> {
         match m {
             Mem::Host(p) if p.is_null() => {
                 Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, op, "null host pointer"))
             }
             Mem::Host(p) => Ok(Side::Host(p as usize)),
             Mem::Device(d) => {
-                let pool = self.platform.pool_at(d.addr()).ok_or_else(|| {
-                    Error::new(
-                        ErrorKind::InvalidPointer,
-                        code::ACL_ERROR_RT_PARAM_INVALID,
-                        op,
-                        format!("{d} is not device memory"),
-                    )
-                })?;
-                pool.check_live(d.addr(), len, op)?;
-                Ok(Side::Device(pool, d.addr()))
+                let t = self.touch(d, len, write, op)?;
+                let side = Side::Device(Arc::clone(&t.pool), d.addr());
+                touches.push(t);
+                Ok(side)
             }
         }
     }
@@ -79,21 +155,31 @@ impl Emulator {
     ///
     /// # Errors
     ///
-    /// A device side outside live memory: `InvalidPointer` (107000); a null host side:
+    /// A device side outside live memory: `InvalidPointer` (107000); one the stream is
+    /// not ordered after, or freed: `StreamOrderViolation` (107000); a null host side:
     /// `InvalidParam` (100000); a destroyed stream: `InvalidHandle` (107017).
     pub unsafe fn memcpy_raw_async(&self, dst: Mem, src: Mem, len: u64, stream: &EmuStream) -> Result<()> {
-        const OP: &str = "memcpy_raw_async";
-        let s = check_stream(&self.platform, stream, OP)?;
+        self.copy_async(dst, src, len, stream, "memcpy_async")
+    }
+
+    pub(crate) fn copy_async(&self, dst: Mem, src: Mem, len: u64, stream: &EmuStream, op: &'static str) -> Result<()> {
+        let s = check_stream(&self.platform, stream, op)?;
         if len == 0 {
             return Ok(());
         }
-        let (d, sr) = (self.side(dst, len, OP)?, self.side(src, len, OP)?);
-        s.push(Box::new(move || {
-            // SAFETY: the caller of `memcpy_raw_async` guaranteed the host sides stay
-            // valid until this work runs.
-            unsafe { copy(d, sr, len, OP) }
-        }));
-        Ok(())
+        let mut touches = Vec::new();
+        let d = self.side(dst, len, true, op, &mut touches)?;
+        let sr = self.side(src, len, false, op, &mut touches)?;
+        enqueue_touching(
+            s,
+            &touches,
+            op,
+            Box::new(move || {
+                // SAFETY: the callers guarantee the host sides stay valid until this work
+                // runs (`memcpy_raw_async`'s contract, or buffers the work owns).
+                unsafe { copy(d, sr, len, op) }
+            }),
+        )
     }
 
     /// Copies `len` bytes from `src` to `dst` now, on the calling thread.
@@ -106,11 +192,14 @@ impl Emulator {
     ///
     /// As [`Emulator::memcpy_raw_async`].
     pub unsafe fn memcpy_raw(&self, dst: Mem, src: Mem, len: u64) -> Result<()> {
-        const OP: &str = "memcpy_raw";
+        const OP: &str = "memcpy";
         if len == 0 {
             return Ok(());
         }
-        let (d, s) = (self.side(dst, len, OP)?, self.side(src, len, OP)?);
+        let mut touches = Vec::new();
+        let d = self.side(dst, len, true, OP, &mut touches)?;
+        let s = self.side(src, len, false, OP, &mut touches)?;
+        check_now(&touches, OP)?;
         // SAFETY: the caller guarantees the host sides for the duration of the call.
         unsafe { copy(d, s, len, OP) }
     }
@@ -119,17 +208,63 @@ impl Emulator {
     ///
     /// # Errors
     ///
-    /// A range outside live memory: `InvalidPointer` (107000).
+    /// A range outside live memory: `InvalidPointer` (107000); freed memory:
+    /// `StreamOrderViolation` (107000).
     pub fn memset_now(&self, dst: DevicePtr, value: u8, len: u64) -> Result<()> {
         const OP: &str = "memset";
         if len == 0 {
             return Ok(());
         }
-        let Side::Device(pool, addr) = self.side(Mem::Device(dst), len, OP)? else { unreachable!("a device side") };
-        pool.with_memory(addr, len, OP, |p| {
+        let t = self.touch(dst, len, true, OP)?;
+        check_now(std::slice::from_ref(&t), OP)?;
+        t.pool.with_memory(dst.addr(), len, OP, |p| {
             // SAFETY: the range is committed read/write memory, locked against release.
             unsafe { std::ptr::write_bytes(p, value, len as usize) }
         })
+    }
+
+    /// Enqueues a host function that works on device memory ("a kernel"): it declares
+    /// the ranges it reads and writes, the stream-order checker checks them when it is
+    /// enqueued (as for copies), and when it runs it gets a [`KernelMem`] that reads and
+    /// writes exactly those ranges.
+    ///
+    /// ```
+    /// use mempool_emu::{Access, Emulator};
+    /// use mempool_hal::{Device, HostBuffer, MemPool, PoolProps};
+    /// let emu = Emulator::new();
+    /// let s = emu.create_stream()?;
+    /// let pool = emu.create_pool(&PoolProps::builder().max_size(64 << 20).build())?;
+    /// let x = pool.malloc_async(16, &s)?;
+    /// emu.launch_kernel(&s, &[Access::Write(x, 16)], move |mem| mem.write(x, &[7; 16]))?;
+    /// let out = HostBuffer::new(16);
+    /// emu.memcpy_d2h_async(&out, x, &s)?;
+    /// emu.synchronize_stream(&s)?;
+    /// assert_eq!(out.to_vec(), vec![7; 16]);
+    /// # Ok::<(), mempool_hal::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As for copies: `InvalidPointer`, `StreamOrderViolation` (nothing is enqueued), or
+    /// `InvalidHandle` for the stream. An error the kernel returns, or an undeclared
+    /// access, is reported by the next synchronization of the stream.
+    pub fn launch_kernel(
+        &self,
+        stream: &EmuStream,
+        accesses: &[Access],
+        f: impl FnOnce(&KernelMem) -> Result<()> + Send + 'static,
+    ) -> Result<()> {
+        const OP: &str = "launch_kernel";
+        let s = check_stream(&self.platform, stream, OP)?;
+        let touches = accesses
+            .iter()
+            .map(|a| match *a {
+                Access::Read(p, len) => self.touch(p, len, false, OP),
+                Access::Write(p, len) => self.touch(p, len, true, OP),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mem = KernelMem { touches: touches.clone() };
+        enqueue_touching(s, &touches, OP, Box::new(move || f(&mem)))
     }
 }
 

@@ -16,6 +16,7 @@ use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 /// A unit of queued work. It returns an error to report at the next synchronization.
 pub(crate) type Work = Box<dyn FnOnce() -> Result<()> + Send + 'static>;
@@ -195,27 +196,51 @@ impl StreamShared {
     }
 
     /// Blocks until the real operation at `pos` (and everything before it) has completed,
-    /// allowing it first.
-    pub(crate) fn wait_for(&self, pos: u64) {
+    /// allowing it first. Every wait is bounded: after `timeout` it gives up with an
+    /// error naming the stream (a host function that never returns, say), so nothing in
+    /// the emulator can hang for ever.
+    pub(crate) fn wait_for(&self, pos: u64, timeout: Duration, op: &'static str) -> Result<()> {
         if self.completed() >= pos {
-            return;
+            return Ok(());
         }
         self.allow(pos);
+        let deadline = Instant::now() + timeout;
         let mut g = lock(&self.done_mx);
         while self.completed.load(Ordering::Acquire) < pos {
-            g = self.done_cv.wait(g).unwrap_or_else(PoisonError::into_inner);
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Error::new(
+                    ErrorKind::Internal,
+                    code::ACL_ERROR_RT_INTERNAL_ERROR,
+                    op,
+                    format!(
+                        "stream {} did not reach position {pos} within {timeout:?} (it is at {}): is a host function blocked?",
+                        self.id,
+                        self.completed()
+                    ),
+                ));
+            }
+            g = self.done_cv.wait_timeout(g, left).unwrap_or_else(PoisonError::into_inner).0;
         }
+        Ok(())
+    }
+
+    /// [`StreamShared::wait_for`] as queued work on another stream (an event wait or an
+    /// inserted dependency); a time-out fails that work.
+    pub(crate) fn wait_for_work(&self, pos: u64, timeout: Duration) -> Result<()> {
+        self.wait_for(pos, timeout, "stream_wait")
+            .map_err(|e| Error::new(ErrorKind::AsyncFailure, e.code(), e.op(), e.message().to_string()))
     }
 
     /// Blocks until everything enqueued so far has run; returns the tail position
     /// (markers included), which the caller may then mark as observed.
-    pub(crate) fn drain(&self) -> u64 {
+    pub(crate) fn drain(&self, timeout: Duration, op: &'static str) -> Result<u64> {
         let (tail, last_real) = {
             let st = self.state();
             (st.pos, st.last_real)
         };
-        self.wait_for(last_real);
-        tail
+        self.wait_for(last_real, timeout, op)?;
+        Ok(tail)
     }
 
     /// Takes the failure recorded since the last synchronization.

@@ -96,8 +96,67 @@ fn copies_outside_live_memory_are_refused() -> Result<()> {
     assert_eq!(unknown.kind(), ErrorKind::InvalidPointer);
     pool.free(x, &s)?;
     let freed = emu.memcpy_d2h_async(&HostBuffer::new(8), x, &s).unwrap_err();
-    assert_eq!(freed.kind(), ErrorKind::InvalidPointer);
+    assert_eq!(
+        (freed.kind(), freed.code()),
+        (ErrorKind::StreamOrderViolation, 107_000),
+        "the checker names a use after free"
+    );
     emu.memset_async(x, 0, 0, &s)?; // zero length: nothing to check, nothing done
+
+    // With the checker off, the same use after free is only an invalid pointer.
+    let emu = Emulator::builder().granularity(G).device_memory(256 * G).checker(false).build()?;
+    let s = emu.create_stream()?;
+    let pool = emu.create_pool(&props(16))?;
+    let x = pool.malloc_async(G, &s)?;
+    pool.free(x, &s)?;
+    let freed = emu.memcpy_d2h_async(&HostBuffer::new(8), x, &s).unwrap_err();
+    assert_eq!((freed.kind(), freed.code()), (ErrorKind::InvalidPointer, 107_000));
+    Ok(())
+}
+
+#[test]
+fn commit_failures_surface_as_out_of_memory_with_the_pool_intact() -> Result<()> {
+    let emu = emu(ExecutionMode::Threaded);
+    let s = emu.create_stream()?;
+    let pool = emu.create_pool(&props(16))?;
+    let a = pool.malloc_async(G, &s)?;
+    let before = pool.stats()?;
+    emu.inject_commit_failures(2);
+    for _ in 0..2 {
+        let err = pool.malloc_async(2 * G, &s).unwrap_err();
+        assert_eq!((err.kind(), err.code()), (ErrorKind::OutOfMemory, 507_000));
+        assert!(err.message().contains("commit failed"), "{err}");
+        assert_eq!(err.oom().map(|o| o.stats), Some(before), "the snapshot is the pool as it was");
+        assert_eq!(pool.stats()?, before, "nothing was reserved or used");
+    }
+    let b = pool.malloc_async(2 * G, &s)?;
+    assert_eq!(b.addr(), a.addr() + G, "the failed commits left the address space as it was");
+    pool.free(a, &s)?;
+    pool.free(b, &s)?;
+    emu.synchronize_stream(&s)?;
+    assert_eq!(pool.stats()?.reserved_current, 0);
+    Ok(())
+}
+
+#[test]
+fn a_wait_that_never_ends_times_out_instead_of_hanging() -> Result<()> {
+    let emu = Emulator::builder()
+        .granularity(G)
+        .device_memory(256 * G)
+        .wait_timeout(std::time::Duration::from_millis(100))
+        .build()?;
+    let s = emu.create_stream()?;
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    emu.launch_host_func(
+        &s,
+        Box::new(move || {
+            let _ = rx.recv();
+        }),
+    )?;
+    let err = emu.synchronize_stream(&s).unwrap_err();
+    assert!(err.message().contains("did not reach position"), "{err}");
+    tx.send(()).unwrap();
+    emu.synchronize_stream(&s)?;
     Ok(())
 }
 

@@ -188,6 +188,12 @@ impl Error {
         self.oom.as_deref()
     }
 
+    /// Returns the same error (kind, code, out-of-memory details) with another message.
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = message.into();
+        self
+    }
+
     /// Returns the same error reported for another operation name.
     pub fn with_op(mut self, op: &'static str) -> Self {
         self.op = op;

@@ -27,11 +27,24 @@ impl Cached {
     }
 }
 
+/// A live allocation: its length, where it was allocated (stream and position), and the
+/// accesses enqueued on it that have not run yet (for the stream-order checker).
+#[derive(Debug, Clone)]
+pub(crate) struct Live {
+    pub(crate) len: u64,
+    /// The allocating stream.
+    pub(crate) owner: u64,
+    /// The allocation's position on that stream.
+    pub(crate) pos: u64,
+    /// Queued accesses: the stream and the position of the operation.
+    pub(crate) pending: Vec<(Arc<StreamShared>, u64, &'static str)>,
+}
+
 /// Everything behind the pool lock.
 #[derive(Debug)]
 pub(crate) struct Blocks {
     pub(crate) stats: PoolStats,
-    live: BTreeMap<u64, u64>,
+    live: BTreeMap<u64, Live>,
     cached: BTreeMap<u64, Cached>,
     /// Per freeing stream: its cached blocks ordered by (size, address), for best fit.
     bins: HashMap<u64, BTreeSet<(u64, u64)>>,
@@ -121,39 +134,39 @@ impl Blocks {
 
     /// Turns the low `len` bytes of the cached block at `addr` into a live allocation;
     /// the rest stays cached with the same tags. Returns the block's tags.
-    pub(crate) fn take_cached(&mut self, addr: u64, len: u64) -> Cached {
+    pub(crate) fn take_cached(&mut self, addr: u64, len: u64, owner: (u64, u64)) -> Cached {
         let c = self.remove_cached(addr);
         if c.len > len {
             self.insert_cached(addr + len, Cached { len: c.len - len, ..c.clone() });
         }
-        self.make_live(addr, len);
+        self.make_live(addr, len, owner);
         c
     }
 
     /// Turns the low `len` bytes of the free range at `addr` into a live allocation.
     /// The caller has committed the memory.
-    pub(crate) fn take_fresh(&mut self, addr: u64, len: u64) {
+    pub(crate) fn take_fresh(&mut self, addr: u64, len: u64, owner: (u64, u64)) {
         let flen = self.remove_free(addr);
         if flen > len {
             self.add_free(addr + len, flen - len);
         }
         self.stats.reserved_current += len;
         self.stats.reserved_high = self.stats.reserved_high.max(self.stats.reserved_current);
-        self.make_live(addr, len);
+        self.make_live(addr, len, owner);
     }
 
-    fn make_live(&mut self, addr: u64, len: u64) {
-        self.live.insert(addr, len);
+    fn make_live(&mut self, addr: u64, len: u64, (owner, pos): (u64, u64)) {
+        self.live.insert(addr, Live { len, owner, pos, pending: Vec::new() });
         self.stats.used_current += len;
         self.stats.used_high = self.stats.used_high.max(self.stats.used_current);
     }
 
     /// The length of the live allocation starting at `addr`, or why there is none.
     pub(crate) fn live_len(&self, addr: u64) -> Result<u64, &'static str> {
-        if let Some(&len) = self.live.get(&addr) {
-            return Ok(len);
+        if let Some(l) = self.live.get(&addr) {
+            return Ok(l.len);
         }
-        if self.containing(&self.live, addr).is_some() {
+        if self.containing_live(addr).is_some() {
             Err("an interior pointer of a live allocation")
         } else if self.cached.contains_key(&addr) || self.containing_cached(addr) {
             Err("already freed (double free)")
@@ -162,8 +175,28 @@ impl Blocks {
         }
     }
 
-    fn containing(&self, map: &BTreeMap<u64, u64>, addr: u64) -> Option<(u64, u64)> {
-        map.range(..=addr).next_back().filter(|&(&a, &l)| addr < a + l).map(|(&a, &l)| (a, l))
+    /// The live allocation containing `addr`: its start and record.
+    pub(crate) fn containing_live(&self, addr: u64) -> Option<(u64, &Live)> {
+        self.live.range(..=addr).next_back().filter(|&(&a, l)| addr < a + l.len).map(|(&a, l)| (a, l))
+    }
+
+    /// The cached block containing `addr`: its start and tags.
+    pub(crate) fn containing_cached_block(&self, addr: u64) -> Option<(u64, &Cached)> {
+        self.cached.range(..=addr).next_back().filter(|&(&a, c)| addr < a + c.len).map(|(&a, c)| (a, c))
+    }
+
+    /// Notes an access enqueued on `stream` at `pos` to the live allocation at `start`,
+    /// dropping notes of accesses that have run.
+    pub(crate) fn note_access(&mut self, start: u64, stream: &Arc<StreamShared>, pos: u64, op: &'static str) {
+        if let Some(l) = self.live.get_mut(&start) {
+            l.pending.retain(|(s, p, _)| s.completed() < *p);
+            l.pending.push((Arc::clone(stream), pos, op));
+        }
+    }
+
+    /// The live allocation starting at `addr`.
+    pub(crate) fn live(&self, addr: u64) -> Option<&Live> {
+        self.live.get(&addr)
     }
 
     fn containing_cached(&self, addr: u64) -> bool {
@@ -172,7 +205,7 @@ impl Blocks {
 
     /// Whether `[addr, addr + len)` lies inside one live allocation.
     pub(crate) fn within_live(&self, addr: u64, len: u64) -> bool {
-        self.containing(&self.live, addr).is_some_and(|(a, l)| addr.checked_add(len).is_some_and(|end| end <= a + l))
+        self.containing_live(addr).is_some_and(|(a, l)| addr.checked_add(len).is_some_and(|end| end <= a + l.len))
     }
 
     /// Whether `[addr, addr + len)` is reserved memory (live or cached), so committed.
@@ -313,7 +346,7 @@ impl Blocks {
     #[cfg(test)]
     pub(crate) fn check(&self, base: u64, size: u64) {
         let mut ranges: Vec<(u64, u64, char)> = Vec::new();
-        ranges.extend(self.live.iter().map(|(&a, &l)| (a, l, 'L')));
+        ranges.extend(self.live.iter().map(|(&a, l)| (a, l.len, 'L')));
         ranges.extend(self.cached.iter().map(|(&a, c)| (a, c.len, 'C')));
         ranges.extend(self.free.iter().map(|(&a, &l)| (a, l, 'F')));
         ranges.sort_unstable();
@@ -323,7 +356,7 @@ impl Blocks {
             at += l;
         }
         assert_eq!(at, base + size);
-        let used: u64 = self.live.values().sum();
+        let used: u64 = self.live.values().map(|l| l.len).sum();
         let cached: u64 = self.cached.values().map(|c| c.len).sum();
         assert_eq!(self.stats.used_current, used);
         assert_eq!(self.stats.reserved_current, used + cached);

@@ -3,16 +3,18 @@
 mod blocks;
 mod mapping;
 
+use crate::clock::Clock;
 use crate::device::{Platform, check_stream};
-use crate::stream::{StreamShared, lock};
+use crate::stream::{StreamShared, Work, lock};
 use crate::{EmuStream, ReuseRule};
 use blocks::Blocks;
 use mapping::Mapping;
 use mempool_hal::attr::{AttrId, AttrWrite};
 use mempool_hal::{DevicePtr, Error, ErrorKind, MemPool, OomInfo, RawAttrValue, Result, code, round_up};
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 /// How many allocations each reuse rule served, in rule order.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -63,6 +65,28 @@ pub(crate) struct PoolShared {
     mapping: Mapping,
     inner: Mutex<Inner>,
     destroyed: AtomicBool,
+    env: PoolEnv,
+}
+
+/// What a pool takes from its platform's configuration.
+#[derive(Debug, Clone)]
+pub(crate) struct PoolEnv {
+    pub(crate) faults: Arc<Faults>,
+    pub(crate) wait_timeout: Duration,
+    pub(crate) checker: bool,
+}
+
+/// Faults injected into a platform, for tests of failure paths.
+#[derive(Debug, Default)]
+pub(crate) struct Faults {
+    /// How many of the next host-memory commits fail.
+    pub(crate) commit_failures: AtomicU32,
+}
+
+impl Faults {
+    fn take_commit_failure(&self) -> bool {
+        self.commit_failures.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1)).is_ok()
+    }
 }
 
 impl fmt::Debug for PoolShared {
@@ -86,7 +110,14 @@ fn bad_ptr(op: &'static str, msg: impl Into<String>) -> Error {
 
 impl PoolShared {
     /// Reserves the address range of a pool of `size` bytes.
-    pub(crate) fn create(id: u64, device: u32, platform: u64, size: u64, gran: u64) -> Result<PoolShared> {
+    pub(crate) fn create(
+        id: u64,
+        device: u32,
+        platform: u64,
+        size: u64,
+        gran: u64,
+        env: PoolEnv,
+    ) -> Result<PoolShared> {
         let mapping = Mapping::reserve(size, gran).map_err(|e| {
             Error::new(
                 ErrorKind::HostAllocation,
@@ -111,7 +142,16 @@ impl PoolShared {
                 counts: ReuseCounts::default(),
             }),
             destroyed: AtomicBool::new(false),
+            env,
         })
+    }
+
+    /// Commits host memory for a fresh block (or fails as injected).
+    fn commit(&self, addr: u64, len: u64) -> std::io::Result<()> {
+        if self.env.faults.take_commit_failure() {
+            return Err(std::io::Error::other("injected commit failure"));
+        }
+        self.mapping.commit(addr, len)
     }
 
     fn inner(&self) -> MutexGuard<'_, Inner> {
@@ -157,52 +197,41 @@ impl PoolShared {
         }
         let inner = &mut *inner;
         let b = s.id;
+        let mut st = s.state();
         let mut choice = inner.blocks.same_stream(len, b).map(|a| (ReuseRule::SameStream, a));
         if choice.is_none() && inner.blocks.has_other_bins(b) {
-            choice = if inner.flags[0] {
-                let st = s.state();
-                inner.blocks.cross_stream(len, b, inner.flags, Some(&st.clock))
-            } else {
-                inner.blocks.cross_stream(len, b, inner.flags, None)
-            };
+            choice = inner.blocks.cross_stream(len, b, inner.flags, Some(&st.clock));
         }
         let (rule, addr) = match choice {
             Some((rule, addr)) => {
-                let tags = inner.blocks.take_cached(addr, len);
                 if rule == ReuseRule::InternalDependency {
-                    let mut st = s.state();
+                    let tags =
+                        inner.blocks.containing_cached_block(addr).map(|(_, c)| c.clone()).expect("chosen block");
                     st.clock.raise(tags.stream.id, tags.pos);
                     if tags.stream.completed() < tags.dep_real {
-                        let (src, target) = (Arc::clone(&tags.stream), tags.dep_real);
-                        s.push_locked(
-                            &mut st,
-                            Box::new(move || {
-                                src.wait_for(target);
-                                Ok(())
-                            }),
-                        );
+                        let (src, target, timeout) = (Arc::clone(&tags.stream), tags.dep_real, self.env.wait_timeout);
+                        s.push_locked(&mut st, Box::new(move || src.wait_for_work(target, timeout)));
                     }
                 }
+                let (pos, _) = StreamShared::marker_locked(&mut st);
+                inner.blocks.take_cached(addr, len, (b, pos));
                 (rule, addr)
             }
             None => {
                 let Some(addr) = inner.blocks.fresh(len) else {
                     return Err(self.oom(OP, &inner.blocks, len));
                 };
-                if let Err(e) = self.mapping.commit(addr, len) {
-                    let mut err = self.oom(OP, &inner.blocks, len);
-                    err = Error::new(
-                        err.kind(),
-                        err.code(),
-                        OP,
-                        format!("host memory commit failed ({e}); {}", err.message()),
-                    );
-                    return Err(err);
+                if let Err(e) = self.commit(addr, len) {
+                    let err = self.oom(OP, &inner.blocks, len);
+                    let msg = format!("host memory commit failed ({e}); {}", err.message());
+                    return Err(err.with_message(msg));
                 }
-                inner.blocks.take_fresh(addr, len);
+                let (pos, _) = StreamShared::marker_locked(&mut st);
+                inner.blocks.take_fresh(addr, len, (b, pos));
                 (ReuseRule::Fresh, addr)
             }
         };
+        drop(st);
         inner.counts.bump(rule);
         Ok((DevicePtr::from_addr(addr), rule))
     }
@@ -230,6 +259,9 @@ impl PoolShared {
         let len = inner.blocks.live_len(addr).map_err(|why| bad_ptr(OP, format!("{addr:#x} is {why}")))?;
         let (pos, dep_real) = {
             let mut st = s.state();
+            if self.env.checker {
+                self.check_free_races(&inner.blocks, addr, s, &st.clock)?;
+            }
             StreamShared::marker_locked(&mut st)
         };
         inner.blocks.free(addr, len, Arc::clone(s), pos, dep_real);
@@ -308,14 +340,87 @@ impl PoolShared {
         Ok(())
     }
 
-    /// Checks at enqueue time that `[addr, addr + len)` is inside one live allocation.
-    pub(crate) fn check_live(&self, addr: u64, len: u64, op: &'static str) -> Result<()> {
-        let inner = self.inner();
-        if !self.is_destroyed() && inner.blocks.within_live(addr, len) {
-            Ok(())
-        } else {
-            Err(bad_ptr(op, format!("[{addr:#x}, +{len}) is not inside a live allocation")))
+    /// Whether `[addr, addr + len)` lies inside one live allocation.
+    pub(crate) fn is_live(&self, addr: u64, len: u64) -> bool {
+        !self.is_destroyed() && self.inner().blocks.within_live(addr, len)
+    }
+
+    /// Checks one access to `[t.addr, t.addr + t.len)` by stream `s` (whose clock is
+    /// `clock`; `None` for a synchronous access with no stream), and returns the start of
+    /// the live allocation it touches.
+    fn check_touch(
+        &self,
+        blocks: &Blocks,
+        t: &Touch,
+        s: Option<(&StreamShared, &Clock)>,
+        op: &'static str,
+    ) -> Result<u64> {
+        let checker = self.env.checker;
+        let (addr, len) = (t.addr, t.len);
+        let what = if t.write { "writes" } else { "reads" };
+        let on = s.map_or_else(|| "the host".to_string(), |(s, _)| format!("stream {}", s.id));
+        if self.is_destroyed() {
+            return Err(if checker {
+                violation(op, format!("{op} on {on} {what} [{addr:#x}, +{len}): memory of a destroyed pool"))
+            } else {
+                bad_ptr(op, format!("[{addr:#x}, +{len}) belongs to a destroyed pool"))
+            });
         }
+        let Some(end) = addr.checked_add(len) else { return Err(bad_ptr(op, "the range overflows")) };
+        if let Some((start, live)) = blocks.containing_live(addr) {
+            if end > start + live.len {
+                return Err(bad_ptr(op, format!("[{addr:#x}, +{len}) runs past the end of its allocation")));
+            }
+            if let (true, Some((s, clock))) = (checker, s) {
+                if live.owner != s.id && clock.get(live.owner) < live.pos {
+                    return Err(violation(
+                        op,
+                        format!(
+                            "{op} on stream {sid} {what} [{addr:#x}, +{len}), allocated on stream {owner} (its position {pos}), \
+                             but stream {sid} is not ordered after that allocation (it is ordered after stream {owner} up to \
+                             position {seen}): record an event on stream {owner} after the allocation and make stream {sid} wait for it",
+                            sid = s.id,
+                            owner = live.owner,
+                            pos = live.pos,
+                            seen = clock.get(live.owner),
+                        ),
+                    ));
+                }
+            }
+            return Ok(start);
+        }
+        if checker {
+            if let Some((start, c)) = blocks.containing_cached_block(addr) {
+                return Err(violation(
+                    op,
+                    format!(
+                        "use after free: {op} on {on} {what} [{addr:#x}, +{len}), inside the block at {start:#x} \
+                         freed on stream {} (its position {})",
+                        c.stream.id, c.pos
+                    ),
+                ));
+            }
+        }
+        Err(bad_ptr(op, format!("[{addr:#x}, +{len}) is not inside a live allocation")))
+    }
+
+    /// The checker's rule for frees: no access to the block may still be pending on
+    /// another stream unless it is ordered before the free.
+    fn check_free_races(&self, blocks: &Blocks, addr: u64, s: &StreamShared, clock: &Clock) -> Result<()> {
+        let Some(live) = blocks.live(addr) else { return Ok(()) };
+        for (other, pos, what) in &live.pending {
+            if other.id != s.id && other.completed() < *pos && clock.get(other.id) < *pos {
+                return Err(violation(
+                    "free_async",
+                    format!(
+                        "free_async on stream {} of {addr:#x} races with {what} still pending on stream {} (its position {pos}), \
+                         which is not ordered before the free: record an event on stream {} after that work and make stream {} wait for it",
+                        s.id, other.id, other.id, s.id
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Runs `f` on the host memory `[addr, addr + len)` if it is still reserved, holding
@@ -340,6 +445,64 @@ impl PoolShared {
     pub(crate) fn check_invariants(&self) {
         self.inner().blocks.check(self.base, self.size);
     }
+}
+
+fn violation(op: &'static str, msg: String) -> Error {
+    Error::new(ErrorKind::StreamOrderViolation, code::ACL_ERROR_RT_PARAM_INVALID, op, msg)
+}
+
+/// One device range an operation touches.
+#[derive(Debug, Clone)]
+pub(crate) struct Touch {
+    pub(crate) pool: Arc<PoolShared>,
+    pub(crate) addr: u64,
+    pub(crate) len: u64,
+    pub(crate) write: bool,
+}
+
+/// Locks the pools of `touches` in id order (so two operations never lock in opposite
+/// orders) and runs `f` with each touch's pool state.
+fn with_locked<R>(touches: &[Touch], f: impl FnOnce(&mut [(u64, MutexGuard<'_, Inner>)]) -> R) -> R {
+    let mut pools: Vec<&Arc<PoolShared>> = touches.iter().map(|t| &t.pool).collect();
+    pools.sort_by_key(|p| p.id);
+    pools.dedup_by_key(|p| p.id);
+    let mut guards: Vec<(u64, MutexGuard<'_, Inner>)> = pools.iter().map(|p| (p.id, p.inner())).collect();
+    f(&mut guards)
+}
+
+fn blocks_of<'a>(guards: &'a mut [(u64, MutexGuard<'_, Inner>)], pool: u64) -> &'a mut Blocks {
+    &mut guards.iter_mut().find(|(id, _)| *id == pool).expect("every touched pool is locked").1.blocks
+}
+
+/// Checks every touch of an operation on stream `s` and enqueues `work` there, under the
+/// pool locks, so no free or release can slip between the check and the enqueue.
+pub(crate) fn enqueue_touching(s: &Arc<StreamShared>, touches: &[Touch], op: &'static str, work: Work) -> Result<()> {
+    with_locked(touches, |guards| {
+        let mut st = s.state();
+        let mut starts = Vec::with_capacity(touches.len());
+        for t in touches {
+            let blocks = blocks_of(guards, t.pool.id);
+            starts.push(t.pool.check_touch(blocks, t, Some((s, &st.clock)), op)?);
+        }
+        let pos = s.push_locked(&mut st, work);
+        for (t, start) in touches.iter().zip(starts) {
+            if t.pool.env.checker {
+                blocks_of(guards, t.pool.id).note_access(start, s, pos, op);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Checks the touches of a synchronous host-side operation (no stream order to check,
+/// but live memory and, with the checker, no use after free).
+pub(crate) fn check_now(touches: &[Touch], op: &'static str) -> Result<()> {
+    with_locked(touches, |guards| {
+        for t in touches {
+            t.pool.check_touch(blocks_of(guards, t.pool.id), t, None, op)?;
+        }
+        Ok(())
+    })
 }
 
 fn destroyed(op: &'static str) -> Error {
