@@ -38,7 +38,12 @@ impl Rig {
     /// Blocks stream `i` until the returned sender is dropped or sent to.
     fn block(&self, i: usize) -> Result<mpsc::Sender<()>> {
         let (tx, rx) = mpsc::channel::<()>();
-        self.emu.launch_host_func(&self.s[i], Box::new(move || drop(rx.recv())))?;
+        self.emu.launch_host_func(
+            &self.s[i],
+            Box::new(move || {
+                let _ = rx.recv();
+            }),
+        )?;
         Ok(tx)
     }
 }
