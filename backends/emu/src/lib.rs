@@ -22,6 +22,19 @@
 //! - **Checked access.** Copies and memsets are checked when enqueued (the range must lie
 //!   in one live allocation) and again when they run (it must still be reserved), under
 //!   the pool lock, so a bad program gets an error, never a fault.
+//! - **Stream-order checker** (on by default, [`EmulatorBuilder::checker`] turns it off).
+//!   Every copy, memset and kernel ([`Emulator::launch_kernel`], a host function that
+//!   declares the device memory it reads and writes) is checked with the vector clocks
+//!   when it is enqueued: use after free, use on a stream not ordered after the
+//!   allocation, and access to a destroyed pool's memory are refused at the call with
+//!   `ErrorKind::StreamOrderViolation` (code 107000), and so is a free that races with
+//!   an access still pending on another stream. The message names the streams and the
+//!   operations; nothing is executed. Vendor tools offer nothing like it for pool memory.
+//! - **Bounded waits and faults.** Every wait inside the emulator gives up after
+//!   [`Config::wait_timeout`] with an error instead of hanging; a panicking host function
+//!   is reported at the next synchronization of its stream, which keeps working; and
+//!   [`Emulator::inject_commit_failures`] makes host-memory commits fail, which surfaces
+//!   as `OutOfMemory` with the pool intact.
 //! - **Deferred mode.** With [`ExecutionMode::Deferred`] nothing runs until the host
 //!   synchronizes, calls [`Emulator::step`] or [`Emulator::run_pending`]; tests use it to
 //!   pin states such as "free enqueued but not executed".
