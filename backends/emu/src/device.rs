@@ -260,9 +260,8 @@ impl Device for Emulator {
 
     fn synchronize_stream(&self, stream: &EmuStream) -> Result<()> {
         let s = check_stream(self.platform(), stream, "synchronize_stream")?;
-        let tail = s.drain(self.timeout(), "synchronize_stream")?;
+        let (tail, clock) = s.drain_with_clock(self.timeout(), "synchronize_stream")?;
         s.observe(tail);
-        let clock = s.state().clock.clone();
         self.platform.observe_clock(&clock);
         self.platform.after_sync(self.device);
         Self::sync_failure(s)

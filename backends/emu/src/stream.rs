@@ -235,12 +235,19 @@ impl StreamShared {
     /// Blocks until everything enqueued so far has run; returns the tail position
     /// (markers included), which the caller may then mark as observed.
     pub(crate) fn drain(&self, timeout: Duration, op: &'static str) -> Result<u64> {
-        let (tail, last_real) = {
+        self.drain_with_clock(timeout, op).map(|(tail, _)| tail)
+    }
+
+    /// [`StreamShared::drain`], also returning the stream's clock at the tail it drained
+    /// to, read under the same lock: work enqueued while the drain waits (a wait on
+    /// another stream, say) is not part of what the caller may mark as observed.
+    pub(crate) fn drain_with_clock(&self, timeout: Duration, op: &'static str) -> Result<(u64, Clock)> {
+        let (tail, last_real, clock) = {
             let st = self.state();
-            (st.pos, st.last_real)
+            (st.pos, st.last_real, st.clock.clone())
         };
         self.wait_for(last_real, timeout, op)?;
-        Ok(tail)
+        Ok((tail, clock))
     }
 
     /// Takes the failure recorded since the last synchronization.

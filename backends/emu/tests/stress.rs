@@ -984,7 +984,6 @@ fn all_flag_combinations() -> Vec<u8> {
 }
 
 #[test]
-#[ignore = "emulator bug: synchronize_stream observes a wait enqueued while it drains"]
 fn threaded_stress_with_every_reuse_flag_combination() {
     let ops = stress(Plan {
         name: "threaded stress",
@@ -1009,7 +1008,6 @@ fn threaded_stress_with_every_reuse_flag_combination() {
 }
 
 #[test]
-#[ignore = "emulator bug: synchronize_stream observes a wait enqueued while it drains"]
 fn deferred_stress_with_every_reuse_flag_combination() {
     let ops = stress(Plan {
         name: "deferred stress",
@@ -1037,7 +1035,6 @@ fn deferred_stress_with_every_reuse_flag_combination() {
 /// sync reports every stream's failure); every other call of every worker succeeds, and
 /// the stream with the panics keeps running checked work afterwards.
 #[test]
-#[ignore = "emulator bug: synchronize_stream observes a wait enqueued while it drains"]
 fn a_panicking_host_function_mid_stress_breaks_nothing_else() {
     let ops = stress(Plan {
         name: "stress with panics",
@@ -1103,7 +1100,6 @@ fn the_signature_check_catches_a_block_with_two_owners() {
 /// draining; the sync must not mark the waited-for point of stream `x` complete, since
 /// neither that wait nor `x`'s work before it has run.
 #[test]
-#[ignore = "emulator bug: synchronize_stream observes a wait enqueued while it drains"]
 fn a_wait_enqueued_during_a_stream_sync_is_not_observed_by_it() {
     let g = gran();
     let emu = Emulator::builder().granularity(g).device_memory(64 * g).build().expect("config");
