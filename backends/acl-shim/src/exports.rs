@@ -6,8 +6,10 @@
 //! what the ACL API documents (an out-pointer writable for one value, a props struct
 //! readable, host buffers valid for their length until the work using them has run).
 //! Handles are never dereferenced: they are registry ids checked on every call, so a
-//! garbage, destroyed or wrong-kind handle gets an error code. Device pointers are
-//! checked by the emulator. No panic crosses the boundary.
+//! garbage, destroyed or wrong-kind handle gets an error code. A null handle is a null
+//! pointer (100000), except a null stream, which means the current device's default
+//! stream where the ACL API allows it. Device pointers are checked by the emulator. No
+//! panic crosses the boundary.
 
 #![allow(non_snake_case)]
 
@@ -137,7 +139,17 @@ pub unsafe extern "C" fn aclrtCreateContext(context: *mut aclrtContext, device: 
 pub unsafe extern "C" fn aclrtDestroyContext(context: aclrtContext) -> aclError {
     const OP: &str = "aclrtDestroyContext";
     ffi(OP, || {
+        non_null(context, OP, "context")?;
         let s = shim(OP)?;
+        if s.is_default_context(context as usize) {
+            return Err(err(
+                code::ACL_ERROR_RT_INVALID_HANDLE,
+                OP,
+                format!(
+                    "context {context:p} is the default context of a device (aclrtSetDevice) and cannot be destroyed"
+                ),
+            ));
+        }
         s.contexts.remove(context as usize).ok_or_else(|| {
             err(code::ACL_ERROR_RT_INVALID_HANDLE, OP, format!("context {context:p} is destroyed or unknown"))
         })?;
@@ -157,6 +169,7 @@ pub unsafe extern "C" fn aclrtDestroyContext(context: aclrtContext) -> aclError 
 pub unsafe extern "C" fn aclrtSetCurrentContext(context: aclrtContext) -> aclError {
     const OP: &str = "aclrtSetCurrentContext";
     ffi(OP, || {
+        non_null(context, OP, "context")?;
         let s = shim(OP)?;
         let d = s.contexts.get(context as usize).ok_or_else(|| {
             err(code::ACL_ERROR_RT_INVALID_HANDLE, OP, format!("context {context:p} is destroyed or unknown"))
@@ -280,6 +293,7 @@ pub unsafe extern "C" fn aclrtCreateEvent(event: *mut aclrtEvent) -> aclError {
 pub unsafe extern "C" fn aclrtDestroyEvent(event: aclrtEvent) -> aclError {
     const OP: &str = "aclrtDestroyEvent";
     ffi(OP, || {
+        non_null(event, OP, "event")?;
         let s = shim(OP)?;
         let dev = s.dev(current(OP)?);
         let ev = s.event(event as usize, OP)?;
@@ -297,6 +311,7 @@ pub unsafe extern "C" fn aclrtDestroyEvent(event: aclrtEvent) -> aclError {
 pub unsafe extern "C" fn aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream) -> aclError {
     const OP: &str = "aclrtRecordEvent";
     ffi(OP, || {
+        non_null(event, OP, "event")?;
         let s = shim(OP)?;
         let ev = s.event(event as usize, OP)?;
         let e = s.stream(stream as usize, OP)?;
@@ -313,6 +328,7 @@ pub unsafe extern "C" fn aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream
 pub unsafe extern "C" fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent) -> aclError {
     const OP: &str = "aclrtStreamWaitEvent";
     ffi(OP, || {
+        non_null(event, OP, "event")?;
         let s = shim(OP)?;
         let e = s.stream(stream as usize, OP)?;
         let ev = s.event(event as usize, OP)?;
@@ -329,6 +345,7 @@ pub unsafe extern "C" fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtE
 pub unsafe extern "C" fn aclrtSynchronizeEvent(event: aclrtEvent) -> aclError {
     const OP: &str = "aclrtSynchronizeEvent";
     ffi(OP, || {
+        non_null(event, OP, "event")?;
         let s = shim(OP)?;
         let ev = s.event(event as usize, OP)?;
         s.dev(current(OP)?).synchronize_event(&ev)
@@ -344,6 +361,7 @@ pub unsafe extern "C" fn aclrtSynchronizeEvent(event: aclrtEvent) -> aclError {
 pub unsafe extern "C" fn aclrtQueryEventStatus(event: aclrtEvent, status: *mut aclrtEventRecordedStatus) -> aclError {
     const OP: &str = "aclrtQueryEventStatus";
     ffi(OP, || {
+        non_null(event, OP, "event")?;
         non_null(status, OP, "status")?;
         let s = shim(OP)?;
         let ev = s.event(event as usize, OP)?;
@@ -368,6 +386,8 @@ pub unsafe extern "C" fn aclrtEventElapsedTime(ms: *mut f32, start: aclrtEvent, 
     const OP: &str = "aclrtEventElapsedTime";
     ffi(OP, || {
         non_null(ms, OP, "ms")?;
+        non_null(start, OP, "startEvent")?;
+        non_null(end, OP, "endEvent")?;
         let s = shim(OP)?;
         let (a, b) = (s.event(start as usize, OP)?, s.event(end as usize, OP)?);
         let v = s.dev(current(OP)?).event_elapsed_ms(&a, &b)?;
@@ -703,6 +723,7 @@ pub unsafe extern "C" fn aclrtMemPoolCreate(pool: *mut aclrtMemPool, props: *con
 pub unsafe extern "C" fn aclrtMemPoolDestroy(pool: aclrtMemPool) -> aclError {
     const OP: &str = "aclrtMemPoolDestroy";
     ffi(OP, || {
+        non_null(pool, OP, "pool")?;
         let s = shim(OP)?;
         let dev = s.dev(current(OP)?);
         let p = s.pool(pool as usize, OP, code::ACL_ERROR_RT_INTERNAL_ERROR)?;
@@ -731,6 +752,7 @@ pub unsafe extern "C" fn aclrtMemPoolSetAttr(
 ) -> aclError {
     const OP: &str = "aclrtMemPoolSetAttr";
     ffi(OP, || {
+        non_null(pool, OP, "pool")?;
         let s = shim(OP)?;
         let p = s.pool(pool as usize, OP, code::ACL_ERROR_RT_PARAM_INVALID)?;
         let (id, width) = attr_width(attr, OP)?;
@@ -761,6 +783,7 @@ pub unsafe extern "C" fn aclrtMemPoolGetAttr(
 ) -> aclError {
     const OP: &str = "aclrtMemPoolGetAttr";
     ffi(OP, || {
+        non_null(pool, OP, "pool")?;
         let s = shim(OP)?;
         let p = s.pool(pool as usize, OP, code::ACL_ERROR_RT_PARAM_INVALID)?;
         let (id, _) = attr_width(attr, OP)?;
@@ -837,6 +860,7 @@ pub unsafe extern "C" fn aclrtMemPoolFreeAsync(ptr: *mut c_void, stream: aclrtSt
 pub unsafe extern "C" fn aclrtMemPoolTrimTo(pool: aclrtMemPool, min_bytes_to_keep: usize) -> aclError {
     const OP: &str = "aclrtMemPoolTrimTo";
     ffi(OP, || {
+        non_null(pool, OP, "pool")?;
         let s = shim(OP)?;
         let p = s.pool(pool as usize, OP, code::ACL_ERROR_RT_INTERNAL_ERROR)?;
         p.trim_to(min_bytes_to_keep as u64).map_err(|e| e.with_op(OP))

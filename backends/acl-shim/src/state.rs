@@ -144,6 +144,11 @@ impl Shim {
         *self.default_contexts[device as usize].get_or_init(|| self.contexts.insert(device))
     }
 
+    /// Whether `h` is a device's default context (only `aclrtResetDevice` ends those).
+    pub(crate) fn is_default_context(&self, h: usize) -> bool {
+        self.default_contexts.iter().any(|c| c.get() == Some(&h))
+    }
+
     /// The default stream of `device` (what a null stream means).
     pub(crate) fn default_stream(&self, device: u32) -> Result<EmuStream> {
         if let Some(s) = self.default_streams[device as usize].get() {
@@ -254,7 +259,11 @@ pub(crate) fn err(code: c_int, op: &'static str, msg: impl Into<String>) -> Erro
 }
 
 fn stale(op: &'static str, what: &str, h: usize) -> Error {
-    err(code::ACL_ERROR_RT_INVALID_HANDLE, op, format!("{what} {h:#x} is destroyed, foreign or not a {what}"))
+    err(
+        code::ACL_ERROR_RT_INVALID_HANDLE,
+        op,
+        format!("{what} {h:#x} is destroyed, foreign or a handle of another kind"),
+    )
 }
 
 /// Runs the body of an exported function: errors become their code and this thread's
