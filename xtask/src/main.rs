@@ -1,7 +1,8 @@
 //! Project automation, in plain Rust: `cargo xtask <task>`.
 //!
-//! - `ci`: what `.ci/run` runs: the README's test command, the feature combinations,
-//!   then formatting, clippy and the docs with warnings denied.
+//! - `ci`: what `.ci/run` runs: the README's test command, the C smoke program under
+//!   valgrind memcheck, the feature combinations, then formatting, clippy and the docs
+//!   with warnings denied.
 //! - `features`: the facade `mempool` tested (and linted) with every combination of its
 //!   backend features (none, each alone, all), the downstream example `tensor-cache`
 //!   built without its dev-dependencies and tested with them, and a check that its
@@ -42,6 +43,61 @@ fn ci_after_features() -> Vec<Step> {
             env: &[("RUSTDOCFLAGS", "-D warnings")],
         },
     ]
+}
+
+/// `tests/c/smoke.c` on the drop-in library under valgrind memcheck, as `.ci/run` runs it:
+/// any memcheck error or definitely lost block fails. Other leak kinds are not errors: the
+/// shim keeps process-wide state until exit by design (the emulator, its registries, the
+/// worker threads of default streams), and the Rust runtime has its own static allocations.
+fn valgrind_smoke() -> Result<(), String> {
+    eprintln!("==> the C smoke program under valgrind memcheck");
+    let found = Command::new("valgrind").arg("--version").output();
+    if !found.is_ok_and(|o| o.status.success()) {
+        return Err("valgrind is not installed; the ci task needs it (e.g. apt-get install valgrind)".into());
+    }
+    run(&[Step::new("the drop-in ACL library", &["build", "-p", "mempool-acl-shim"])])?;
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace_root().join("target"), PathBuf::from);
+    let lib_dir = if target.is_absolute() { target } else { workspace_root().join(target) }.join("debug");
+    let dir = std::env::temp_dir().join(format!("mempool-valgrind-smoke-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let exe = dir.join("smoke");
+    let c = workspace_root().join("tests/c");
+    let built = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-I"])
+        .arg(&c)
+        .arg(c.join("smoke.c"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(format!("-L{}", lib_dir.display()))
+        .arg("-lacl_rt")
+        .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
+        .status()
+        .map_err(|e| format!("cannot run the C compiler: {e}"));
+    let ran = built
+        .and_then(|s| if s.success() { Ok(()) } else { Err(format!("compiling smoke.c failed ({s})")) })
+        .and_then(|()| {
+            Command::new("valgrind")
+                .args(["--error-exitcode=1", "--leak-check=full", "--show-leak-kinds=definite"])
+                .args(["--errors-for-leak-kinds=definite", "-q"])
+                .arg(&exe)
+                .env_remove("MEMPOOL_EMU_GRANULARITY")
+                .env_remove("MEMPOOL_EMU_DEVICE_MEMORY")
+                .env_remove("MEMPOOL_EMU_MODE")
+                .output()
+                .map_err(|e| format!("cannot run valgrind: {e}"))
+        });
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = ran?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(format!(
+            "valgrind reported errors for tests/c/smoke.c, or the program failed ({}):\n{stdout}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    eprintln!("    {}", stdout.lines().last().unwrap_or_default());
+    Ok(())
 }
 
 fn cargo() -> String {
@@ -240,7 +296,10 @@ fn main() -> ExitCode {
     let task = args.first().cloned();
     let result = match task.as_deref() {
         Some("shim") => shim(&args[1..]),
-        Some("ci") => run(&ci_before_features()).and_then(|()| features()).and_then(|()| run(&ci_after_features())),
+        Some("ci") => run(&ci_before_features())
+            .and_then(|()| valgrind_smoke())
+            .and_then(|()| features())
+            .and_then(|()| run(&ci_after_features())),
         Some("features") => features(),
         _ => {
             eprintln!(
