@@ -12,6 +12,9 @@
 //!   `ASCEND_HOME_PATH=target/<profile>/acl-shim` makes a CANN program or the Ascend
 //!   backend use it. With a PROGRAM (an executable, or a `.c` file compiled first against
 //!   `tests/c/acl_mempool.h`), runs it on the emulator.
+//! - `soak`: the model-based property test (`tests/model_props.rs`, the reference model
+//!   against the emulator) with 100,000 random cases, built in release mode. Not part of
+//!   `ci`: the normal test run already has a smaller number of cases.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -98,6 +101,17 @@ fn valgrind_smoke() -> Result<(), String> {
     }
     eprintln!("    {}", stdout.lines().last().unwrap_or_default());
     Ok(())
+}
+
+/// The model-based property test with many more cases than the normal test run.
+fn soak_steps() -> Vec<Step> {
+    vec![Step {
+        what: "the reference model against the emulator, 100,000 cases".into(),
+        args: ["test", "--release", "-p", "mempool-tests", "--test", "model_props", "--", "model_and_emulator_agree"]
+            .map(String::from)
+            .to_vec(),
+        env: &[("PROPTEST_CASES", "100000")],
+    }]
 }
 
 fn cargo() -> String {
@@ -296,6 +310,7 @@ fn main() -> ExitCode {
     let task = args.first().cloned();
     let result = match task.as_deref() {
         Some("shim") => shim(&args[1..]),
+        Some("soak") => run(&soak_steps()),
         Some("ci") => run(&ci_before_features())
             .and_then(|()| valgrind_smoke())
             .and_then(|()| features())
@@ -303,7 +318,7 @@ fn main() -> ExitCode {
         Some("features") => features(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  ci        tests, feature combinations, fmt, clippy and docs, as .ci/run does\n  features  the facade under every backend-feature combination, and the downstream example\n  shim      [--release] [PROGRAM|FILE.c [ARGS...]]: build and lay out the drop-in libacl_rt.so; run PROGRAM on it"
+                "usage: cargo xtask <task>\n\ntasks:\n  ci        tests, feature combinations, fmt, clippy and docs, as .ci/run does\n  features  the facade under every backend-feature combination, and the downstream example\n  shim      [--release] [PROGRAM|FILE.c [ARGS...]]: build and lay out the drop-in libacl_rt.so; run PROGRAM on it\n  soak      the reference model against the emulator, 100,000 random cases (release build)"
             );
             return ExitCode::from(2);
         }
