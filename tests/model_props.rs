@@ -33,12 +33,13 @@ const MAX_STREAMS: usize = 6;
 const MAX_EVENTS: usize = 6;
 const MAX_POOLS: usize = 4;
 
-/// The deviations of the emulator from SPEC.md that are still open (see the tests at the
-/// end of this file); the random sequences tolerate exactly these.
+/// The deviations of the emulator from SPEC.md that are still open; the random sequences
+/// tolerate exactly these. None is open: the three the model found (replayed at the end
+/// of this file) are fixed in the emulator.
 const OPEN: Deviations = Deviations {
-    record_is_queued_when_pending: true,
-    high_follows_increases_only: true,
-    internal_dependency_single_hop: true,
+    record_is_queued_when_pending: false,
+    high_follows_increases_only: false,
+    internal_dependency_single_hop: false,
 };
 
 /// A stream: one of the case's (by index, modulo the number created, destroyed ones
@@ -792,11 +793,9 @@ fn generated_cases_reach_every_path() {
 
 // ----- disagreements between the emulator and SPEC.md, replayed ----------------------
 //
-// Each sequence below is a minimal one found by the property test. With every deviation
-// switched off (the spec's behaviour) it fails against the emulator; the `*_still_open`
-// test next to it checks that the difference is still there and that its switch in
-// `OPEN` accounts for it. When the emulator is fixed, the `*_still_open` test fails: turn
-// the switch off in `OPEN`, drop that test and the `#[ignore]` of the replay.
+// Each sequence below is a minimal one the property test found while the emulator still
+// departed from the spec there; the emulator is fixed, and each replay now keeps it so
+// (with every deviation switched off: the spec's behaviour).
 
 const A: S = S::Idx(0);
 const B: S = S::Idx(1);
@@ -806,14 +805,6 @@ const E0: E = E::Idx(0);
 
 fn setup_with(flags: [bool; 3]) -> Setup {
     Setup { max_size: 16 * G, flags, threshold: 0 }
-}
-
-fn expect_open(setup: Setup, ops: &[Op], switch: Deviations, at: &str) {
-    let err = replay(setup, ops, Deviations::default()).err().expect("the emulator still departs from the spec here");
-    assert!(err.starts_with(at), "the difference moved: {err}");
-    if let Err(e) = replay(setup, ops, switch) {
-        panic!("the switch does not account for the difference: {e}");
-    }
 }
 
 /// An event recorded while work is pending is a marker (the brief's model and the
@@ -832,17 +823,9 @@ fn record_is_a_marker() -> (Setup, Vec<Op>) {
 }
 
 #[test]
-#[ignore = "open: the emulator queues an operation for an event recorded while work is pending"]
 fn replay_record_is_a_marker() {
     let (setup, ops) = record_is_a_marker();
     replay(setup, &ops, Deviations::default()).map(drop).unwrap();
-}
-
-#[test]
-fn record_is_a_marker_still_open() {
-    let (setup, ops) = record_is_a_marker();
-    let switch = Deviations { record_is_queued_when_pending: true, ..Deviations::default() };
-    expect_open(setup, &ops, switch, "operation 4: after Step");
 }
 
 /// SPEC.md 3 and 7: after a reset to 0 a high-water mark "rises again with the next
@@ -860,22 +843,9 @@ fn high_marks_follow_a_decrease() -> (Setup, Vec<Op>) {
 }
 
 #[test]
-#[ignore = "open: the emulator's high-water marks ignore decreases after a reset"]
 fn replay_high_marks_follow_a_decrease() {
     let (setup, ops) = high_marks_follow_a_decrease();
     replay(setup, &ops, Deviations::default()).map(drop).unwrap();
-}
-
-#[test]
-fn high_marks_follow_a_decrease_still_open() {
-    let (setup, ops) = high_marks_follow_a_decrease();
-    let switch = Deviations { high_follows_increases_only: true, ..Deviations::default() };
-    expect_open(setup, &ops, switch, "operation 3: after Free");
-    // The same for RESERVED_HIGH, through a trim.
-    let mut ops = ops;
-    ops[2] = Op::SetAttr { pool: 0, id: 6, value: Val::U64(0) };
-    ops.push(Op::Trim { pool: 0, keep: Keep::Used });
-    expect_open(setup_with([false; 3]), &ops, switch, "operation 4: after Trim");
 }
 
 /// SPEC.md 4e: an internal dependency orders the allocating stream "exactly as if the
@@ -901,17 +871,9 @@ fn internal_dependency_is_transitive() -> (Setup, Vec<Op>) {
 }
 
 #[test]
-#[ignore = "open: the emulator's internal dependency orders after the freeing stream's position only"]
 fn replay_internal_dependency_is_transitive() {
     let (setup, ops) = internal_dependency_is_transitive();
     replay(setup, &ops, Deviations::default()).map(drop).unwrap();
-}
-
-#[test]
-fn internal_dependency_is_transitive_still_open() {
-    let (setup, ops) = internal_dependency_is_transitive();
-    let switch = Deviations { internal_dependency_single_hop: true, ..Deviations::default() };
-    expect_open(setup, &ops, switch, "operation 9: Malloc");
 }
 
 // ----- the model alone, against SPEC.md section 10 ---------------------------------------

@@ -13,7 +13,6 @@ use mempool_hal::{
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
-use std::time::Instant;
 
 static NEXT_PLATFORM: AtomicU64 = AtomicU64::new(1);
 
@@ -174,8 +173,7 @@ impl Emulator {
 
     fn enqueue(&self, stream: &EmuStream, op: &'static str, work: Work) -> Result<()> {
         let s = check_stream(self.platform(), stream, op)?;
-        s.push(work);
-        Ok(())
+        s.push(work).map(|_| ())
     }
 
     fn sync_failure(s: &StreamShared) -> Result<()> {
@@ -305,23 +303,11 @@ impl Device for Emulator {
         let stamp = Arc::new(OnceLock::new());
         let record = {
             let mut st = s.state();
-            let (pos, dep_real) = if s.completed() >= st.last_real {
-                // Nothing pending: the point is reached now.
-                let _ = stamp.set(Instant::now());
-                StreamShared::marker_locked(&mut st)
-            } else {
-                // Work pending: a real operation stamps the time the stream reaches it.
-                let at = Arc::clone(&stamp);
-                let pos = s.push_locked(
-                    &mut st,
-                    Box::new(move || {
-                        let _ = at.set(Instant::now());
-                        Ok(())
-                    }),
-                );
-                (pos, pos)
-            };
-            let mut clock = st.clock.clone();
+            let (pos, dep_real) = s.marker_locked(&mut st)?;
+            // The event completes with the last real operation before it; its time is
+            // stamped then (or now, if that has run).
+            s.stamp_at_locked(&mut st, dep_real, Arc::clone(&stamp));
+            let mut clock = (*st.clock).clone();
             clock.raise(s.id, pos);
             Record { stream: Arc::clone(s), pos, dep_real, clock, stamp }
         };
@@ -335,11 +321,11 @@ impl Device for Emulator {
         let e = self.check_event(event, OP)?;
         let Some(rec) = e.record() else { return Ok(()) };
         let mut st = s.state();
-        st.clock.merge(&rec.clock);
         if rec.stream.id != s.id && !rec.complete() {
             let (src, target, timeout) = (Arc::clone(&rec.stream), rec.dep_real, self.timeout());
-            s.push_locked(&mut st, Box::new(move || src.wait_for_work(target, timeout)));
+            s.push_locked(&mut st, Box::new(move || src.wait_for_work(target, timeout)))?;
         }
+        Arc::make_mut(&mut st.clock).merge(&rec.clock);
         Ok(())
     }
 

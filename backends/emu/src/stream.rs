@@ -15,7 +15,7 @@ use mempool_hal::{Error, ErrorKind, Result, code};
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 /// A unit of queued work. It returns an error to report at the next synchronization.
@@ -32,8 +32,11 @@ pub(crate) struct StreamState {
     pub(crate) pos: u64,
     /// The position of the last real operation enqueued.
     pub(crate) last_real: u64,
-    /// What this stream's tail is ordered after, on other streams.
-    pub(crate) clock: Clock,
+    /// What this stream's tail is ordered after, on other streams. Shared with the frees
+    /// and records that snapshot it; changed copy-on-write.
+    pub(crate) clock: Arc<Clock>,
+    /// Event time stamps waiting for a position to complete.
+    stamps: Vec<(u64, Arc<OnceLock<Instant>>)>,
     ops: VecDeque<Op>,
     /// Deferred mode: the highest position the worker may run.
     allowed: u64,
@@ -77,7 +80,8 @@ impl StreamShared {
             state: Mutex::new(StreamState {
                 pos: 0,
                 last_real: 0,
-                clock: Clock::default(),
+                clock: Arc::new(Clock::default()),
+                stamps: Vec::new(),
                 ops: VecDeque::new(),
                 allowed: if deferred { 0 } else { u64::MAX },
                 closing: false,
@@ -132,6 +136,18 @@ impl StreamShared {
                 lock(&self.failure).get_or_insert(e);
             }
             {
+                // Under the state lock, so an event recorded meanwhile either sees the
+                // operation complete or leaves its stamp for this to set.
+                let mut st = lock(&self.state);
+                if !st.stamps.is_empty() {
+                    let now = Instant::now();
+                    st.stamps.retain(|(pos, stamp)| {
+                        if *pos <= op.pos {
+                            let _ = stamp.set(now);
+                        }
+                        *pos > op.pos
+                    });
+                }
                 let _g = lock(&self.done_mx);
                 self.completed.store(op.pos, Ordering::Release);
             }
@@ -165,25 +181,54 @@ impl StreamShared {
     }
 
     /// Enqueues real work under an already held state lock; returns its position.
-    pub(crate) fn push_locked(&self, st: &mut StreamState, work: Work) -> u64 {
+    ///
+    /// # Errors
+    ///
+    /// The stream was destroyed (by another thread, after the caller's handle check):
+    /// `InvalidHandle` (107017); its worker may already have ended, so nothing more may
+    /// be queued.
+    pub(crate) fn push_locked(&self, st: &mut StreamState, work: Work) -> Result<u64> {
+        Self::ensure_open(st, self.id)?;
         st.pos += 1;
         st.last_real = st.pos;
         let pos = st.pos;
         st.ops.push_back(Op { pos, work });
         self.work_cv.notify_one();
-        pos
+        Ok(pos)
+    }
+
+    fn ensure_open(st: &StreamState, id: u64) -> Result<()> {
+        if st.closing {
+            return Err(Error::new(
+                ErrorKind::InvalidHandle,
+                code::ACL_ERROR_RT_INVALID_HANDLE,
+                "enqueue",
+                format!("stream {id} was destroyed"),
+            ));
+        }
+        Ok(())
     }
 
     /// Enqueues real work; returns its position.
-    pub(crate) fn push(&self, work: Work) -> u64 {
+    pub(crate) fn push(&self, work: Work) -> Result<u64> {
         let mut st = self.state();
         self.push_locked(&mut st, work)
     }
 
+    /// Has `stamp` set to the time the real operation at `pos` completes (now if it has).
+    pub(crate) fn stamp_at_locked(&self, st: &mut StreamState, pos: u64, stamp: Arc<OnceLock<Instant>>) {
+        if self.completed() >= pos {
+            let _ = stamp.set(Instant::now());
+        } else {
+            st.stamps.push((pos, stamp));
+        }
+    }
+
     /// Takes a marker position (a free or an event record). Returns `(pos, dep_real)`.
-    pub(crate) fn marker_locked(st: &mut StreamState) -> (u64, u64) {
+    pub(crate) fn marker_locked(&self, st: &mut StreamState) -> Result<(u64, u64)> {
+        Self::ensure_open(st, self.id)?;
         st.pos += 1;
-        (st.pos, st.last_real)
+        Ok((st.pos, st.last_real))
     }
 
     /// Lets the worker run everything up to position `pos` (deferred mode).
@@ -241,7 +286,7 @@ impl StreamShared {
     /// [`StreamShared::drain`], also returning the stream's clock at the tail it drained
     /// to, read under the same lock: work enqueued while the drain waits (a wait on
     /// another stream, say) is not part of what the caller may mark as observed.
-    pub(crate) fn drain_with_clock(&self, timeout: Duration, op: &'static str) -> Result<(u64, Clock)> {
+    pub(crate) fn drain_with_clock(&self, timeout: Duration, op: &'static str) -> Result<(u64, Arc<Clock>)> {
         let (tail, last_real, clock) = {
             let st = self.state();
             (st.pos, st.last_real, st.clock.clone())

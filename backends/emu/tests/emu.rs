@@ -277,3 +277,35 @@ fn event_elapsed_time_measures_real_milliseconds() -> Result<()> {
     assert_eq!(emu.event_elapsed_ms(&start, &end).unwrap_err().code(), 107_017);
     Ok(())
 }
+
+#[test]
+fn work_enqueued_while_a_stream_is_destroyed_is_refused_not_lost() -> Result<()> {
+    for _ in 0..50 {
+        let emu = Emulator::builder()
+            .granularity(G)
+            .device_memory(256 * G)
+            .wait_timeout(std::time::Duration::from_secs(5))
+            .build()?;
+        let s = emu.create_stream()?;
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let (emu, s) = (emu.clone(), s.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..200 {
+                        if let Err(e) = emu.launch_host_func(&s, Box::new(|| {})) {
+                            assert_eq!(e.code(), 107_017, "{e}");
+                            return;
+                        }
+                    }
+                })
+            })
+            .collect();
+        emu.destroy_stream(&s)?;
+        for t in threads {
+            t.join().unwrap();
+        }
+        // Everything that was accepted runs; nothing is stranded behind the destroy.
+        emu.synchronize_device()?;
+    }
+    Ok(())
+}

@@ -19,6 +19,9 @@ pub(crate) struct Cached {
     pub(crate) pos: u64,
     /// The last real operation before the free: the free has executed once it completed.
     pub(crate) dep_real: u64,
+    /// What the free is ordered after on other streams (the freeing stream's clock at
+    /// the free), so an inserted dependency orders the allocating stream after all of it.
+    pub(crate) clock: Arc<Clock>,
 }
 
 impl Cached {
@@ -219,10 +222,21 @@ impl Blocks {
 
     /// Ends the live allocation at `addr` (checked with [`Blocks::live_len`]) and caches
     /// it with the free's tags, merging with neighbours freed on the same stream.
-    pub(crate) fn free(&mut self, addr: u64, len: u64, stream: Arc<StreamShared>, pos: u64, dep_real: u64) {
+    pub(crate) fn free(
+        &mut self,
+        addr: u64,
+        len: u64,
+        stream: Arc<StreamShared>,
+        (pos, dep_real): (u64, u64),
+        clock: Arc<Clock>,
+    ) {
         self.live.remove(&addr);
         self.stats.used_current -= len;
-        let mut block = Cached { len, stream, pos, dep_real };
+        // A mark is the maximum since the last reset, so a decrease after a reset raises it.
+        self.stats.used_high = self.stats.used_high.max(self.stats.used_current);
+        // Merged neighbours were freed earlier on the same stream, so this free's clock
+        // (the latest) covers theirs.
+        let mut block = Cached { len, stream, pos, dep_real, clock };
         let mut start = addr;
         let prev = self.cached.range(..addr).next_back().map(|(&a, c)| (a, c.len, c.stream.id));
         if let Some((pa, plen, ps)) = prev {

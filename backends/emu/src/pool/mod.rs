@@ -207,13 +207,15 @@ impl PoolShared {
                 if rule == ReuseRule::InternalDependency {
                     let tags =
                         inner.blocks.containing_cached_block(addr).map(|(_, c)| c.clone()).expect("chosen block");
-                    st.clock.raise(tags.stream.id, tags.pos);
+                    let clock = Arc::make_mut(&mut st.clock);
+                    clock.merge(&tags.clock);
+                    clock.raise(tags.stream.id, tags.pos);
                     if tags.stream.completed() < tags.dep_real {
                         let (src, target, timeout) = (Arc::clone(&tags.stream), tags.dep_real, self.env.wait_timeout);
-                        s.push_locked(&mut st, Box::new(move || src.wait_for_work(target, timeout)));
+                        s.push_locked(&mut st, Box::new(move || src.wait_for_work(target, timeout)))?;
                     }
                 }
-                let (pos, _) = StreamShared::marker_locked(&mut st);
+                let (pos, _) = s.marker_locked(&mut st)?;
                 inner.blocks.take_cached(addr, len, (b, pos));
                 (rule, addr)
             }
@@ -226,7 +228,7 @@ impl PoolShared {
                     let msg = format!("host memory commit failed ({e}); {}", err.message());
                     return Err(err.with_message(msg));
                 }
-                let (pos, _) = StreamShared::marker_locked(&mut st);
+                let (pos, _) = s.marker_locked(&mut st)?;
                 inner.blocks.take_fresh(addr, len, (b, pos));
                 (ReuseRule::Fresh, addr)
             }
@@ -257,24 +259,32 @@ impl PoolShared {
             return Err(bad_ptr(OP, format!("{addr:#x} belongs to a destroyed pool")));
         }
         let len = inner.blocks.live_len(addr).map_err(|why| bad_ptr(OP, format!("{addr:#x} is {why}")))?;
-        let (pos, dep_real) = {
+        let (marker, clock) = {
             let mut st = s.state();
             if self.env.checker {
                 self.check_free_races(&inner.blocks, addr, s, &st.clock)?;
             }
-            StreamShared::marker_locked(&mut st)
+            (s.marker_locked(&mut st)?, Arc::clone(&st.clock))
         };
-        inner.blocks.free(addr, len, Arc::clone(s), pos, dep_real);
+        inner.blocks.free(addr, len, Arc::clone(s), marker, clock);
         Ok(())
     }
 
     fn release_locked(&self, inner: &mut Inner, target: u64) {
-        for (addr, take) in inner.blocks.plan_release(target, self.gran) {
+        let plan = inner.blocks.plan_release(target, self.gran);
+        if plan.is_empty() {
+            return;
+        }
+        for (addr, take) in plan {
             // A failed decommit leaves pages resident but the range is still returned
             // to the address space: bookkeeping stays exact.
             let _ = self.mapping.decommit(addr, take);
             inner.blocks.release(addr, take);
         }
+        // A mark is the maximum since the last reset: a release after a reset raises it
+        // to what is left (once per release, the value a caller can observe).
+        let stats = &mut inner.blocks.stats;
+        stats.reserved_high = stats.reserved_high.max(stats.reserved_current);
     }
 
     /// The release at synchronization: down to max(threshold, USED).
@@ -484,7 +494,7 @@ pub(crate) fn enqueue_touching(s: &Arc<StreamShared>, touches: &[Touch], op: &'s
             let blocks = blocks_of(guards, t.pool.id);
             starts.push(t.pool.check_touch(blocks, t, Some((s, &st.clock)), op)?);
         }
-        let pos = s.push_locked(&mut st, work);
+        let pos = s.push_locked(&mut st, work)?;
         for (t, start) in touches.iter().zip(starts) {
             if t.pool.env.checker {
                 blocks_of(guards, t.pool.id).note_access(start, s, pos, op);
