@@ -20,10 +20,16 @@
 //! | `MEMPOOL_EMU_DEVICE_MEMORY` | bytes per device | 16 GiB |
 //! | `MEMPOOL_EMU_GRANULARITY` | pool granularity in bytes | 2 MiB |
 //! | `MEMPOOL_EMU_MODE` | `threaded` or `deferred` | threaded |
+//! | `MEMPOOL_EMU_CHECKER` | `0`/`off` turns the stream-order checker off | on |
+//!
+//! With the checker on, a copy or memset that uses freed memory, memory the stream is not
+//! ordered after, or a destroyed pool's memory, and a free racing a pending access on
+//! another stream, answer 107000 with `aclGetRecentErrMsg` naming the streams and the
+//! operations; nothing is enqueued.
 
 #![deny(missing_docs)]
 
 pub mod exports;
 mod state;
 
-pub use state::{ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE};
+pub use state::{ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE};

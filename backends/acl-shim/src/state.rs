@@ -18,6 +18,8 @@ pub const ENV_DEVICE_MEMORY: &str = "MEMPOOL_EMU_DEVICE_MEMORY";
 pub const ENV_GRANULARITY: &str = "MEMPOOL_EMU_GRANULARITY";
 /// `threaded` (default) or `deferred`.
 pub const ENV_MODE: &str = "MEMPOOL_EMU_MODE";
+/// `0`, `off` or `false` turns the stream-order checker off (it is on by default).
+pub const ENV_CHECKER: &str = "MEMPOOL_EMU_CHECKER";
 
 /// Handle kinds live in separate ranges, so a handle of one kind is never valid as
 /// another, and small garbage values (like 0x1234) are never valid at all.
@@ -106,6 +108,9 @@ impl Shim {
         }
         if std::env::var(ENV_MODE).is_ok_and(|m| m.eq_ignore_ascii_case("deferred")) {
             b = b.mode(ExecutionMode::Deferred);
+        }
+        if std::env::var(ENV_CHECKER).is_ok_and(|v| ["0", "off", "false"].iter().any(|o| v.eq_ignore_ascii_case(o))) {
+            b = b.checker(false);
         }
         let root = b.build()?;
         let n = root.config().devices;

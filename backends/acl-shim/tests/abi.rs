@@ -111,3 +111,35 @@ fn event_elapsed_time_is_real_milliseconds() {
         assert_eq!(aclrtDestroyStream(s), 0);
     }
 }
+
+#[test]
+fn stream_order_violations_answer_107000_naming_streams_and_operations() {
+    // SAFETY: valid out-pointers and shim handles; the refused calls enqueue nothing.
+    unsafe {
+        assert_eq!(aclrtSetDevice(0), 0);
+        let (mut a, mut b) = (null_mut(), null_mut());
+        assert_eq!(aclrtCreateStream(&mut a), 0);
+        assert_eq!(aclrtCreateStream(&mut b), 0);
+        let mut pool: aclrtMemPool = null_mut();
+        let props = aclrtMemPoolProps {
+            allocType: 0,
+            handleType: 0,
+            location: aclrtMemLocation { id: 0, type_: 1 },
+            maxSize: 64 << 20,
+            reserved: [0; 32],
+        };
+        assert_eq!(aclrtMemPoolCreate(&mut pool, &props), 0);
+        let mut x: *mut c_void = null_mut();
+        assert_eq!(aclrtMemPoolMallocAsync(&mut x, 4096, pool, a), 0);
+        assert_eq!(aclrtMemsetAsync(x, 4096, 0, 4096, b), 107_000, "b is not ordered after the allocation on a");
+        assert!(message().contains("not ordered after that allocation"), "{}", message());
+        assert!(message().contains("memset_async"), "{}", message());
+        assert_eq!(aclrtMemPoolFreeAsync(x, a), 0);
+        assert_eq!(aclrtMemsetAsync(x, 4096, 0, 4096, a), 107_000);
+        assert!(message().contains("use after free"), "{}", message());
+        assert_eq!(aclrtSynchronizeStream(a), 0);
+        assert_eq!(aclrtMemPoolDestroy(pool), 0);
+        assert_eq!(aclrtDestroyStream(a), 0);
+        assert_eq!(aclrtDestroyStream(b), 0);
+    }
+}
