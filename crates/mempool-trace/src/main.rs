@@ -1,0 +1,3 @@
+//! The `mempool-trace` command line tool.
+
+fn main() {}
