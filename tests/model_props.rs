@@ -13,7 +13,7 @@
 
 mod model;
 
-use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator, ReuseRule};
+use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator};
 use mempool_hal::{
     AllocationType, AttrId, Device, DevicePtr, Error, EventStatus, HandleType, Location, LocationType, MemPool,
     MemPoolExt, PoolProps, RawAttrValue,
@@ -186,17 +186,6 @@ fn fail_of(e: &Error) -> Fail {
 
 fn real<T>(r: mempool_hal::Result<T>) -> Res<T> {
     r.map_err(|e| fail_of(&e))
-}
-
-fn rule_of(r: ReuseRule) -> Rule {
-    match r {
-        ReuseRule::SameStream => Rule::SameStream,
-        ReuseRule::KnownComplete => Rule::KnownComplete,
-        ReuseRule::EventDependency => Rule::EventDependency,
-        ReuseRule::Opportunistic => Rule::Opportunistic,
-        ReuseRule::InternalDependency => Rule::InternalDependency,
-        ReuseRule::Fresh => Rule::Fresh,
-    }
 }
 
 /// The emulator side of a case, with handles in the model's index order.
@@ -395,7 +384,7 @@ impl Pair {
                 let (p, s) = (self.pool(pool), self.stream(stream));
                 let m = self.model.malloc(p, size, s);
                 let r = real(self.real.pools[p].malloc_async_traced(size, &self.real.streams[s]))
-                    .map(|(ptr, rule)| (ptr.addr().wrapping_sub(self.real.pools[p].base().addr()), rule_of(rule)));
+                    .map(|(ptr, rule)| (ptr.addr().wrapping_sub(self.real.pools[p].base().addr()), (rule)));
                 if let Ok((off, _)) = m {
                     self.handed.push((p, off));
                     self.live.push((p, off));

@@ -25,22 +25,9 @@
 use mempool_hal::{ErrorKind, EventStatus, OomInfo, PoolStats, RawAttrValue, code};
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
-/// Which rule of SPEC.md section 4 served an allocation (a-f).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Rule {
-    /// a. Freed on the same stream.
-    SameStream,
-    /// b. The host has observed the free complete.
-    KnownComplete,
-    /// c. The free is ordered before this stream through events (flag 1).
-    EventDependency,
-    /// d. The free has executed (flag 2).
-    Opportunistic,
-    /// e. Any cached block; the pool inserts the wait (flag 3).
-    InternalDependency,
-    /// f. Fresh address space.
-    Fresh,
-}
+/// Which rule of SPEC.md section 4 served an allocation (a-f): the emulator's label,
+/// reused as a plain name (the model decides the rule on its own).
+pub use mempool_emu::ReuseRule as Rule;
 
 /// A refused call: the portable kind, the ACL code, and for out-of-memory the snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
