@@ -32,14 +32,19 @@
 //!
 //! - [`Recorder`] wraps any [`mempool_hal::Device`] and records the calls made through it.
 //! - [`generate`] writes the bundled traces (`traces/*.csv` in this crate).
-//! - [`replay`] runs a trace against the emulator and reports statistics, and [`svg`]
+//! - [`replay()`] runs a trace against the emulator and reports statistics, and [`svg`]
 //!   plots USED and RESERVED over the run; the `mempool-trace` command line tool wraps both.
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
 mod format;
+pub mod generate;
 mod record;
+pub mod replay;
+pub mod svg;
+pub mod table;
 
 pub use format::{HEADER, Op, ParseError, Row, Trace, parse, to_csv};
 pub use record::{RecEvent, RecStream, Recorder, RecordingPool};
+pub use replay::{ReplayError, ReplayOptions, Report, ReuseFlags, replay};

@@ -1,3 +1,156 @@
-//! The `mempool-trace` command line tool.
+//! `mempool-trace`: replay pool traces against the emulator, compare settings, and
+//! regenerate the bundled traces.
 
-fn main() {}
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use mempool_trace::{ReplayOptions, Report, ReuseFlags, Trace, generate, replay, svg, table};
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(name = "mempool-trace", version, about = "Replay stream-ordered memory pool traces against the emulator")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+struct Settings {
+    /// Allocation granularity in bytes (suffixes K, M, G: binary).
+    #[arg(long, value_parser = parse_bytes, default_value = "2M")]
+    granularity: u64,
+    /// Pool size (and emulated device memory) in bytes.
+    #[arg(long, value_parser = parse_bytes, default_value = "16G")]
+    pool_size: u64,
+    /// Reuse flags, comma-separated: follow, opportunistic, internal (or none).
+    #[arg(long, value_parser = ReuseFlags::parse, default_value = "none")]
+    flags: ReuseFlags,
+    /// Run streams on worker threads instead of deferring work to synchronization
+    /// (reuse then depends on timing).
+    #[arg(long)]
+    threaded: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Replays a trace and prints a statistics table.
+    Replay {
+        /// The trace (CSV).
+        trace: PathBuf,
+        /// Release threshold in bytes (default: the pool size, keep everything cached).
+        #[arg(long, value_parser = parse_bytes)]
+        threshold: Option<u64>,
+        #[command(flatten)]
+        settings: Settings,
+        /// Writes a plot of USED and RESERVED over the replay here.
+        #[arg(long)]
+        svg: Option<PathBuf>,
+    },
+    /// Replays a trace once per threshold and prints the results side by side.
+    Compare {
+        /// The trace (CSV).
+        trace: PathBuf,
+        /// A release threshold in bytes; give it once per column.
+        #[arg(long, value_parser = parse_bytes, required = true)]
+        threshold: Vec<u64>,
+        #[command(flatten)]
+        settings: Settings,
+    },
+    /// Writes the bundled traces into a folder.
+    Generate {
+        /// The folder (created if missing).
+        out: PathBuf,
+    },
+}
+
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let t = t.strip_suffix("iB").or_else(|| t.strip_suffix('B')).unwrap_or(t);
+    let (num, shift) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 30),
+        _ => (t, 0),
+    };
+    let n: u64 = num.trim().parse().map_err(|_| format!("{s:?} is not a byte count (e.g. 4096, 64M, 2G)"))?;
+    n.checked_mul(1 << shift).ok_or_else(|| format!("{s:?} is too large"))
+}
+
+fn load(path: &Path) -> Result<Trace, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    mempool_trace::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn run_one(path: &Path, trace: &Trace, options: &ReplayOptions) -> Result<Report, String> {
+    let bar = ProgressBar::new(trace.rows.len() as u64);
+    if std::io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ops ({eta})") {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.set_message(path.display().to_string());
+    } else {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    let r = replay(trace, options, |done| bar.set_position(done as u64));
+    bar.finish_and_clear();
+    r.map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn options(s: &Settings, threshold: Option<u64>) -> ReplayOptions {
+    ReplayOptions {
+        pool_size: s.pool_size,
+        granularity: s.granularity,
+        threshold,
+        flags: s.flags,
+        threaded: s.threaded,
+    }
+}
+
+fn main_inner(cli: Cli) -> Result<(), String> {
+    match cli.command {
+        Command::Replay { trace: path, threshold, settings, svg: out } => {
+            let trace = load(&path)?;
+            let report = run_one(&path, &trace, &options(&settings, threshold))?;
+            print!("{}", table::render(&[path.display().to_string()], std::slice::from_ref(&report)));
+            if let Some(out) = out {
+                let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
+                let title = format!("{name}: USED and RESERVED (MiB)");
+                std::fs::write(&out, svg::plot(&title, &report.samples))
+                    .map_err(|e| format!("{}: {e}", out.display()))?;
+                println!("plot written to {}", out.display());
+            }
+        }
+        Command::Compare { trace: path, threshold, settings } => {
+            let trace = load(&path)?;
+            let mut names = Vec::new();
+            let mut reports = Vec::new();
+            for t in threshold {
+                reports.push(run_one(&path, &trace, &options(&settings, Some(t)))?);
+                names.push(format!("threshold {t}"));
+            }
+            println!("{}", path.display());
+            print!("{}", table::render(&names, &reports));
+        }
+        Command::Generate { out } => {
+            std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+            for (name, trace) in generate::bundled() {
+                let p = out.join(name);
+                std::fs::write(&p, trace.to_csv()).map_err(|e| format!("{}: {e}", p.display()))?;
+                println!("wrote {} ({} rows)", p.display(), trace.rows.len());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match main_inner(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mempool-trace: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! The bundled traces and the `mempool-trace` command line tool.
+
+use mempool_trace::{ReplayOptions, generate, parse, replay};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+fn tool(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mempool-trace")).args(args).output().expect("the tool runs")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mempool-trace-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d.join(name)
+}
+
+#[test]
+fn bundled_traces_regenerate_byte_identical() {
+    for (name, trace) in generate::bundled() {
+        let path = dir().join("traces").join(name);
+        let committed = std::fs::read_to_string(&path).expect("bundled trace present");
+        assert!(committed.len() < 1 << 20, "{name} is {} bytes", committed.len());
+        assert!(committed == trace.to_csv(), "{name} differs from the generator: run `mempool-trace generate traces`");
+        assert_eq!(parse(&committed).expect("bundled traces parse"), trace);
+    }
+    // Another seed gives another trace; the same seed the same one.
+    assert_ne!(generate::pipeline(1).to_csv(), generate::pipeline(2).to_csv());
+    assert_eq!(generate::training(9).to_csv(), generate::training(9).to_csv());
+}
+
+#[test]
+fn training_trace_shapes() {
+    let t = generate::training(generate::SEED);
+    let r = replay(&t, &ReplayOptions::default(), |_| {}).expect("replays");
+    // Peak USED is the activations of all 12 layers and the loss: between 8 and 12 GiB.
+    assert!((8u64 << 30..12 << 30).contains(&r.used_high), "{}", r.used_high);
+    // The target with threshold = pool size.
+    assert!(r.ratio() <= 1.05, "RESERVED_HIGH / USED_HIGH = {}", r.ratio());
+    assert!(r.reuse.same_stream > r.reuse.fresh);
+}
+
+#[test]
+fn replay_prints_table_and_valid_svg() {
+    for name in ["training.csv", "pipeline.csv"] {
+        let trace = dir().join("traces").join(name);
+        let svg = tmp(&format!("{name}.svg"));
+        let out = tool(&["replay", trace.to_str().unwrap(), "--flags", "follow", "--svg", svg.to_str().unwrap()]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        for label in
+            ["USED_HIGH", "RESERVED_HIGH", "fragmentation", "reuse: same stream", "time/op: allocate", "follow"]
+        {
+            assert!(stdout.contains(label), "{name}: no {label} in\n{stdout}");
+        }
+        let text = std::fs::read_to_string(&svg).expect("svg written");
+        let doc = roxmltree::Document::parse(&text).expect("the SVG is well-formed XML");
+        assert_eq!(doc.root_element().tag_name().name(), "svg");
+        for id in ["used", "reserved"] {
+            let line = doc
+                .descendants()
+                .find(|n| n.attribute("id") == Some(id))
+                .unwrap_or_else(|| panic!("{name}: no {id} series"));
+            assert_eq!(line.tag_name().name(), "polyline");
+            assert!(line.attribute("points").expect("points").split(' ').count() > 100);
+        }
+    }
+}
+
+#[test]
+fn pipeline_reuses_across_streams_with_follow() {
+    let t = generate::pipeline(generate::SEED);
+    let off = replay(&t, &ReplayOptions::default(), |_| {}).expect("replays");
+    let mut o = ReplayOptions::default();
+    o.flags.follow = true;
+    let on = replay(&t, &o, |_| {}).expect("replays");
+    assert_eq!(off.reuse.event_dependency, 0);
+    assert!(on.reuse.event_dependency > 0);
+    assert!(on.reserved_high <= off.reserved_high);
+}
+
+#[test]
+fn compare_puts_thresholds_side_by_side() {
+    let trace = dir().join("traces").join("pipeline.csv");
+    let out = tool(&["compare", trace.to_str().unwrap(), "--threshold", "0", "--threshold", "1G"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let header = stdout.lines().find(|l| l.starts_with('|')).expect("a table");
+    assert!(header.contains("threshold 0") && header.contains("threshold 1073741824"), "{header}");
+    let row = stdout.lines().find(|l| l.starts_with("| threshold ")).expect("threshold row");
+    assert!(row.contains("0.0 MiB") && row.contains("1 GiB"), "{row}");
+}
+
+#[test]
+fn trace_errors_name_the_line_and_fail() {
+    let bad = tmp("bad.csv");
+    std::fs::write(
+        &bad,
+        "Thread,Time,Action,Pointer,Size,Stream\n1,0.1,allocate,0x1000,10,1\n1,0.2,free,0x2000,10,1\n",
+    )
+    .expect("write");
+    let out = tool(&["replay", bad.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("line 3: free of unknown pointer 0x2000"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    std::fs::write(&bad, "Thread,Time,Action,Pointer,Size,Stream\n1,0.1,allocate,0x1000,99G,1\n").expect("write");
+    let out = tool(&["replay", bad.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 2: size \"99G\" is not a number"));
+
+    // An allocation that does not fit in the replay's pool names its line too.
+    std::fs::write(
+        &bad,
+        "Thread,Time,Action,Pointer,Size,Stream\n1,0.1,allocate,0x1000,4096,1\n1,0.2,allocate,0x2000,8589934592,1\n",
+    )
+    .expect("write");
+    let out = tool(&["replay", bad.to_str().unwrap(), "--pool-size", "1G"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("line 3: allocate failed in the replay"), "{stderr}");
+}
