@@ -33,7 +33,8 @@
 //!
 //! # `pipeline.csv`: two streams with event hand-offs
 //!
-//! [`pipeline`] runs 48 micro-batches of seeded length (256 to 2048 tokens, `h` = 768, fp16)
+//! [`pipeline`] runs 48 micro-batches of 8 sequences of seeded length (256 to 2048 tokens
+//! each, one length per micro-batch, `h` = 768, fp16)
 //! through a loader stream (2) and a compute stream (1). Per micro-batch: the loader waits
 //! until compute has finished with the buffer two micro-batches back, allocates the input
 //! and records an event; compute waits for it, allocates its activations (`tokens·4h` and
@@ -226,14 +227,14 @@ pub fn pipeline(seed: u64) -> Trace {
     const COMPUTE: u64 = 1;
     const LOADER: u64 = 2;
     const MICRO_BATCHES: u64 = 48;
-    let h = 768u64;
+    let (h, batch) = (768u64, 8u64);
     let mut g = Gen::new(seed);
     // Event ids 3-8: `ready[i % 2]`, `consumed[i % 2]`, `done[i % 2]`.
     let ready = |i: u64| 3 + i % 2;
     let consumed = |i: u64| 5 + i % 2;
     let done = |i: u64| 7 + i % 2;
     for i in 0..MICRO_BATCHES {
-        let tokens = 256 + 128 * g.rng.below(15);
+        let tokens = batch * (256 + 128 * g.rng.below(15));
         g.push(Op::Wait { event: consumed(i), stream: LOADER });
         let input = g.alloc(tokens * h * 2, LOADER);
         g.push(Op::Record { event: ready(i), stream: LOADER });

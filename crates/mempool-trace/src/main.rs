@@ -128,7 +128,7 @@ fn main_inner(cli: Cli) -> Result<(), String> {
             let mut reports = Vec::new();
             for t in threshold {
                 reports.push(run_one(&path, &trace, &options(&settings, Some(t)))?);
-                names.push(format!("threshold {t}"));
+                names.push(format!("threshold {}", table::bytes(t)));
             }
             println!("{}", path.display());
             print!("{}", table::render(&names, &reports));

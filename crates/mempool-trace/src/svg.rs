@@ -102,8 +102,8 @@ pub fn plot(title: &str, samples: &[Sample]) -> String {
     s
 }
 
-/// The smallest of 1, 2, 2.5, 5 times a power of ten that is at least `v`.
+/// The smallest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten that is at least `v`.
 fn nice(v: f64) -> f64 {
     let p = 10f64.powf(v.log10().floor());
-    [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * p).find(|c| *c >= v).unwrap_or(10.0 * p)
+    [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0].iter().map(|m| m * p).find(|c| *c >= v).unwrap_or(10.0 * p)
 }

@@ -4,8 +4,22 @@ use crate::replay::Report;
 
 const MIB: f64 = (1u64 << 20) as f64;
 
-fn bytes(b: u64) -> String {
-    if b >= 1 << 30 && b % (1 << 30) == 0 { format!("{} GiB", b >> 30) } else { format!("{:.1} MiB", b as f64 / MIB) }
+/// `b` for people: whole GiB or MiB when exact, else MiB with one decimal.
+///
+/// ```
+/// use mempool_trace::table::bytes;
+/// assert_eq!([bytes(0), bytes(64 << 20), bytes(16 << 30), bytes(3 << 19)], ["0 B", "64 MiB", "16 GiB", "1.5 MiB"]);
+/// ```
+pub fn bytes(b: u64) -> String {
+    if b == 0 {
+        "0 B".into()
+    } else if b % (1 << 30) == 0 {
+        format!("{} GiB", b >> 30)
+    } else if b % (1 << 20) == 0 {
+        format!("{} MiB", b >> 20)
+    } else {
+        format!("{:.1} MiB", b as f64 / MIB)
+    }
 }
 
 /// The rows of the table: a label and one value per report.

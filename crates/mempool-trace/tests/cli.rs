@@ -89,9 +89,16 @@ fn compare_puts_thresholds_side_by_side() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
     let header = stdout.lines().find(|l| l.starts_with('|')).expect("a table");
-    assert!(header.contains("threshold 0") && header.contains("threshold 1073741824"), "{header}");
-    let row = stdout.lines().find(|l| l.starts_with("| threshold ")).expect("threshold row");
-    assert!(row.contains("0.0 MiB") && row.contains("1 GiB"), "{row}");
+    assert!(header.contains("threshold 0 B") && header.contains("threshold 1 GiB"), "{header}");
+    let cell = |label: &str| -> Vec<String> {
+        let row = stdout.lines().find(|l| l.starts_with(&format!("| {label} "))).expect(label);
+        row.split('|').skip(2).filter(|c| !c.trim().is_empty()).map(|c| c.trim().to_string()).collect()
+    };
+    assert_eq!(cell("threshold"), ["0 B", "1 GiB"]);
+    // Threshold 0 releases everything at each synchronization; 1 GiB keeps it all.
+    let end = cell("RESERVED at end");
+    assert_eq!(end[0], "0 B");
+    assert_ne!(end[1], "0 B");
 }
 
 #[test]
