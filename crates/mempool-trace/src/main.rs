@@ -113,9 +113,9 @@ fn main_inner(cli: Cli) -> Result<(), String> {
         Command::Replay { trace: path, threshold, settings, svg: out } => {
             let trace = load(&path)?;
             let report = run_one(&path, &trace, &options(&settings, threshold))?;
-            print!("{}", table::render(&[path.display().to_string()], std::slice::from_ref(&report)));
+            let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
+            print!("{}", table::render(std::slice::from_ref(&name), std::slice::from_ref(&report)));
             if let Some(out) = out {
-                let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
                 let title = format!("{name}: USED and RESERVED (MiB)");
                 std::fs::write(&out, svg::plot(&title, &report.samples))
                     .map_err(|e| format!("{}: {e}", out.display()))?;
