@@ -130,3 +130,47 @@ fn trace_errors_name_the_line_and_fail() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("line 3: allocate failed in the replay"), "{stderr}");
 }
+
+#[test]
+fn committed_plot_is_the_training_replay() {
+    // The README's plot is what `replay traces/training.csv --svg docs/training.svg` writes.
+    let t = generate::training(generate::SEED);
+    let r = replay(&t, &ReplayOptions::default(), |_| {}).expect("replays");
+    let svg = mempool_trace::svg::plot("training.csv: USED and RESERVED (MiB)", &r.samples);
+    let committed = std::fs::read_to_string(dir().join("docs").join("training.svg")).expect("docs/training.svg");
+    assert!(committed == svg, "docs/training.svg is stale: regenerate it with the README's command");
+}
+
+#[test]
+fn settings_change_the_replay() {
+    // The training trace's small tensors (token ids, the loss) take a whole 2 MiB granule.
+    let training = generate::training(generate::SEED);
+    let coarse = replay(&training, &ReplayOptions::default(), |_| {}).expect("replays");
+    let fine = replay(&training, &ReplayOptions { granularity: 64 << 10, ..ReplayOptions::default() }, |_| {})
+        .expect("replays");
+    assert_eq!(fine.options.granularity, 64 << 10);
+    assert!(fine.used_high < coarse.used_high, "{} vs {}", fine.used_high, coarse.used_high);
+    let t = generate::pipeline(generate::SEED);
+    let base = replay(&t, &ReplayOptions::default(), |_| {}).expect("replays");
+    // Threaded replay runs too (which rule serves what then depends on timing).
+    let threaded = replay(&t, &ReplayOptions { threaded: true, ..ReplayOptions::default() }, |_| {}).expect("replays");
+    assert_eq!(threaded.used_high, base.used_high);
+    let c = threaded.reuse;
+    let served =
+        c.same_stream + c.known_complete + c.event_dependency + c.opportunistic + c.internal_dependency + c.fresh;
+    assert_eq!(served, 192);
+    // Bad settings are errors, not panics.
+    let bad = replay(&t, &ReplayOptions { granularity: 3 << 20, ..ReplayOptions::default() }, |_| {});
+    assert!(bad.expect_err("granularity must be a power of two").to_string().contains("granularity"));
+    let out = tool(&["replay", "traces/pipeline.csv", "--flags", "follow,eager"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown reuse flag \"eager\""));
+}
+
+#[test]
+fn progress_reaches_the_end() {
+    let t = generate::training(generate::SEED);
+    let mut seen = Vec::new();
+    replay(&t, &ReplayOptions::default(), |n| seen.push(n)).expect("replays");
+    assert_eq!(seen, [1024, t.rows.len()]);
+}
