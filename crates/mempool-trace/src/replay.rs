@@ -179,7 +179,9 @@ fn setup_error(e: mempool_hal::Error) -> ReplayError {
 /// `progress(rows_done)` every 1024 rows and at the end.
 ///
 /// Trace pointers are mapped to the pointers the replay hands out; streams and events are
-/// created on first mention of their ids. `allocate failure` rows are skipped.
+/// created on first mention of their ids. `allocate failure` rows are skipped. Rows are
+/// replayed in file order from one host thread (the Thread and Time columns are not used),
+/// so a trace recorded from several threads replays the interleaving the pool saw.
 ///
 /// # Errors
 ///

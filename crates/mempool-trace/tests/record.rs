@@ -94,3 +94,48 @@ fn errors_carry_line_numbers() {
         assert!(e.message.contains(msg), "{e} lacks {msg}");
     }
 }
+
+/// A workload recorded on the emulator replays to the same statistics and reuse decisions.
+#[test]
+fn recorded_trace_replays_faithfully() -> mempool_hal::Result<()> {
+    use mempool_hal::{MemPoolExt, attr};
+    use mempool_trace::{ReplayOptions, ReuseFlags, replay};
+
+    let rec = Recorder::new(Emulator::builder().deferred().build()?);
+    let (a, b) = (rec.create_stream()?, rec.create_stream()?);
+    let ev = rec.create_event()?;
+    let pool = rec.create_pool(&PoolProps::builder().max_size(1 << 30).build())?;
+    pool.set(attr::ReleaseThreshold, 1 << 30)?;
+    pool.set(attr::ReuseFollowEventDependencies, true)?;
+    let mut live = Vec::new();
+    for i in 0..40u64 {
+        let s = if i % 3 == 0 { &b } else { &a };
+        live.push((pool.malloc_async((1 + i % 5) << 20, s)?, s.clone()));
+        if i % 4 == 3 {
+            for (p, s) in live.drain(..live.len() / 2) {
+                // SAFETY: `p` is live and nothing uses it.
+                unsafe { pool.free_async(p, &s)? };
+            }
+            rec.record_event(&ev, &a)?;
+            rec.stream_wait_event(&b, &ev)?;
+        }
+        if i % 10 == 9 {
+            rec.synchronize_device()?;
+        }
+    }
+    let stats = pool.stats()?;
+    let counts = pool.inner().reuse_counts();
+
+    let trace = parse(&rec.trace().to_csv()).expect("parses");
+    let options = ReplayOptions {
+        pool_size: 1 << 30,
+        threshold: Some(1 << 30),
+        flags: ReuseFlags { follow: true, ..ReuseFlags::default() },
+        ..ReplayOptions::default()
+    };
+    let report = replay(&trace, &options, |_| {}).expect("replays");
+    assert_eq!((report.used_high, report.reserved_high), (stats.used_high, stats.reserved_high));
+    assert_eq!(report.reuse, counts);
+    assert!(counts.event_dependency > 0, "{counts:?}");
+    Ok(())
+}
