@@ -15,6 +15,9 @@
 //! - `soak`: the model-based property test (`tests/model_props.rs`, the reference model
 //!   against the emulator) with 100,000 random cases, built in release mode. Not part of
 //!   `ci`: the normal test run already has a smaller number of cases.
+//! - `bench`: the benchmarks (release), the emulator's against `offset-allocator` and
+//!   `std::alloc`, and the Ascend backend over the drop-in library against raw calls into
+//!   it; writes `target/bench-report.md` with the medians and the ratios.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -305,6 +308,134 @@ fn shim(args: &[String]) -> Result<(), String> {
     if status.success() { Ok(()) } else { Err(format!("{} failed ({status})", exe.display())) }
 }
 
+/// The benchmark groups, what each measures, and which implementation is measured (the
+/// others in the group are its baselines).
+const BENCH_GROUPS: &[(&str, &str, &str)] = &[
+    ("same_stream_pair", "malloc_async + free_async on one stream (same-stream reuse)", "emu"),
+    ("live_100k", "a free and an allocation of random sizes (1-16 pages), 100,000 blocks live", "emu"),
+    ("cross_stream", "an allocation on stream B of memory freed on stream A, per reuse rule", "emu"),
+    ("stream_ops", "stream operations", "emu"),
+    ("ffi_overhead", "malloc + free through the Ascend backend over the drop-in library", "ascend-backend"),
+];
+
+/// Runs the benchmarks and writes `target/bench-report.md`.
+fn bench() -> Result<(), String> {
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace_root().join("target"), PathBuf::from);
+    let target = if target.is_absolute() { target } else { workspace_root().join(target) };
+    std::fs::create_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
+    let percentiles = target.join("bench-percentiles.tsv");
+    let _ = std::fs::remove_file(&percentiles);
+    let criterion = target.join("criterion");
+    for (group, _, _) in BENCH_GROUPS {
+        let _ = std::fs::remove_dir_all(criterion.join(group));
+    }
+    // The bench binaries write their timed loops' percentiles next to `criterion/`.
+    run(&[
+        Step::new("emulator benchmarks", &["bench", "-p", "mempool-emu", "--bench", "pool"]),
+        Step::new("FFI overhead benchmark", &["bench", "-p", "mempool-tests", "--bench", "ffi_overhead"]),
+    ])?;
+    let tsv = std::fs::read_to_string(&percentiles).unwrap_or_default();
+    let report = bench_report(&criterion, &tsv);
+    let path = target.join("bench-report.md");
+    std::fs::write(&path, &report).map_err(|e| format!("{}: {e}", path.display()))?;
+    println!("{report}");
+    eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
+/// The median (ns) in a criterion `estimates.json`.
+fn criterion_median(json: &str) -> Option<f64> {
+    let rest = &json[json.find("\"median\"")?..];
+    let rest = &rest[rest.find("\"point_estimate\":")? + "\"point_estimate\":".len()..];
+    let end = rest.find([',', '}'])?;
+    rest[..end].trim().parse().ok()
+}
+
+/// Sorted subfolder names of `dir`.
+fn subdirs(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter(|e| e.path().is_dir())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+fn fmt_ns(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.2} µs", ns / 1e3)
+    } else {
+        format!("{ns:.1} ns")
+    }
+}
+
+/// The Markdown report: per group, one row per case with the measured implementation's
+/// median, each baseline's median and the ratio measured / baseline; then the per-operation
+/// percentiles of the timed loops (`group impl median p99 ops` lines in `tsv`).
+fn bench_report(criterion: &Path, tsv: &str) -> String {
+    let mut md = String::from(
+        "# Benchmark report\n\nCriterion medians per iteration; ratio = measured / baseline (below 1: faster than the baseline).\n",
+    );
+    for &(group, what, subject) in BENCH_GROUPS {
+        let dir = criterion.join(group);
+        let impls = subdirs(&dir);
+        if impls.is_empty() {
+            continue;
+        }
+        let baselines: Vec<&String> = impls.iter().filter(|i| *i != subject).collect();
+        let mut cases: Vec<String> = impls.iter().flat_map(|i| subdirs(&dir.join(i))).collect();
+        // Sizes in numeric order (2MiB before 8MiB before 64MiB), names alphabetically.
+        let lead = |c: &String| c.chars().take_while(char::is_ascii_digit).collect::<String>().parse::<u64>().ok();
+        cases.sort_by(|a, b| lead(a).cmp(&lead(b)).then_with(|| a.cmp(b)));
+        cases.dedup();
+        let median = |imp: &str, case: &str| {
+            let f = dir.join(imp).join(case).join("new").join("estimates.json");
+            std::fs::read_to_string(f).ok().as_deref().and_then(criterion_median)
+        };
+        md.push_str(&format!("\n## `{group}`: {what}\n\n| case | {subject} |"));
+        for b in &baselines {
+            md.push_str(&format!(" {b} | ratio |"));
+        }
+        md.push_str("\n|---|---:|");
+        md.push_str(&"---:|---:|".repeat(baselines.len()));
+        md.push('\n');
+        for case in &cases {
+            let m = median(subject, case);
+            md.push_str(&format!("| {case} | {} |", m.map_or("-".into(), fmt_ns)));
+            for b in &baselines {
+                let bm = median(b, case);
+                let ratio = match (m, bm) {
+                    (Some(m), Some(bm)) if bm > 0.0 => format!("{:.2}", m / bm),
+                    _ => "-".into(),
+                };
+                md.push_str(&format!(" {} | {ratio} |", bm.map_or("-".into(), fmt_ns)));
+            }
+            md.push('\n');
+        }
+        if group == "ffi_overhead" {
+            if let (Some(m), Some(raw)) = (median(subject, "2MiB"), median("raw-ffi", "2MiB")) {
+                md.push_str(&format!("\nThe backend's added cost: {:+.1} %.\n", (m / raw - 1.0) * 100.0));
+            }
+        }
+    }
+    let rows: Vec<Vec<&str>> =
+        tsv.lines().map(|l| l.split('\t').collect()).filter(|f: &Vec<&str>| f.len() == 5).collect();
+    if !rows.is_empty() {
+        md.push_str("\n## Per-operation latency (timed loop, one `Instant` pair per operation)\n\n| benchmark | implementation | median | p99 | operations |\n|---|---|---:|---:|---:|\n");
+        for f in rows {
+            let ns = |s: &str| s.parse::<f64>().map_or_else(|_| s.to_string(), fmt_ns);
+            md.push_str(&format!("| {} | {} | {} | {} | {} |\n", f[0], f[1], ns(f[2]), ns(f[3]), f[4]));
+        }
+    }
+    md
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let task = args.first().cloned();
@@ -316,9 +447,10 @@ fn main() -> ExitCode {
             .and_then(|()| features())
             .and_then(|()| run(&ci_after_features())),
         Some("features") => features(),
+        Some("bench") => bench(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  ci        tests, feature combinations, fmt, clippy and docs, as .ci/run does\n  features  the facade under every backend-feature combination, and the downstream example\n  shim      [--release] [PROGRAM|FILE.c [ARGS...]]: build and lay out the drop-in libacl_rt.so; run PROGRAM on it\n  soak      the reference model against the emulator, 100,000 random cases (release build)"
+                "usage: cargo xtask <task>\n\ntasks:\n  ci        tests, feature combinations, fmt, clippy and docs, as .ci/run does\n  features  the facade under every backend-feature combination, and the downstream example\n  shim      [--release] [PROGRAM|FILE.c [ARGS...]]: build and lay out the drop-in libacl_rt.so; run PROGRAM on it\n  soak      the reference model against the emulator, 100,000 random cases (release build)\n  bench     the benchmarks against their baselines; writes target/bench-report.md"
             );
             return ExitCode::from(2);
         }

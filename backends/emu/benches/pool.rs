@@ -1,0 +1,403 @@
+//! The emulator's pool and streams against baselines, in one run (`cargo xtask bench`
+//! runs this and writes `target/bench-report.md`).
+//!
+//! - `same_stream_pair`: `malloc_async` + `free_async` on one stream, served by
+//!   same-stream reuse, against `offset-allocator` (the same bookkeeping at the pool's
+//!   granularity) and `std::alloc` at the same sizes.
+//! - `live_100k`: one free and one allocation of random sizes with 100,000 blocks live;
+//!   besides criterion's estimate, a timed loop reports the median and p99 per operation.
+//! - `cross_stream`: an allocation on one stream of memory freed on another, per reuse rule.
+//! - `stream_ops`: host-function launches, event record + wait, synchronization.
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use mempool_emu::{EmuPool, EmuStream, Emulator, ReuseRule};
+use mempool_hal::{Device, MemPool, MemPoolExt, PoolProps, attr};
+use std::alloc::{Layout, alloc, dealloc};
+use std::hint::black_box;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+const MIB: u64 = 1 << 20;
+const LIVE: usize = 100_000;
+
+/// Where the timed loops write their percentiles (`cargo xtask bench` reads it):
+/// `target/bench-percentiles.tsv`, next to the bench binary's profile folder.
+fn percentile_file() -> PathBuf {
+    let exe = std::env::current_exe().expect("the bench binary knows its path");
+    // target/<profile>/deps/<bench>
+    exe.ancestors().nth(3).map_or_else(|| PathBuf::from("target"), PathBuf::from).join("bench-percentiles.tsv")
+}
+
+/// Appends `group impl median_ns p99_ns ops` to the percentile file.
+fn write_percentiles(group: &str, name: &str, mut ns: Vec<u64>) {
+    ns.sort_unstable();
+    let at = |q: f64| ns[((ns.len() - 1) as f64 * q).round() as usize];
+    let (median, p99) = (at(0.5), at(0.99));
+    println!("{group}/{name}: {} ops, median {median} ns, p99 {p99} ns per operation", ns.len());
+    let path = percentile_file();
+    let line = format!("{group}\t{name}\t{median}\t{p99}\t{}\n", ns.len());
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+    if let Err(e) = written {
+        eprintln!("cannot write {}: {e}", path.display());
+    }
+}
+
+/// A small xorshift generator: the same sequence for every implementation.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn emulator(gran: u64, memory: u64) -> Emulator {
+    Emulator::builder().granularity(gran).device_memory(memory).build().expect("emulator")
+}
+
+fn pool(emu: &Emulator, size: u64) -> EmuPool {
+    emu.create_pool(&PoolProps::builder().max_size(size).build()).expect("pool")
+}
+
+fn same_stream_pair(c: &mut Criterion) {
+    let mut g = c.benchmark_group("same_stream_pair");
+    let gran = 2 * MIB;
+    for mib in [2u64, 8, 64] {
+        let size = mib * MIB;
+        let case = format!("{mib}MiB");
+        let emu = emulator(gran, 4 << 30);
+        let s = emu.create_stream().expect("stream");
+        let p = pool(&emu, 1 << 30);
+        // The first allocation is fresh; every later one reuses it on the same stream.
+        let first = p.malloc_async(size, &s).expect("malloc");
+        p.free(first, &s).expect("free");
+        g.bench_function(BenchmarkId::new("emu", &case), |b| {
+            b.iter(|| {
+                let (d, rule) = p.malloc_async_traced(black_box(size), &s).expect("malloc");
+                debug_assert_eq!(rule, ReuseRule::SameStream);
+                p.free(d, &s).expect("free");
+            })
+        });
+        let mut oa: offset_allocator::Allocator = offset_allocator::Allocator::new(((1u64 << 30) / gran) as u32);
+        let units = (size / gran) as u32;
+        g.bench_function(BenchmarkId::new("offset-allocator", &case), |b| {
+            b.iter(|| {
+                let a = oa.allocate(black_box(units)).expect("offset-allocator has room");
+                oa.free(black_box(a));
+            })
+        });
+        let layout = Layout::from_size_align(size as usize, 4096).expect("layout");
+        g.bench_function(BenchmarkId::new("std-alloc", &case), |b| {
+            b.iter(|| {
+                // SAFETY: the layout has a non-zero size; the block is freed with the same layout.
+                unsafe {
+                    let m = black_box(alloc(black_box(layout)));
+                    assert!(!m.is_null());
+                    dealloc(m, layout);
+                }
+            })
+        });
+    }
+    g.finish();
+}
+
+/// One implementation of the `live_100k` workload: sizes in pages.
+trait Live {
+    fn alloc(&mut self, pages: u64) -> u64;
+    fn free(&mut self, handle: u64);
+}
+
+struct EmuLive {
+    pool: EmuPool,
+    stream: EmuStream,
+    page: u64,
+    _emu: Emulator,
+}
+
+impl Live for EmuLive {
+    fn alloc(&mut self, pages: u64) -> u64 {
+        self.pool.malloc_async(pages * self.page, &self.stream).expect("malloc").addr()
+    }
+    fn free(&mut self, handle: u64) {
+        self.pool.free(mempool_hal::DevicePtr::from_addr(handle), &self.stream).expect("free");
+    }
+}
+
+struct OffsetLive {
+    a: offset_allocator::Allocator,
+    slots: Vec<Option<offset_allocator::Allocation>>,
+    spare: Vec<u64>,
+}
+
+impl Live for OffsetLive {
+    fn alloc(&mut self, pages: u64) -> u64 {
+        let a = self.a.allocate(pages as u32).expect("offset-allocator has room");
+        let slot = self.spare.pop().unwrap_or_else(|| {
+            self.slots.push(None);
+            self.slots.len() as u64 - 1
+        });
+        self.slots[slot as usize] = Some(a);
+        slot
+    }
+    fn free(&mut self, handle: u64) {
+        let a = self.slots[handle as usize].take().expect("live slot");
+        self.a.free(a);
+        self.spare.push(handle);
+    }
+}
+
+struct StdLive {
+    page: u64,
+    sizes: std::collections::HashMap<u64, u64>,
+}
+
+impl Live for StdLive {
+    fn alloc(&mut self, pages: u64) -> u64 {
+        let layout = Layout::from_size_align((pages * self.page) as usize, 4096).expect("layout");
+        // SAFETY: non-zero size.
+        let p = unsafe { alloc(layout) };
+        assert!(!p.is_null());
+        self.sizes.insert(p as u64, pages);
+        p as u64
+    }
+    fn free(&mut self, handle: u64) {
+        let pages = self.sizes.remove(&handle).expect("live block");
+        let layout = Layout::from_size_align((pages * self.page) as usize, 4096).expect("layout");
+        // SAFETY: `handle` came from `alloc` with this layout and is freed once.
+        unsafe { dealloc(handle as *mut u8, layout) };
+    }
+}
+
+/// The workload's state: the implementation, its live handles and the generator.
+struct LiveState<L> {
+    imp: L,
+    live: Vec<u64>,
+    rng: Rng,
+}
+
+impl<L: Live> LiveState<L> {
+    fn new(mut imp: L) -> Self {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let live = (0..LIVE).map(|_| imp.alloc(1 + rng.next() % 16)).collect();
+        LiveState { imp, live, rng }
+    }
+
+    /// One random operation, keeping the live count near 100,000.
+    fn op(&mut self) {
+        let r = self.rng.next();
+        let n = self.live.len();
+        let free = if n >= LIVE + 1000 {
+            true
+        } else if n <= LIVE - 1000 {
+            false
+        } else {
+            r & 1 == 0
+        };
+        if free {
+            let h = self.live.swap_remove((r >> 8) as usize % n);
+            self.imp.free(h);
+        } else {
+            let h = self.imp.alloc(1 + (r >> 8) % 16);
+            self.live.push(h);
+        }
+    }
+
+    /// A free of a random block and an allocation of a random size.
+    fn pair(&mut self) {
+        let r = self.rng.next();
+        let h = self.live.swap_remove((r >> 8) as usize % self.live.len());
+        self.imp.free(h);
+        let h = self.imp.alloc(1 + (r >> 40) % 16);
+        self.live.push(h);
+    }
+}
+
+fn live_100k(c: &mut Criterion) {
+    let page = rustix::param::page_size() as u64;
+    let size = 64 << 30;
+    let emu_state = || {
+        let emu = emulator(page, size);
+        let stream = emu.create_stream().expect("stream");
+        let pool = pool(&emu, size);
+        LiveState::new(EmuLive { pool, stream, page, _emu: emu })
+    };
+    let offset_state = || {
+        LiveState::new(OffsetLive {
+            a: offset_allocator::Allocator::with_max_allocs((size / page) as u32, 1 << 20),
+            slots: Vec::new(),
+            spare: Vec::new(),
+        })
+    };
+    let std_state = || LiveState::new(StdLive { page, sizes: std::collections::HashMap::new() });
+
+    // Percentiles per operation, from a loop timing each one.
+    const OPS: usize = 200_000;
+    fn timed<L: Live>(mut st: LiveState<L>) -> (Vec<u64>, LiveState<L>) {
+        for _ in 0..OPS / 4 {
+            st.op();
+        }
+        let mut ns = Vec::with_capacity(OPS);
+        for _ in 0..OPS {
+            let t = Instant::now();
+            st.op();
+            ns.push(t.elapsed().as_nanos() as u64);
+        }
+        (ns, st)
+    }
+    let (ns, mut emu_st) = timed(emu_state());
+    write_percentiles("live_100k", "emu", ns);
+    println!("live_100k/emu: {:?}", emu_st.imp.pool.reuse_counts());
+    let (ns, mut oa_st) = timed(offset_state());
+    write_percentiles("live_100k", "offset-allocator", ns);
+    let (ns, mut std_st) = timed(std_state());
+    write_percentiles("live_100k", "std-alloc", ns);
+
+    let mut g = c.benchmark_group("live_100k");
+    g.bench_function(BenchmarkId::new("emu", "free+alloc"), |b| b.iter(|| emu_st.pair()));
+    g.bench_function(BenchmarkId::new("offset-allocator", "free+alloc"), |b| b.iter(|| oa_st.pair()));
+    g.bench_function(BenchmarkId::new("std-alloc", "free+alloc"), |b| b.iter(|| std_st.pair()));
+    g.finish();
+}
+
+/// How a block freed on stream `from` becomes reusable on stream `to`.
+#[derive(Clone, Copy)]
+enum Order {
+    KnownComplete,
+    EventDependency,
+    Opportunistic,
+    InternalDependency,
+}
+
+fn cross_stream(c: &mut Criterion) {
+    const BATCH: u64 = 64;
+    let mut g = c.benchmark_group("cross_stream");
+    let cases = [
+        ("known_complete", Order::KnownComplete, ReuseRule::KnownComplete),
+        ("event_dependency", Order::EventDependency, ReuseRule::EventDependency),
+        ("opportunistic", Order::Opportunistic, ReuseRule::Opportunistic),
+        ("internal_dependency", Order::InternalDependency, ReuseRule::InternalDependency),
+    ];
+    for (name, order, rule) in cases {
+        let emu = emulator(2 * MIB, 4 << 30);
+        let streams = [emu.create_stream().expect("stream"), emu.create_stream().expect("stream")];
+        let p = pool(&emu, 1 << 30);
+        // No release at synchronization: the cached blocks stay for the other stream.
+        p.set(attr::ReleaseThreshold, 1 << 30).expect("threshold");
+        match order {
+            Order::EventDependency => p.set(attr::ReuseFollowEventDependencies, true).expect("flag"),
+            Order::Opportunistic => p.set(attr::ReuseAllowOpportunistic, true).expect("flag"),
+            Order::InternalDependency => p.set(attr::ReuseAllowInternalDependencies, true).expect("flag"),
+            Order::KnownComplete => {}
+        }
+        let event = emu.create_event().expect("event");
+        // Blocks freed on `from`, ordered as the rule needs before `to` allocates them.
+        let order_after = |from: &EmuStream, to: &EmuStream| match order {
+            Order::KnownComplete => emu.synchronize_stream(from).expect("sync"),
+            Order::EventDependency => {
+                emu.record_event(&event, from).expect("record");
+                emu.stream_wait_event(to, &event).expect("wait");
+            }
+            Order::Opportunistic | Order::InternalDependency => {}
+        };
+        let mut ptrs = Vec::with_capacity(BATCH as usize);
+        for _ in 0..BATCH {
+            ptrs.push(p.malloc_async(2 * MIB, &streams[0]).expect("malloc"));
+        }
+        for d in ptrs.drain(..) {
+            p.free(d, &streams[0]).expect("free");
+        }
+        order_after(&streams[0], &streams[1]);
+        let mut from = 0;
+        g.bench_function(BenchmarkId::new("emu", name), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                let mut left = iters;
+                while left > 0 {
+                    let n = left.min(BATCH);
+                    left -= n;
+                    let to = &streams[1 - from];
+                    let t = Instant::now();
+                    for _ in 0..n {
+                        let (d, r) = p.malloc_async_traced(2 * MIB, to).expect("malloc");
+                        debug_assert_eq!(r, rule);
+                        ptrs.push(d);
+                    }
+                    total += t.elapsed();
+                    // Untimed: cache the blocks on `to` and order them for the other stream.
+                    for d in ptrs.drain(..) {
+                        p.free(d, to).expect("free");
+                    }
+                    order_after(to, &streams[from]);
+                    from = 1 - from;
+                }
+                total
+            })
+        });
+        // The rule really served the allocations.
+        let counts = p.reuse_counts();
+        let served = match rule {
+            ReuseRule::KnownComplete => counts.known_complete,
+            ReuseRule::EventDependency => counts.event_dependency,
+            ReuseRule::Opportunistic => counts.opportunistic,
+            _ => counts.internal_dependency,
+        };
+        assert!(served > 0 && counts.fresh <= BATCH, "{name}: {counts:?}");
+        emu.synchronize_device().expect("sync");
+    }
+    g.finish();
+}
+
+fn stream_ops(c: &mut Criterion) {
+    let mut g = c.benchmark_group("stream_ops");
+    let emu = Emulator::new();
+    let a = emu.create_stream().expect("stream");
+    let b = emu.create_stream().expect("stream");
+    let e = emu.create_event().expect("event");
+    g.bench_function(BenchmarkId::new("emu", "host_func_launch"), |bn| {
+        bn.iter_custom(|iters| {
+            let t = Instant::now();
+            for _ in 0..iters {
+                emu.launch_host_func(&a, Box::new(|| {})).expect("launch");
+            }
+            emu.synchronize_stream(&a).expect("sync");
+            t.elapsed()
+        })
+    });
+    g.bench_function(BenchmarkId::new("emu", "event_record_wait"), |bn| {
+        bn.iter_custom(|iters| {
+            let t = Instant::now();
+            for _ in 0..iters {
+                emu.record_event(&e, &a).expect("record");
+                emu.stream_wait_event(&b, &e).expect("wait");
+            }
+            let d = t.elapsed();
+            emu.synchronize_device().expect("sync");
+            d
+        })
+    });
+    g.bench_function(BenchmarkId::new("emu", "synchronize_idle"), |bn| {
+        bn.iter(|| emu.synchronize_stream(&a).expect("sync"))
+    });
+    g.bench_function(BenchmarkId::new("emu", "launch_then_synchronize"), |bn| {
+        bn.iter(|| {
+            emu.launch_host_func(&a, Box::new(|| {})).expect("launch");
+            emu.synchronize_stream(&a).expect("sync");
+        })
+    });
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    targets = same_stream_pair, live_100k, cross_stream, stream_ops
+}
+criterion_main!(benches);

@@ -1,0 +1,79 @@
+//! `ffi_overhead`: the same pool calls (an allocation and its free on one stream, served by
+//! same-stream reuse) through the Ascend backend over the drop-in `libacl_rt.so`, and through
+//! raw function pointers into the same library: the backend's added cost.
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use mempool_ascend::sys::{aclError, aclrtMemLocation, aclrtMemPool, aclrtMemPoolProps, aclrtStream};
+use mempool_ascend::{Ascend, LoadOptions};
+use mempool_hal::{Device, MemPool, PoolProps};
+use std::ffi::c_void;
+use std::hint::black_box;
+use std::time::Duration;
+
+type CreateStream = unsafe extern "C" fn(*mut aclrtStream) -> aclError;
+type PoolCreate = unsafe extern "C" fn(*mut aclrtMemPool, *const aclrtMemPoolProps) -> aclError;
+type Malloc = unsafe extern "C" fn(*mut *mut c_void, usize, aclrtMemPool, aclrtStream) -> aclError;
+type Free = unsafe extern "C" fn(*mut c_void, aclrtStream) -> aclError;
+
+const SIZE: u64 = 2 << 20;
+const POOL: u64 = 1 << 30;
+
+fn ffi_overhead(c: &mut Criterion) {
+    let home = mempool_tests::shim_home();
+    let dev = Ascend::open_with(&LoadOptions::only(home.join("lib64")), 0).expect("the drop-in library loads");
+    let stream = dev.create_stream().expect("stream");
+    let pool = dev.create_pool(&PoolProps::builder().max_size(POOL).build()).expect("pool");
+
+    // SAFETY: the drop-in library has no initialization code beyond Rust statics.
+    let lib = unsafe { libloading::Library::new(home.join("lib64").join("libacl_rt.so")) }.expect("dlopen");
+    // SAFETY: the signatures are those of SPEC.md section 8, as the library exports them.
+    let (create_stream, pool_create, malloc, free) = unsafe {
+        (
+            *lib.get::<CreateStream>(b"aclrtCreateStream").expect("symbol"),
+            *lib.get::<PoolCreate>(b"aclrtMemPoolCreate").expect("symbol"),
+            *lib.get::<Malloc>(b"aclrtMemPoolMallocAsync").expect("symbol"),
+            *lib.get::<Free>(b"aclrtMemPoolFreeAsync").expect("symbol"),
+        )
+    };
+    let mut raw_stream: aclrtStream = std::ptr::null_mut();
+    let mut raw_pool: aclrtMemPool = std::ptr::null_mut();
+    let props = aclrtMemPoolProps {
+        allocType: 0,
+        handleType: 0,
+        location: aclrtMemLocation { id: 0, type_: 1 },
+        maxSize: POOL as usize,
+        reserved: [0; 32],
+    };
+    // SAFETY: valid out-pointers and props; the backend made its context current on this thread.
+    unsafe {
+        assert_eq!(create_stream(&mut raw_stream), 0);
+        assert_eq!(pool_create(&mut raw_pool, &props), 0);
+    }
+
+    let mut g = c.benchmark_group("ffi_overhead");
+    g.bench_function(BenchmarkId::new("ascend-backend", "2MiB"), |b| {
+        b.iter(|| {
+            let p = pool.malloc_async(black_box(SIZE), &stream).expect("malloc");
+            // SAFETY: `p` is live and nothing uses it.
+            unsafe { pool.free_async(p, &stream) }.expect("free");
+        })
+    });
+    g.bench_function(BenchmarkId::new("raw-ffi", "2MiB"), |b| {
+        b.iter(|| {
+            let mut p: *mut c_void = std::ptr::null_mut();
+            // SAFETY: a valid out-pointer, live pool and stream handles; `p` is freed once.
+            unsafe {
+                assert_eq!(malloc(&mut p, black_box(SIZE as usize), raw_pool, raw_stream), 0);
+                assert_eq!(free(p, raw_stream), 0);
+            }
+        })
+    });
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    targets = ffi_overhead
+}
+criterion_main!(benches);
