@@ -6,7 +6,7 @@ use crate::ReuseRule;
 use crate::clock::Clock;
 use crate::stream::StreamShared;
 use mempool_hal::PoolStats;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// A freed block the pool still holds, tagged with where its free is ordered.
@@ -43,6 +43,13 @@ pub(crate) struct Live {
     pub(crate) pending: Vec<(Arc<StreamShared>, u64, &'static str)>,
 }
 
+/// The cached blocks of one freeing stream, ordered by (size, address).
+#[derive(Debug)]
+struct Bin {
+    stream: u64,
+    set: BTreeSet<(u64, u64)>,
+}
+
 /// Everything behind the pool lock.
 #[derive(Debug)]
 pub(crate) struct Blocks {
@@ -50,7 +57,12 @@ pub(crate) struct Blocks {
     live: BTreeMap<u64, Live>,
     cached: BTreeMap<u64, Cached>,
     /// Per freeing stream: its cached blocks ordered by (size, address), for best fit.
-    bins: HashMap<u64, BTreeSet<(u64, u64)>>,
+    /// A short list searched linearly (a pool sees few streams); emptied bins stay (so the
+    /// same-stream cycle of allocate and free neither hashes nor allocates) until they
+    /// outnumber the others.
+    bins: Vec<Bin>,
+    /// How many bins hold blocks.
+    nonempty_bins: usize,
     free: BTreeMap<u64, u64>,
     free_by_size: BTreeSet<(u64, u64)>,
 }
@@ -62,7 +74,8 @@ impl Blocks {
             stats: PoolStats::default(),
             live: BTreeMap::new(),
             cached: BTreeMap::new(),
-            bins: HashMap::new(),
+            bins: Vec::new(),
+            nonempty_bins: 0,
             free: BTreeMap::new(),
             free_by_size: BTreeSet::new(),
         };
@@ -72,17 +85,17 @@ impl Blocks {
 
     /// Rule a: the best cached block freed on `stream`.
     pub(crate) fn same_stream(&self, len: u64, stream: u64) -> Option<u64> {
-        self.bins.get(&stream).and_then(|bin| bin.range((len, 0)..).next()).map(|&(_, a)| a)
+        self.bin(stream).and_then(|bin| bin.range((len, 0)..).next()).map(|&(_, a)| a)
     }
 
     /// The best cached block of another stream than `skip` that satisfies `pred`.
     pub(crate) fn best_other(&self, len: u64, skip: u64, pred: impl Fn(&Cached) -> bool) -> Option<u64> {
         let mut best: Option<(u64, u64)> = None;
-        for (&sid, bin) in &self.bins {
-            if sid == skip {
+        for bin in &self.bins {
+            if bin.stream == skip {
                 continue;
             }
-            for &key in bin.range((len, 0)..) {
+            for &key in bin.set.range((len, 0)..) {
                 if best.is_some_and(|b| key >= b) {
                     break;
                 }
@@ -97,7 +110,7 @@ impl Blocks {
 
     /// Whether any stream other than `skip` has cached blocks.
     pub(crate) fn has_other_bins(&self, skip: u64) -> bool {
-        self.bins.len() > usize::from(self.bins.contains_key(&skip))
+        self.nonempty_bins > usize::from(self.bin(skip).is_some_and(|b| !b.is_empty()))
     }
 
     /// Rules b-e, in order, for an allocation of `len` on stream `b` whose clock is
@@ -321,7 +334,7 @@ impl Blocks {
 
     /// The largest cached block.
     pub(crate) fn largest_cached(&self) -> u64 {
-        self.bins.values().filter_map(|b| b.last()).map(|&(l, _)| l).max().unwrap_or(0)
+        self.bins.iter().filter_map(|b| b.set.last()).map(|&(l, _)| l).max().unwrap_or(0)
     }
 
     /// Number of live allocations.
@@ -329,18 +342,38 @@ impl Blocks {
         self.live.len()
     }
 
+    /// The cached blocks freed on `stream`, if it has a bin.
+    fn bin(&self, stream: u64) -> Option<&BTreeSet<(u64, u64)>> {
+        self.bins.iter().find(|b| b.stream == stream).map(|b| &b.set)
+    }
+
     fn insert_cached(&mut self, addr: u64, c: Cached) {
-        self.bins.entry(c.stream.id).or_default().insert((c.len, addr));
+        let sid = c.stream.id;
+        let i = match self.bins.iter().position(|b| b.stream == sid) {
+            Some(i) => i,
+            None => {
+                if self.bins.len() >= 2 * self.nonempty_bins + 16 {
+                    self.bins.retain(|b| !b.set.is_empty());
+                }
+                self.bins.push(Bin { stream: sid, set: BTreeSet::new() });
+                self.bins.len() - 1
+            }
+        };
+        let bin = &mut self.bins[i].set;
+        if bin.is_empty() {
+            self.nonempty_bins += 1;
+        }
+        bin.insert((c.len, addr));
         self.cached.insert(addr, c);
     }
 
     fn remove_cached(&mut self, addr: u64) -> Cached {
         let c = self.cached.remove(&addr).expect("cached block exists");
         let sid = c.stream.id;
-        let bin = self.bins.get_mut(&sid).expect("bin of a cached block exists");
+        let bin = &mut self.bins.iter_mut().find(|b| b.stream == sid).expect("bin of a cached block exists").set;
         bin.remove(&(c.len, addr));
         if bin.is_empty() {
-            self.bins.remove(&sid);
+            self.nonempty_bins -= 1;
         }
         c
     }
@@ -376,6 +409,18 @@ impl Blocks {
         assert_eq!(self.stats.reserved_current, used + cached);
         for w in ranges.windows(2) {
             assert!(!(w[0].2 == 'F' && w[1].2 == 'F'), "free neighbours are merged");
+        }
+        assert_eq!(self.nonempty_bins, self.bins.iter().filter(|b| !b.set.is_empty()).count());
+        assert_eq!(
+            self.bins.iter().map(|b| b.set.len()).sum::<usize>(),
+            self.cached.len(),
+            "bins index every cached block"
+        );
+        for (&a, c) in &self.cached {
+            assert!(
+                self.bin(c.stream.id).is_some_and(|b| b.contains(&(c.len, a))),
+                "a cached block is in its stream's bin"
+            );
         }
     }
 }
