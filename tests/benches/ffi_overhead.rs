@@ -8,7 +8,8 @@ use mempool_ascend::{Ascend, LoadOptions};
 use mempool_hal::{Device, MemPool, PoolProps};
 use std::ffi::c_void;
 use std::hint::black_box;
-use std::time::Duration;
+use std::io::Write;
+use std::time::{Duration, Instant};
 
 type CreateStream = unsafe extern "C" fn(*mut aclrtStream) -> aclError;
 type PoolCreate = unsafe extern "C" fn(*mut aclrtMemPool, *const aclrtMemPoolProps) -> aclError;
@@ -50,25 +51,61 @@ fn ffi_overhead(c: &mut Criterion) {
         assert_eq!(pool_create(&mut raw_pool, &props), 0);
     }
 
+    let backend_pair = || {
+        let p = pool.malloc_async(black_box(SIZE), &stream).expect("malloc");
+        // SAFETY: `p` is live and nothing uses it.
+        unsafe { pool.free_async(p, &stream) }.expect("free");
+    };
+    let raw_pair = || {
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer, live pool and stream handles; `p` is freed once.
+        unsafe {
+            assert_eq!(malloc(&mut p, black_box(SIZE as usize), raw_pool, raw_stream), 0);
+            assert_eq!(free(p, raw_stream), 0);
+        }
+    };
+
+    // Alternating rounds, so that load from other processes hits both sides alike: the
+    // median over rounds of each side's time per pair.
+    const ROUNDS: usize = 300;
+    const PAIRS: u32 = 2000;
+    let (mut backend_ns, mut raw_ns) = (Vec::with_capacity(ROUNDS), Vec::with_capacity(ROUNDS));
+    for _ in 0..ROUNDS {
+        let t = Instant::now();
+        (0..PAIRS).for_each(|_| backend_pair());
+        backend_ns.push(t.elapsed().as_nanos() as u64 / u64::from(PAIRS));
+        let t = Instant::now();
+        (0..PAIRS).for_each(|_| raw_pair());
+        raw_ns.push(t.elapsed().as_nanos() as u64 / u64::from(PAIRS));
+    }
+    write_rounds("ascend-backend", backend_ns);
+    write_rounds("raw-ffi", raw_ns);
+
     let mut g = c.benchmark_group("ffi_overhead");
-    g.bench_function(BenchmarkId::new("ascend-backend", "2MiB"), |b| {
-        b.iter(|| {
-            let p = pool.malloc_async(black_box(SIZE), &stream).expect("malloc");
-            // SAFETY: `p` is live and nothing uses it.
-            unsafe { pool.free_async(p, &stream) }.expect("free");
-        })
-    });
-    g.bench_function(BenchmarkId::new("raw-ffi", "2MiB"), |b| {
-        b.iter(|| {
-            let mut p: *mut c_void = std::ptr::null_mut();
-            // SAFETY: a valid out-pointer, live pool and stream handles; `p` is freed once.
-            unsafe {
-                assert_eq!(malloc(&mut p, black_box(SIZE as usize), raw_pool, raw_stream), 0);
-                assert_eq!(free(p, raw_stream), 0);
-            }
-        })
-    });
+    g.bench_function(BenchmarkId::new("ascend-backend", "2MiB"), |b| b.iter(backend_pair));
+    g.bench_function(BenchmarkId::new("raw-ffi", "2MiB"), |b| b.iter(raw_pair));
     g.finish();
+}
+
+/// Appends `ffi_overhead impl median p99 rounds` (time per pair over the rounds) to
+/// `target/bench-percentiles.tsv`, which `cargo xtask bench` reads.
+fn write_rounds(name: &str, mut ns: Vec<u64>) {
+    ns.sort_unstable();
+    let at = |q: f64| ns[((ns.len() - 1) as f64 * q).round() as usize];
+    let (median, p99) = (at(0.5), at(0.99));
+    println!("ffi_overhead/{name}: {} rounds, median {median} ns, p99 {p99} ns per pair", ns.len());
+    let exe = std::env::current_exe().expect("the bench binary knows its path");
+    // target/<profile>/deps/<bench>
+    let path = exe.ancestors().nth(3).expect("target folder").join("bench-percentiles.tsv");
+    let line = format!("ffi_overhead\t{name} (rounds)\t{median}\t{p99}\t{}\n", ns.len());
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+    if let Err(e) = written {
+        eprintln!("cannot write {}: {e}", path.display());
+    }
 }
 
 criterion_group! {
