@@ -6,7 +6,7 @@ use crate::ReuseRule;
 use crate::clock::Clock;
 use crate::stream::StreamShared;
 use mempool_hal::PoolStats;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// A freed block the pool still holds, tagged with where its free is ordered.
@@ -30,8 +30,8 @@ impl Cached {
     }
 }
 
-/// A live allocation: its length, where it was allocated (stream and position), and the
-/// accesses enqueued on it that have not run yet (for the stream-order checker).
+/// A live allocation: its length and where it was allocated (stream and position). Kept
+/// small: the live map is searched on every free.
 #[derive(Debug, Clone)]
 pub(crate) struct Live {
     pub(crate) len: u64,
@@ -39,9 +39,11 @@ pub(crate) struct Live {
     pub(crate) owner: u64,
     /// The allocation's position on that stream.
     pub(crate) pos: u64,
-    /// Queued accesses: the stream and the position of the operation.
-    pub(crate) pending: Vec<(Arc<StreamShared>, u64, &'static str)>,
 }
+
+/// Accesses enqueued on a live allocation that may not have run yet (for the stream-order
+/// checker): the stream, the position of the operation and its name.
+pub(crate) type Pending = Vec<(Arc<StreamShared>, u64, &'static str)>;
 
 /// The cached blocks of one freeing stream, ordered by (size, address).
 #[derive(Debug)]
@@ -55,6 +57,8 @@ struct Bin {
 pub(crate) struct Blocks {
     pub(crate) stats: PoolStats,
     live: BTreeMap<u64, Live>,
+    /// Per live allocation that has had accesses enqueued: those not known to have run.
+    pending: HashMap<u64, Pending>,
     cached: BTreeMap<u64, Cached>,
     /// Per freeing stream: its cached blocks ordered by (size, address), for best fit.
     /// A short list searched linearly (a pool sees few streams); emptied bins stay (so the
@@ -73,6 +77,7 @@ impl Blocks {
         let mut b = Blocks {
             stats: PoolStats::default(),
             live: BTreeMap::new(),
+            pending: HashMap::new(),
             cached: BTreeMap::new(),
             bins: Vec::new(),
             nonempty_bins: 0,
@@ -172,7 +177,7 @@ impl Blocks {
     }
 
     fn make_live(&mut self, addr: u64, len: u64, (owner, pos): (u64, u64)) {
-        self.live.insert(addr, Live { len, owner, pos, pending: Vec::new() });
+        self.live.insert(addr, Live { len, owner, pos });
         self.stats.used_current += len;
         self.stats.used_high = self.stats.used_high.max(self.stats.used_current);
     }
@@ -204,15 +209,16 @@ impl Blocks {
     /// Notes an access enqueued on `stream` at `pos` to the live allocation at `start`,
     /// dropping notes of accesses that have run.
     pub(crate) fn note_access(&mut self, start: u64, stream: &Arc<StreamShared>, pos: u64, op: &'static str) {
-        if let Some(l) = self.live.get_mut(&start) {
-            l.pending.retain(|(s, p, _)| s.completed() < *p);
-            l.pending.push((Arc::clone(stream), pos, op));
+        if self.live.contains_key(&start) {
+            let pending = self.pending.entry(start).or_default();
+            pending.retain(|(s, p, _)| s.completed() < *p);
+            pending.push((Arc::clone(stream), pos, op));
         }
     }
 
-    /// The live allocation starting at `addr`.
-    pub(crate) fn live(&self, addr: u64) -> Option<&Live> {
-        self.live.get(&addr)
+    /// The accesses noted on the live allocation starting at `addr`.
+    pub(crate) fn pending_accesses(&self, addr: u64) -> &[(Arc<StreamShared>, u64, &'static str)] {
+        self.pending.get(&addr).map_or(&[], Vec::as_slice)
     }
 
     fn containing_cached(&self, addr: u64) -> bool {
@@ -244,6 +250,9 @@ impl Blocks {
         clock: Arc<Clock>,
     ) {
         self.live.remove(&addr);
+        if !self.pending.is_empty() {
+            self.pending.remove(&addr);
+        }
         self.stats.used_current -= len;
         // A mark is the maximum since the last reset, so a decrease after a reset raises it.
         self.stats.used_high = self.stats.used_high.max(self.stats.used_current);
@@ -410,6 +419,7 @@ impl Blocks {
         for w in ranges.windows(2) {
             assert!(!(w[0].2 == 'F' && w[1].2 == 'F'), "free neighbours are merged");
         }
+        assert!(self.pending.keys().all(|a| self.live.contains_key(a)), "pending accesses belong to live allocations");
         assert_eq!(self.nonempty_bins, self.bins.iter().filter(|b| !b.set.is_empty()).count());
         assert_eq!(
             self.bins.iter().map(|b| b.set.len()).sum::<usize>(),

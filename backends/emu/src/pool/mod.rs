@@ -417,8 +417,7 @@ impl PoolShared {
     /// The checker's rule for frees: no access to the block may still be pending on
     /// another stream unless it is ordered before the free.
     fn check_free_races(&self, blocks: &Blocks, addr: u64, s: &StreamShared, clock: &Clock) -> Result<()> {
-        let Some(live) = blocks.live(addr) else { return Ok(()) };
-        for (other, pos, what) in &live.pending {
+        for (other, pos, what) in blocks.pending_accesses(addr) {
             if other.id != s.id && other.completed() < *pos && clock.get(other.id) < *pos {
                 return Err(violation(
                     "free_async",
