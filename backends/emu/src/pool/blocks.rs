@@ -154,14 +154,13 @@ impl Blocks {
     }
 
     /// Turns the low `len` bytes of the cached block at `addr` into a live allocation;
-    /// the rest stays cached with the same tags. Returns the block's tags.
-    pub(crate) fn take_cached(&mut self, addr: u64, len: u64, owner: (u64, u64)) -> Cached {
+    /// the rest stays cached with the same tags (moved, not cloned).
+    pub(crate) fn take_cached(&mut self, addr: u64, len: u64, owner: (u64, u64)) {
         let c = self.remove_cached(addr);
         if c.len > len {
-            self.insert_cached(addr + len, Cached { len: c.len - len, ..c.clone() });
+            self.insert_cached(addr + len, Cached { len: c.len - len, ..c });
         }
         self.make_live(addr, len, owner);
-        c
     }
 
     /// Turns the low `len` bytes of the free range at `addr` into a live allocation.
