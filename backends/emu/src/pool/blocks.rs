@@ -259,7 +259,14 @@ impl Blocks {
         // (the latest) covers theirs.
         let mut block = Cached { len, stream, pos, dep_real, clock };
         let mut start = addr;
-        let prev = self.cached.range(..addr).next_back().map(|(&a, c)| (a, c.len, c.stream.id));
+        // Both neighbours in one descent: the block at the end (if any), then the one
+        // before (`[addr, next)` itself is not cached).
+        let next = addr + len;
+        let mut near = self.cached.range(..=next).rev().map(|(&a, c)| (a, c.len, c.stream.id));
+        let (next_stream, prev) = match near.next() {
+            Some((a, _, ns)) if a == next => (Some(ns), near.next()),
+            other => (None, other),
+        };
         if let Some((pa, plen, ps)) = prev {
             if pa + plen == addr && ps == block.stream.id {
                 let p = self.remove_cached(pa);
@@ -269,8 +276,7 @@ impl Blocks {
                 block.dep_real = block.dep_real.max(p.dep_real);
             }
         }
-        let next = start + block.len;
-        if self.cached.get(&next).is_some_and(|n| n.stream.id == block.stream.id) {
+        if next_stream == Some(block.stream.id) {
             let n = self.remove_cached(next);
             block.len += n.len;
             block.pos = block.pos.max(n.pos);
