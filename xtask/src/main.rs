@@ -316,6 +316,7 @@ const BENCH_GROUPS: &[(&str, &str, &str)] = &[
     ("cross_stream", "an allocation on stream B of memory freed on stream A, per reuse rule", "emu"),
     ("stream_ops", "stream operations", "emu"),
     ("ffi_overhead", "malloc + free through the Ascend backend over the drop-in library", "ascend-backend"),
+    ("replay", "a whole bundled trace replayed on the emulator", "emu"),
 ];
 
 /// Runs the benchmarks and writes `target/bench-report.md`.
@@ -333,14 +334,35 @@ fn bench() -> Result<(), String> {
     run(&[
         Step::new("emulator benchmarks", &["bench", "-p", "mempool-emu", "--bench", "pool"]),
         Step::new("FFI overhead benchmark", &["bench", "-p", "mempool-tests", "--bench", "ffi_overhead"]),
+        Step::new("trace replay benchmark", &["bench", "-p", "mempool-trace", "--bench", "replay"]),
     ])?;
     let tsv = std::fs::read_to_string(&percentiles).unwrap_or_default();
-    let report = bench_report(&criterion, &tsv);
+    let mut report = bench_report(&criterion, &tsv);
+    report.push_str(&replay_report(&std::fs::read_to_string(target.join("bench-replay.tsv")).unwrap_or_default()));
     let path = target.join("bench-report.md");
     std::fs::write(&path, &report).map_err(|e| format!("{}: {e}", path.display()))?;
     println!("{report}");
     eprintln!("wrote {}", path.display());
     Ok(())
+}
+
+/// The `replay` section: one row per bundled trace (`trace ops used_high reserved_high
+/// ratio ops_per_sec` lines written by the replay bench).
+fn replay_report(tsv: &str) -> String {
+    let rows: Vec<Vec<&str>> =
+        tsv.lines().map(|l| l.split('\t').collect()).filter(|f: &Vec<&str>| f.len() == 6).collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from(
+        "\n## `replay`: the bundled traces on the emulator (threshold = pool size)\n\n| trace | operations | USED_HIGH | RESERVED_HIGH | RESERVED_HIGH / USED_HIGH | operations/s |\n|---|---:|---:|---:|---:|---:|\n",
+    );
+    let mib = |s: &str| s.parse::<u64>().map_or_else(|_| s.to_string(), |b| format!("{} MiB", b >> 20));
+    for f in rows {
+        let ops_s = f[5].parse::<f64>().map_or_else(|_| f[5].to_string(), |v| format!("{:.2} M", v / 1e6));
+        md.push_str(&format!("| {} | {} | {} | {} | {} | {} |\n", f[0], f[1], mib(f[2]), mib(f[3]), f[4], ops_s));
+    }
+    md
 }
 
 /// The median (ns) in a criterion `estimates.json`.
@@ -482,6 +504,13 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_replay_report_has_a_row_per_trace() {
+        let md = replay_report("training.csv\t1857\t10770972672\t11274289152\t1.047\t1724841\nbad line\n");
+        assert!(md.contains("| training.csv | 1857 | 10272 MiB | 10752 MiB | 1.047 | 1.72 M |"), "{md}");
+        assert_eq!(replay_report(""), "");
+    }
 
     #[test]
     fn the_facade_manifest_lists_the_backend_features() {
