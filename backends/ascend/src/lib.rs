@@ -20,7 +20,7 @@
 //!
 //! # Finding the runtime
 //!
-//! ```no_run
+//! ```
 //! use mempool_ascend::Ascend;
 //! // Searches MEMPOOL_ASCEND_LIBRARY, $ASCEND_HOME_PATH/lib64, $ASCEND_TOOLKIT_HOME/lib64,
 //! // the standard install folders, then the system loader.
