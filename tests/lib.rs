@@ -93,3 +93,30 @@ pub fn lay_out(lib: &Path, home: &Path) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// Appends one timed loop's percentiles to `target/bench-percentiles.tsv` (the file
+/// `cargo xtask bench` reads, next to the bench binary's profile folder) as
+/// `group impl median_ns p99_ns samples`, and prints them; `unit` names a sample.
+pub fn write_percentiles(group: &str, name: &str, unit: &str, mut ns: Vec<u64>) {
+    use std::io::Write;
+    if ns.is_empty() {
+        return;
+    }
+    ns.sort_unstable();
+    let at = |q: f64| ns[((ns.len() - 1) as f64 * q).round() as usize];
+    let (median, p99) = (at(0.5), at(0.99));
+    println!("{group}/{name}: {} samples, median {median} ns, p99 {p99} ns per {unit}", ns.len());
+    let exe = std::env::current_exe().unwrap_or_default();
+    // target/<profile>/deps/<bench>
+    let path =
+        exe.ancestors().nth(3).map_or_else(|| PathBuf::from("target"), Path::to_path_buf).join("bench-percentiles.tsv");
+    let line = format!("{group}\t{name}\t{median}\t{p99}\t{}\n", ns.len());
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+    if let Err(e) = written {
+        eprintln!("cannot write {}: {e}", path.display());
+    }
+}

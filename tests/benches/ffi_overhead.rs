@@ -6,9 +6,9 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use mempool_ascend::sys::{aclError, aclrtMemLocation, aclrtMemPool, aclrtMemPoolProps, aclrtStream};
 use mempool_ascend::{Ascend, LoadOptions};
 use mempool_hal::{Device, MemPool, PoolProps};
+use mempool_tests::write_percentiles;
 use std::ffi::c_void;
 use std::hint::black_box;
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 type CreateStream = unsafe extern "C" fn(*mut aclrtStream) -> aclError;
@@ -78,34 +78,13 @@ fn ffi_overhead(c: &mut Criterion) {
         (0..PAIRS).for_each(|_| raw_pair());
         raw_ns.push(t.elapsed().as_nanos() as u64 / u64::from(PAIRS));
     }
-    write_rounds("ascend-backend", backend_ns);
-    write_rounds("raw-ffi", raw_ns);
+    write_percentiles("ffi_overhead", "ascend-backend (rounds)", "pair", backend_ns);
+    write_percentiles("ffi_overhead", "raw-ffi (rounds)", "pair", raw_ns);
 
     let mut g = c.benchmark_group("ffi_overhead");
     g.bench_function(BenchmarkId::new("ascend-backend", "2MiB"), |b| b.iter(backend_pair));
     g.bench_function(BenchmarkId::new("raw-ffi", "2MiB"), |b| b.iter(raw_pair));
     g.finish();
-}
-
-/// Appends `ffi_overhead impl median p99 rounds` (time per pair over the rounds) to
-/// `target/bench-percentiles.tsv`, which `cargo xtask bench` reads.
-fn write_rounds(name: &str, mut ns: Vec<u64>) {
-    ns.sort_unstable();
-    let at = |q: f64| ns[((ns.len() - 1) as f64 * q).round() as usize];
-    let (median, p99) = (at(0.5), at(0.99));
-    println!("ffi_overhead/{name}: {} rounds, median {median} ns, p99 {p99} ns per pair", ns.len());
-    let exe = std::env::current_exe().expect("the bench binary knows its path");
-    // target/<profile>/deps/<bench>
-    let path = exe.ancestors().nth(3).expect("target folder").join("bench-percentiles.tsv");
-    let line = format!("ffi_overhead\t{name} (rounds)\t{median}\t{p99}\t{}\n", ns.len());
-    let written = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .and_then(|mut f| f.write_all(line.as_bytes()));
-    if let Err(e) = written {
-        eprintln!("cannot write {}: {e}", path.display());
-    }
 }
 
 criterion_group! {

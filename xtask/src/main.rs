@@ -332,7 +332,7 @@ fn bench() -> Result<(), String> {
     }
     // The bench binaries write their timed loops' percentiles next to `criterion/`.
     run(&[
-        Step::new("emulator benchmarks", &["bench", "-p", "mempool-emu", "--bench", "pool"]),
+        Step::new("emulator benchmarks", &["bench", "-p", "mempool-tests", "--bench", "pool"]),
         Step::new("FFI overhead benchmark", &["bench", "-p", "mempool-tests", "--bench", "ffi_overhead"]),
         Step::new("trace replay benchmark", &["bench", "-p", "mempool-trace", "--bench", "replay"]),
     ])?;

@@ -12,40 +12,13 @@
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use mempool_emu::{EmuPool, EmuStream, Emulator, ReuseRule};
 use mempool_hal::{Device, MemPool, MemPoolExt, PoolProps, attr};
+use mempool_tests::write_percentiles;
 use std::alloc::{Layout, alloc, dealloc};
 use std::hint::black_box;
-use std::io::Write;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 const MIB: u64 = 1 << 20;
 const LIVE: usize = 100_000;
-
-/// Where the timed loops write their percentiles (`cargo xtask bench` reads it):
-/// `target/bench-percentiles.tsv`, next to the bench binary's profile folder.
-fn percentile_file() -> PathBuf {
-    let exe = std::env::current_exe().expect("the bench binary knows its path");
-    // target/<profile>/deps/<bench>
-    exe.ancestors().nth(3).map_or_else(|| PathBuf::from("target"), PathBuf::from).join("bench-percentiles.tsv")
-}
-
-/// Appends `group impl median_ns p99_ns ops` to the percentile file.
-fn write_percentiles(group: &str, name: &str, mut ns: Vec<u64>) {
-    ns.sort_unstable();
-    let at = |q: f64| ns[((ns.len() - 1) as f64 * q).round() as usize];
-    let (median, p99) = (at(0.5), at(0.99));
-    println!("{group}/{name}: {} ops, median {median} ns, p99 {p99} ns per operation", ns.len());
-    let path = percentile_file();
-    let line = format!("{group}\t{name}\t{median}\t{p99}\t{}\n", ns.len());
-    let written = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .and_then(|mut f| f.write_all(line.as_bytes()));
-    if let Err(e) = written {
-        eprintln!("cannot write {}: {e}", path.display());
-    }
-}
 
 /// A small xorshift generator: the same sequence for every implementation.
 struct Rng(u64);
@@ -253,12 +226,12 @@ fn live_100k(c: &mut Criterion) {
         (ns, st)
     }
     let (ns, mut emu_st) = timed(emu_state());
-    write_percentiles("live_100k", "emu", ns);
+    write_percentiles("live_100k", "emu", "operation", ns);
     println!("live_100k/emu: {:?}", emu_st.imp.pool.reuse_counts());
     let (ns, mut oa_st) = timed(offset_state());
-    write_percentiles("live_100k", "offset-allocator", ns);
+    write_percentiles("live_100k", "offset-allocator", "operation", ns);
     let (ns, mut std_st) = timed(std_state());
-    write_percentiles("live_100k", "std-alloc", ns);
+    write_percentiles("live_100k", "std-alloc", "operation", ns);
 
     let mut g = c.benchmark_group("live_100k");
     g.bench_function(BenchmarkId::new("emu", "free+alloc"), |b| b.iter(|| emu_st.pair()));
