@@ -1,18 +1,27 @@
 //! The pool's bookkeeping: live allocations, cached blocks with their free tags, and the
 //! unreserved address space. Pure data; the caller holds the pool lock and does the
 //! syscalls (commit, decommit) this module asks for.
+//!
+//! Every range of the pool is a node of one slab, linked to its neighbours in address
+//! order (the nodes tile the pool), so merging with a neighbour never searches. Cached
+//! blocks sit in per-stream [`SizeBins`], free ranges in one more, for the exact best fit
+//! of SPEC.md section 4. Live allocations are found by address in a hash map; an ordered
+//! index of node starts answers "which node contains this address" (copies, error
+//! messages) and changes only when a node is split or merged, so the same-stream cycle
+//! of allocate and free touches no tree and allocates nothing.
 
-use crate::ReuseRule;
+use super::bins::{Entry, SizeBins, Slots};
 use crate::clock::Clock;
 use crate::stream::StreamShared;
 use mempool_hal::PoolStats;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+use std::mem;
 use std::sync::Arc;
 
 /// A freed block the pool still holds, tagged with where its free is ordered.
 #[derive(Debug, Clone)]
 pub(crate) struct Cached {
-    pub(crate) len: u64,
     /// The freeing stream.
     pub(crate) stream: Arc<StreamShared>,
     /// The free's position on that stream (the later one for merged blocks).
@@ -30,11 +39,9 @@ impl Cached {
     }
 }
 
-/// A live allocation: its length and where it was allocated (stream and position). Kept
-/// small: the live map is searched on every free.
+/// A live allocation: where it was allocated (stream and position).
 #[derive(Debug, Clone)]
 pub(crate) struct Live {
-    pub(crate) len: u64,
     /// The allocating stream.
     pub(crate) owner: u64,
     /// The allocation's position on that stream.
@@ -45,77 +52,158 @@ pub(crate) struct Live {
 /// checker): the stream, the position of the operation and its name.
 pub(crate) type Pending = Vec<(Arc<StreamShared>, u64, &'static str)>;
 
-/// The cached blocks of one freeing stream, ordered by (size, address).
+/// A block chosen for an allocation (a node of the slab).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BlockId(u32);
+
+const NIL: u32 = u32::MAX;
+
+#[derive(Debug)]
+enum Kind {
+    Free,
+    Live(Live),
+    Cached(Cached),
+}
+
+/// One range of the pool.
+#[derive(Debug)]
+struct Node {
+    addr: u64,
+    len: u64,
+    /// The nodes just below and above in address order (`NIL` at the pool's ends).
+    prev: u32,
+    next: u32,
+    /// Its slot in the size bins that hold it (free and cached nodes).
+    slot: u32,
+    kind: Kind,
+}
+
+impl Slots for Vec<Node> {
+    fn slot(&self, id: u32) -> u32 {
+        self[id as usize].slot
+    }
+    fn set_slot(&mut self, id: u32, slot: u32) {
+        self[id as usize].slot = slot;
+    }
+}
+
+/// The cached blocks of one freeing stream, by size.
 #[derive(Debug)]
 struct Bin {
     stream: u64,
-    set: BTreeSet<(u64, u64)>,
+    sizes: SizeBins,
 }
 
 /// Everything behind the pool lock.
 #[derive(Debug)]
 pub(crate) struct Blocks {
     pub(crate) stats: PoolStats,
-    live: BTreeMap<u64, Live>,
+    gran: u64,
+    nodes: Vec<Node>,
+    /// Recycled node ids.
+    spare: Vec<u32>,
+    /// Start address of every node.
+    starts: BTreeMap<u64, u32>,
+    /// Start address of every live allocation.
+    live: FxHashMap<u64, u32>,
     /// Per live allocation that has had accesses enqueued: those not known to have run.
-    pending: HashMap<u64, Pending>,
-    cached: BTreeMap<u64, Cached>,
-    /// Per freeing stream: its cached blocks ordered by (size, address), for best fit.
-    /// A short list searched linearly (a pool sees few streams); emptied bins stay (so the
-    /// same-stream cycle of allocate and free neither hashes nor allocates) until they
-    /// outnumber the others.
+    pending: FxHashMap<u64, Pending>,
+    /// Per freeing stream: its cached blocks. A short list searched linearly (a pool
+    /// sees few streams); emptied bins stay (so the same-stream cycle neither searches
+    /// far nor allocates) until they outnumber the others.
     bins: Vec<Bin>,
     /// How many bins hold blocks.
     nonempty_bins: usize,
-    free: BTreeMap<u64, u64>,
-    free_by_size: BTreeSet<(u64, u64)>,
+    /// The unreserved address space, by size.
+    free: SizeBins,
 }
 
 impl Blocks {
-    /// A pool whose whole range `[base, base + size)` is unreserved.
-    pub(crate) fn new(base: u64, size: u64) -> Blocks {
+    /// A pool whose whole range `[base, base + size)` is unreserved, carved in multiples
+    /// of `gran` (a power of two).
+    pub(crate) fn new(base: u64, size: u64, gran: u64) -> Blocks {
         let mut b = Blocks {
             stats: PoolStats::default(),
-            live: BTreeMap::new(),
-            pending: HashMap::new(),
-            cached: BTreeMap::new(),
+            gran,
+            nodes: Vec::new(),
+            spare: Vec::new(),
+            starts: BTreeMap::new(),
+            live: FxHashMap::default(),
+            pending: FxHashMap::default(),
             bins: Vec::new(),
             nonempty_bins: 0,
-            free: BTreeMap::new(),
-            free_by_size: BTreeSet::new(),
+            free: SizeBins::new(gran),
         };
-        b.add_free(base, size);
+        let id = b.new_node(Node { addr: base, len: size, prev: NIL, next: NIL, slot: 0, kind: Kind::Free });
+        b.starts.insert(base, id);
+        b.free.insert(&mut b.nodes, Entry { len: size, addr: base, id });
         b
     }
 
+    fn new_node(&mut self, node: Node) -> u32 {
+        match self.spare.pop() {
+            Some(id) => {
+                self.nodes[id as usize] = node;
+                id
+            }
+            None => {
+                self.nodes.push(node);
+                u32::try_from(self.nodes.len() - 1).expect("fewer than 2^32 blocks")
+            }
+        }
+    }
+
+    fn drop_node(&mut self, id: u32) {
+        self.nodes[id as usize].kind = Kind::Free;
+        self.spare.push(id);
+    }
+
+    fn node(&self, id: u32) -> &Node {
+        &self.nodes[id as usize]
+    }
+
+    /// The address of a chosen block.
+    pub(crate) fn addr(&self, b: BlockId) -> u64 {
+        self.node(b.0).addr
+    }
+
+    /// The tags of a chosen cached block.
+    pub(crate) fn cached_tags(&self, b: BlockId) -> &Cached {
+        match &self.node(b.0).kind {
+            Kind::Cached(c) => c,
+            _ => unreachable!("a chosen cached block is cached"),
+        }
+    }
+
+    fn tags(&self, e: &Entry) -> &Cached {
+        self.cached_tags(BlockId(e.id))
+    }
+
     /// Rule a: the best cached block freed on `stream`.
-    pub(crate) fn same_stream(&self, len: u64, stream: u64) -> Option<u64> {
-        self.bin(stream).and_then(|bin| bin.range((len, 0)..).next()).map(|&(_, a)| a)
+    pub(crate) fn same_stream(&self, len: u64, stream: u64) -> Option<BlockId> {
+        self.bin(stream).and_then(|b| b.sizes.best(len)).map(|e| BlockId(e.id))
     }
 
     /// The best cached block of another stream than `skip` that satisfies `pred`.
-    pub(crate) fn best_other(&self, len: u64, skip: u64, pred: impl Fn(&Cached) -> bool) -> Option<u64> {
-        let mut best: Option<(u64, u64)> = None;
+    fn best_other(&self, len: u64, skip: u64, pred: impl Fn(&Cached) -> bool) -> Option<BlockId> {
+        let mut best: Option<Entry> = None;
         for bin in &self.bins {
-            if bin.stream == skip {
+            if bin.stream == skip || bin.sizes.is_empty() {
                 continue;
             }
-            for &key in bin.set.range((len, 0)..) {
-                if best.is_some_and(|b| key >= b) {
-                    break;
-                }
-                if pred(&self.cached[&key.1]) {
-                    best = Some(key);
-                    break;
-                }
+            let found = bin
+                .sizes
+                .best_where(len, |e| best.is_none_or(|b| (e.len, e.addr) < (b.len, b.addr)) && pred(self.tags(e)));
+            if found.is_some() {
+                best = found;
             }
         }
-        best.map(|b| b.1)
+        best.map(|e| BlockId(e.id))
     }
 
     /// Whether any stream other than `skip` has cached blocks.
     pub(crate) fn has_other_bins(&self, skip: u64) -> bool {
-        self.nonempty_bins > usize::from(self.bin(skip).is_some_and(|b| !b.is_empty()))
+        self.nonempty_bins > usize::from(self.bin(skip).is_some_and(|b| !b.sizes.is_empty()))
     }
 
     /// Rules b-e, in order, for an allocation of `len` on stream `b` whose clock is
@@ -126,7 +214,8 @@ impl Blocks {
         b: u64,
         flags: [bool; 3],
         clock: Option<&Clock>,
-    ) -> Option<(ReuseRule, u64)> {
+    ) -> Option<(crate::ReuseRule, BlockId)> {
+        use crate::ReuseRule;
         if let Some(a) = self.best_other(len, b, |c| c.stream.host_known() >= c.pos) {
             return Some((ReuseRule::KnownComplete, a));
         }
@@ -149,60 +238,127 @@ impl Blocks {
     }
 
     /// Rule f: the best free range of address space.
-    pub(crate) fn fresh(&self, len: u64) -> Option<u64> {
-        self.free_by_size.range((len, 0)..).next().map(|&(_, a)| a)
+    pub(crate) fn fresh(&self, len: u64) -> Option<BlockId> {
+        self.free.best(len).map(|e| BlockId(e.id))
     }
 
-    /// Turns the low `len` bytes of the cached block at `addr` into a live allocation;
-    /// the rest stays cached with the same tags (moved, not cloned).
-    pub(crate) fn take_cached(&mut self, addr: u64, len: u64, owner: (u64, u64)) {
-        let c = self.remove_cached(addr);
-        if c.len > len {
-            self.insert_cached(addr + len, Cached { len: c.len - len, ..c });
+    /// Splits node `id` after its first `len` bytes; the upper part becomes a new node of
+    /// kind `rest` (indexed in `starts`, not in any bins). Returns the new node's id.
+    fn split(&mut self, id: u32, len: u64, rest: Kind) -> u32 {
+        let n = &self.nodes[id as usize];
+        let (addr, rest_len, next) = (n.addr + len, n.len - len, n.next);
+        let m = self.new_node(Node { addr, len: rest_len, prev: id, next, slot: 0, kind: rest });
+        self.nodes[id as usize].len = len;
+        self.nodes[id as usize].next = m;
+        if next != NIL {
+            self.nodes[next as usize].prev = m;
         }
-        self.make_live(addr, len, owner);
+        self.starts.insert(addr, m);
+        m
     }
 
-    /// Turns the low `len` bytes of the free range at `addr` into a live allocation.
-    /// The caller has committed the memory.
-    pub(crate) fn take_fresh(&mut self, addr: u64, len: u64, owner: (u64, u64)) {
-        let flen = self.remove_free(addr);
+    /// Merges node `other` (just below or above `id`) into `id`, dropping it.
+    fn absorb(&mut self, id: u32, other: u32) {
+        let o = &self.nodes[other as usize];
+        let (oaddr, olen, oprev, onext) = (o.addr, o.len, o.prev, o.next);
+        let n = &mut self.nodes[id as usize];
+        if oaddr < n.addr {
+            let old = mem::replace(&mut n.addr, oaddr);
+            n.len += olen;
+            n.prev = oprev;
+            if oprev != NIL {
+                self.nodes[oprev as usize].next = id;
+            }
+            self.starts.remove(&old);
+            self.starts.insert(oaddr, id);
+        } else {
+            n.len += olen;
+            n.next = onext;
+            if onext != NIL {
+                self.nodes[onext as usize].prev = id;
+            }
+            self.starts.remove(&oaddr);
+        }
+        self.drop_node(other);
+    }
+
+    /// Turns the low `len` bytes of a cached block into a live allocation; the rest stays
+    /// cached with the same tags. Returns its address.
+    pub(crate) fn take_cached(&mut self, b: BlockId, len: u64, owner: (u64, u64)) -> u64 {
+        let id = b.0;
+        let (sid, blen) = (self.cached_tags(b).stream.id, self.node(id).len);
+        let bin = self.bin_index(sid).expect("a cached block's bin");
+        self.bins[bin].sizes.remove(&mut self.nodes, id, blen);
+        if blen > len {
+            let tags = mem::replace(&mut self.nodes[id as usize].kind, Kind::Free);
+            let m = self.split(id, len, tags);
+            let addr = self.node(m).addr;
+            self.bins[bin].sizes.insert(&mut self.nodes, Entry { len: blen - len, addr, id: m });
+        } else if self.bins[bin].sizes.is_empty() {
+            self.nonempty_bins -= 1;
+        }
+        self.make_live(id, owner)
+    }
+
+    /// Turns the low `len` bytes of a free range into a live allocation. The caller has
+    /// committed the memory. Returns its address.
+    pub(crate) fn take_fresh(&mut self, b: BlockId, len: u64, owner: (u64, u64)) -> u64 {
+        let id = b.0;
+        let flen = self.node(id).len;
+        self.free.remove(&mut self.nodes, id, flen);
         if flen > len {
-            self.add_free(addr + len, flen - len);
+            let m = self.split(id, len, Kind::Free);
+            let addr = self.node(m).addr;
+            self.free.insert(&mut self.nodes, Entry { len: flen - len, addr, id: m });
         }
         self.stats.reserved_current += len;
         self.stats.reserved_high = self.stats.reserved_high.max(self.stats.reserved_current);
-        self.make_live(addr, len, owner);
+        self.make_live(id, owner)
     }
 
-    fn make_live(&mut self, addr: u64, len: u64, (owner, pos): (u64, u64)) {
-        self.live.insert(addr, Live { len, owner, pos });
+    fn make_live(&mut self, id: u32, (owner, pos): (u64, u64)) -> u64 {
+        let n = &mut self.nodes[id as usize];
+        n.kind = Kind::Live(Live { owner, pos });
+        let (addr, len) = (n.addr, n.len);
+        self.live.insert(addr, id);
         self.stats.used_current += len;
         self.stats.used_high = self.stats.used_high.max(self.stats.used_current);
+        addr
     }
 
-    /// The length of the live allocation starting at `addr`, or why there is none.
-    pub(crate) fn live_len(&self, addr: u64) -> Result<u64, &'static str> {
-        if let Some(l) = self.live.get(&addr) {
-            return Ok(l.len);
+    /// The node containing `addr`.
+    fn containing(&self, addr: u64) -> Option<&Node> {
+        let (_, &id) = self.starts.range(..=addr).next_back()?;
+        let n = self.node(id);
+        (addr - n.addr < n.len).then_some(n)
+    }
+
+    /// The live allocation starting at `addr` and its length, or why there is none.
+    pub(crate) fn live_block(&self, addr: u64) -> Result<(BlockId, u64), &'static str> {
+        if let Some(&id) = self.live.get(&addr) {
+            return Ok((BlockId(id), self.node(id).len));
         }
-        if self.containing_live(addr).is_some() {
-            Err("an interior pointer of a live allocation")
-        } else if self.cached.contains_key(&addr) || self.containing_cached(addr) {
-            Err("already freed (double free)")
-        } else {
-            Err("not an allocation of this pool")
+        match self.containing(addr).map(|n| &n.kind) {
+            Some(Kind::Live(_)) => Err("an interior pointer of a live allocation"),
+            Some(Kind::Cached(_)) => Err("already freed (double free)"),
+            _ => Err("not an allocation of this pool"),
         }
     }
 
-    /// The live allocation containing `addr`: its start and record.
-    pub(crate) fn containing_live(&self, addr: u64) -> Option<(u64, &Live)> {
-        self.live.range(..=addr).next_back().filter(|&(&a, l)| addr < a + l.len).map(|(&a, l)| (a, l))
+    /// The live allocation containing `addr`: its start, length and record.
+    pub(crate) fn containing_live(&self, addr: u64) -> Option<(u64, u64, &Live)> {
+        self.containing(addr).and_then(|n| match &n.kind {
+            Kind::Live(l) => Some((n.addr, n.len, l)),
+            _ => None,
+        })
     }
 
     /// The cached block containing `addr`: its start and tags.
     pub(crate) fn containing_cached_block(&self, addr: u64) -> Option<(u64, &Cached)> {
-        self.cached.range(..=addr).next_back().filter(|&(&a, c)| addr < a + c.len).map(|(&a, c)| (a, c))
+        self.containing(addr).and_then(|n| match &n.kind {
+            Kind::Cached(c) => Some((n.addr, c)),
+            _ => None,
+        })
     }
 
     /// Notes an access enqueued on `stream` at `pos` to the live allocation at `start`,
@@ -220,13 +376,9 @@ impl Blocks {
         self.pending.get(&addr).map_or(&[], Vec::as_slice)
     }
 
-    fn containing_cached(&self, addr: u64) -> bool {
-        self.cached.range(..=addr).next_back().is_some_and(|(&a, c)| addr < a + c.len)
-    }
-
     /// Whether `[addr, addr + len)` lies inside one live allocation.
     pub(crate) fn within_live(&self, addr: u64, len: u64) -> bool {
-        self.containing_live(addr).is_some_and(|(a, l)| addr.checked_add(len).is_some_and(|end| end <= a + l.len))
+        self.containing_live(addr).is_some_and(|(a, l, _)| addr.checked_add(len).is_some_and(|end| end <= a + l))
     }
 
     /// Whether `[addr, addr + len)` is reserved memory (live or cached), so committed.
@@ -235,19 +387,29 @@ impl Blocks {
         if addr < base || end > base + size {
             return false;
         }
-        self.free.range(..end).next_back().is_none_or(|(&a, &l)| a + l <= addr)
+        let Some(mut n) = self.containing(addr) else { return false };
+        loop {
+            if matches!(n.kind, Kind::Free) {
+                return false;
+            }
+            if n.addr + n.len >= end || n.next == NIL {
+                return true;
+            }
+            n = self.node(n.next);
+        }
     }
 
-    /// Ends the live allocation at `addr` (checked with [`Blocks::live_len`]) and caches
-    /// it with the free's tags, merging with neighbours freed on the same stream.
+    /// Ends the live allocation `b` (found with [`Blocks::live_block`]) and caches it
+    /// with the free's tags, merging with neighbours freed on the same stream.
     pub(crate) fn free(
         &mut self,
-        addr: u64,
-        len: u64,
+        b: BlockId,
         stream: Arc<StreamShared>,
         (pos, dep_real): (u64, u64),
         clock: Arc<Clock>,
     ) {
+        let id = b.0;
+        let (addr, len) = (self.node(id).addr, self.node(id).len);
         self.live.remove(&addr);
         if !self.pending.is_empty() {
             self.pending.remove(&addr);
@@ -255,100 +417,109 @@ impl Blocks {
         self.stats.used_current -= len;
         // A mark is the maximum since the last reset, so a decrease after a reset raises it.
         self.stats.used_high = self.stats.used_high.max(self.stats.used_current);
+        let sid = stream.id;
         // Merged neighbours were freed earlier on the same stream, so this free's clock
         // (the latest) covers theirs.
-        let mut block = Cached { len, stream, pos, dep_real, clock };
-        let mut start = addr;
-        // Both neighbours in one descent: the block at the end (if any), then the one
-        // before (`[addr, next)` itself is not cached).
-        let next = addr + len;
-        let mut near = self.cached.range(..=next).rev().map(|(&a, c)| (a, c.len, c.stream.id));
-        let (next_stream, prev) = match near.next() {
-            Some((a, _, ns)) if a == next => (Some(ns), near.next()),
-            other => (None, other),
+        let mut tags = Cached { stream, pos, dep_real, clock };
+        let bin = match self.bin_index(sid) {
+            Some(i) => i,
+            None => self.new_bin(sid),
         };
-        if let Some((pa, plen, ps)) = prev {
-            if pa + plen == addr && ps == block.stream.id {
-                let p = self.remove_cached(pa);
-                start = pa;
-                block.len += p.len;
-                block.pos = block.pos.max(p.pos);
-                block.dep_real = block.dep_real.max(p.dep_real);
+        let was_empty = self.bins[bin].sizes.is_empty();
+        for other in [self.node(id).prev, self.node(id).next] {
+            if other == NIL {
+                continue;
+            }
+            let o = self.node(other);
+            let merge = match &o.kind {
+                Kind::Cached(c) if c.stream.id == sid => Some((c.pos, c.dep_real, o.len)),
+                _ => None,
+            };
+            if let Some((opos, odep, olen)) = merge {
+                tags.pos = tags.pos.max(opos);
+                tags.dep_real = tags.dep_real.max(odep);
+                self.bins[bin].sizes.remove(&mut self.nodes, other, olen);
+                self.absorb(id, other);
             }
         }
-        if next_stream == Some(block.stream.id) {
-            let n = self.remove_cached(next);
-            block.len += n.len;
-            block.pos = block.pos.max(n.pos);
-            block.dep_real = block.dep_real.max(n.dep_real);
+        let n = &mut self.nodes[id as usize];
+        n.kind = Kind::Cached(tags);
+        let e = Entry { len: n.len, addr: n.addr, id };
+        if was_empty {
+            self.nonempty_bins += 1;
         }
-        self.insert_cached(start, block);
+        self.bins[bin].sizes.insert(&mut self.nodes, e);
     }
 
     /// Plans a release down to `target` reserved bytes: completed cached blocks, smallest
-    /// first (then lowest address), the last one split at `gran`. Returns the low-end
-    /// ranges to release; apply each with [`Blocks::release`].
-    pub(crate) fn plan_release(&self, target: u64, gran: u64) -> Vec<(u64, u64)> {
+    /// first (then lowest address), the last one split at `gran`. Returns the blocks,
+    /// their addresses and the low-end length to release from each; apply each with
+    /// [`Blocks::release`].
+    pub(crate) fn plan_release(&self, target: u64) -> Vec<(BlockId, u64, u64)> {
         let reserved = self.stats.reserved_current;
         if reserved <= target {
             return Vec::new();
         }
-        let mut excess = mempool_hal::round_down(reserved - target, gran);
+        let mut excess = mempool_hal::round_down(reserved - target, self.gran);
         if excess == 0 {
             return Vec::new();
         }
-        let mut cands: Vec<(u64, u64)> =
-            self.cached.iter().filter(|(_, c)| c.executed()).map(|(&a, c)| (c.len, a)).collect();
-        cands.sort_unstable();
+        let mut cands: Vec<&Entry> =
+            self.bins.iter().flat_map(|b| b.sizes.iter()).filter(|e| self.tags(e).executed()).collect();
+        cands.sort_unstable_by_key(|e| (e.len, e.addr));
         let mut plan = Vec::new();
-        for (len, addr) in cands {
+        for e in cands {
             if excess == 0 {
                 break;
             }
-            let take = len.min(excess);
-            plan.push((addr, take));
+            let take = e.len.min(excess);
+            plan.push((BlockId(e.id), e.addr, take));
             excess -= take;
         }
         plan
     }
 
-    /// Releases the low `take` bytes of the cached block at `addr` back to the free
-    /// address space. The caller decommits the memory.
-    pub(crate) fn release(&mut self, addr: u64, take: u64) {
-        let c = self.remove_cached(addr);
-        if c.len > take {
-            self.insert_cached(addr + take, Cached { len: c.len - take, ..c });
+    /// Releases the low `take` bytes of cached block `b` back to the free address space.
+    /// The caller decommits the memory.
+    pub(crate) fn release(&mut self, b: BlockId, take: u64) {
+        let id = b.0;
+        let (sid, len) = (self.cached_tags(b).stream.id, self.node(id).len);
+        let bin = self.bin_index(sid).expect("a cached block's bin");
+        self.bins[bin].sizes.remove(&mut self.nodes, id, len);
+        let tags = mem::replace(&mut self.nodes[id as usize].kind, Kind::Free);
+        if len > take {
+            let m = self.split(id, take, tags);
+            let addr = self.node(m).addr;
+            self.bins[bin].sizes.insert(&mut self.nodes, Entry { len: len - take, addr, id: m });
+        } else if self.bins[bin].sizes.is_empty() {
+            self.nonempty_bins -= 1;
         }
         self.stats.reserved_current -= take;
-        let mut start = addr;
-        let mut len = take;
-        if let Some((&pa, &pl)) = self.free.range(..addr).next_back() {
-            if pa + pl == addr {
-                self.remove_free(pa);
-                start = pa;
-                len += pl;
+        for other in [self.node(id).prev, self.node(id).next] {
+            if other != NIL && matches!(self.node(other).kind, Kind::Free) {
+                let olen = self.node(other).len;
+                self.free.remove(&mut self.nodes, other, olen);
+                self.absorb(id, other);
             }
         }
-        if let Some(&nl) = self.free.get(&(start + len)) {
-            self.remove_free(start + len);
-            len += nl;
-        }
-        self.add_free(start, len);
+        let n = self.node(id);
+        let e = Entry { len: n.len, addr: n.addr, id };
+        self.free.insert(&mut self.nodes, e);
     }
 
     /// Cached bytes whose free has not executed yet.
     pub(crate) fn pending_cached(&self) -> u64 {
-        self.cached.values().filter(|c| !c.executed()).map(|c| c.len).sum()
+        self.bins.iter().flat_map(|b| b.sizes.iter()).filter(|e| !self.tags(e).executed()).map(|e| e.len).sum()
     }
 
     /// The largest range of unreserved address space.
     pub(crate) fn largest_free(&self) -> u64 {
-        self.free_by_size.last().map_or(0, |&(l, _)| l)
+        self.free.largest()
     }
 
     /// The largest cached block.
     pub(crate) fn largest_cached(&self) -> u64 {
-        self.bins.iter().filter_map(|b| b.set.last()).map(|&(l, _)| l).max().unwrap_or(0)
+        self.bins.iter().map(|b| b.sizes.largest()).max().unwrap_or(0)
     }
 
     /// Number of live allocations.
@@ -356,86 +527,72 @@ impl Blocks {
         self.live.len()
     }
 
+    fn bin_index(&self, stream: u64) -> Option<usize> {
+        self.bins.iter().position(|b| b.stream == stream)
+    }
+
     /// The cached blocks freed on `stream`, if it has a bin.
-    fn bin(&self, stream: u64) -> Option<&BTreeSet<(u64, u64)>> {
-        self.bins.iter().find(|b| b.stream == stream).map(|b| &b.set)
+    fn bin(&self, stream: u64) -> Option<&Bin> {
+        self.bins.iter().find(|b| b.stream == stream)
     }
 
-    fn insert_cached(&mut self, addr: u64, c: Cached) {
-        let sid = c.stream.id;
-        let i = match self.bins.iter().position(|b| b.stream == sid) {
-            Some(i) => i,
-            None => {
-                if self.bins.len() >= 2 * self.nonempty_bins + 16 {
-                    self.bins.retain(|b| !b.set.is_empty());
-                }
-                self.bins.push(Bin { stream: sid, set: BTreeSet::new() });
-                self.bins.len() - 1
-            }
-        };
-        let bin = &mut self.bins[i].set;
-        if bin.is_empty() {
-            self.nonempty_bins += 1;
+    fn new_bin(&mut self, stream: u64) -> usize {
+        if self.bins.len() >= 2 * self.nonempty_bins + 16 {
+            self.bins.retain(|b| !b.sizes.is_empty());
         }
-        bin.insert((c.len, addr));
-        self.cached.insert(addr, c);
+        self.bins.push(Bin { stream, sizes: SizeBins::new(self.gran) });
+        self.bins.len() - 1
     }
 
-    fn remove_cached(&mut self, addr: u64) -> Cached {
-        let c = self.cached.remove(&addr).expect("cached block exists");
-        let sid = c.stream.id;
-        let bin = &mut self.bins.iter_mut().find(|b| b.stream == sid).expect("bin of a cached block exists").set;
-        bin.remove(&(c.len, addr));
-        if bin.is_empty() {
-            self.nonempty_bins -= 1;
-        }
-        c
-    }
-
-    fn add_free(&mut self, addr: u64, len: u64) {
-        self.free.insert(addr, len);
-        self.free_by_size.insert((len, addr));
-    }
-
-    fn remove_free(&mut self, addr: u64) -> u64 {
-        let len = self.free.remove(&addr).expect("free range exists");
-        self.free_by_size.remove(&(len, addr));
-        len
-    }
-
-    /// Checks the structure's invariants (tests and debug builds).
+    /// Checks the structure's invariants (tests).
     #[cfg(test)]
     pub(crate) fn check(&self, base: u64, size: u64) {
-        let mut ranges: Vec<(u64, u64, char)> = Vec::new();
-        ranges.extend(self.live.iter().map(|(&a, l)| (a, l.len, 'L')));
-        ranges.extend(self.cached.iter().map(|(&a, c)| (a, c.len, 'C')));
-        ranges.extend(self.free.iter().map(|(&a, &l)| (a, l, 'F')));
-        ranges.sort_unstable();
-        let mut at = base;
-        for &(a, l, _) in &ranges {
-            assert_eq!(a, at, "ranges tile the pool without gaps or overlaps");
-            at += l;
+        let (&first, &head) = self.starts.first_key_value().expect("the pool has ranges");
+        assert_eq!(first, base);
+        let (mut at, mut id, mut prev) = (base, head, NIL);
+        let (mut used, mut cached, mut nodes) = (0, 0, 0);
+        let mut last_free = false;
+        while id != NIL {
+            let n = self.node(id);
+            assert_eq!(n.addr, at, "ranges tile the pool without gaps or overlaps");
+            assert_eq!(n.prev, prev, "links are symmetric");
+            assert_eq!(self.starts.get(&n.addr), Some(&id), "every range is indexed by its start");
+            let free = matches!(n.kind, Kind::Free);
+            assert!(!(free && last_free), "free neighbours are merged");
+            match &n.kind {
+                Kind::Free => {}
+                Kind::Live(_) => {
+                    assert_eq!(self.live.get(&n.addr), Some(&id), "live allocations are indexed");
+                    used += n.len;
+                }
+                Kind::Cached(c) => {
+                    let bin = self.bin(c.stream.id).expect("a cached block's stream has a bin");
+                    assert!(bin.sizes.iter().any(|e| e.id == id && e.len == n.len && e.addr == n.addr));
+                    cached += n.len;
+                }
+            }
+            last_free = free;
+            at += n.len;
+            prev = id;
+            id = n.next;
+            nodes += 1;
         }
         assert_eq!(at, base + size);
-        let used: u64 = self.live.values().map(|l| l.len).sum();
-        let cached: u64 = self.cached.values().map(|c| c.len).sum();
+        assert_eq!(nodes, self.starts.len());
+        assert_eq!(nodes + self.spare.len(), self.nodes.len());
         assert_eq!(self.stats.used_current, used);
         assert_eq!(self.stats.reserved_current, used + cached);
-        for w in ranges.windows(2) {
-            assert!(!(w[0].2 == 'F' && w[1].2 == 'F'), "free neighbours are merged");
-        }
         assert!(self.pending.keys().all(|a| self.live.contains_key(a)), "pending accesses belong to live allocations");
-        assert_eq!(self.nonempty_bins, self.bins.iter().filter(|b| !b.set.is_empty()).count());
-        assert_eq!(
-            self.bins.iter().map(|b| b.set.len()).sum::<usize>(),
-            self.cached.len(),
-            "bins index every cached block"
-        );
-        for (&a, c) in &self.cached {
-            assert!(
-                self.bin(c.stream.id).is_some_and(|b| b.contains(&(c.len, a))),
-                "a cached block is in its stream's bin"
-            );
+        assert_eq!(self.nonempty_bins, self.bins.iter().filter(|b| !b.sizes.is_empty()).count());
+        let binned: usize = self.bins.iter().map(|b| b.sizes.len()).sum();
+        let cached_nodes = self.nodes.iter().filter(|n| matches!(n.kind, Kind::Cached(_))).count();
+        assert_eq!(binned, cached_nodes, "bins index every cached block");
+        self.free.check(&self.nodes);
+        for b in &self.bins {
+            b.sizes.check(&self.nodes);
+        }
+        for e in self.free.iter() {
+            assert!(matches!(self.node(e.id).kind, Kind::Free), "the free bins hold free ranges");
         }
     }
 }

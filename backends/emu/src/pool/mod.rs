@@ -1,5 +1,6 @@
 //! The emulated pool: [`EmuPool`] and the [`MemPool`] implementation.
 
+mod bins;
 mod blocks;
 mod mapping;
 
@@ -8,7 +9,7 @@ use crate::device::{Platform, check_stream};
 use crate::stream::{StreamShared, Work, lock};
 use crate::{EmuStream, ReuseRule};
 use blocks::Blocks;
-use mapping::Mapping;
+use mapping::{Commits, Mapping};
 use mempool_hal::attr::{AttrId, AttrWrite};
 use mempool_hal::{DevicePtr, Error, ErrorKind, MemPool, OomInfo, RawAttrValue, Result, code, round_up};
 use std::fmt;
@@ -48,6 +49,8 @@ impl ReuseCounts {
 
 struct Inner {
     blocks: Blocks,
+    /// Which chunks of the mapping are accessible.
+    commits: Commits,
     /// Reuse flags 1-3.
     flags: [bool; 3],
     threshold: u64,
@@ -136,7 +139,8 @@ impl PoolShared {
             gran,
             mapping,
             inner: Mutex::new(Inner {
-                blocks: Blocks::new(base, size),
+                blocks: Blocks::new(base, size, gran),
+                commits: Commits::new(size, gran),
                 flags: [false; 3],
                 threshold: 0,
                 counts: ReuseCounts::default(),
@@ -147,11 +151,11 @@ impl PoolShared {
     }
 
     /// Commits host memory for a fresh block (or fails as injected).
-    fn commit(&self, addr: u64, len: u64) -> std::io::Result<()> {
+    fn commit(&self, commits: &mut Commits, addr: u64, len: u64) -> std::io::Result<()> {
         if self.env.faults.take_commit_failure() {
             return Err(std::io::Error::other("injected commit failure"));
         }
-        self.mapping.commit(addr, len)
+        commits.commit(&self.mapping, addr, len)
     }
 
     fn inner(&self) -> MutexGuard<'_, Inner> {
@@ -203,10 +207,9 @@ impl PoolShared {
             choice = inner.blocks.cross_stream(len, b, inner.flags, Some(&st.clock));
         }
         let (rule, addr) = match choice {
-            Some((rule, addr)) => {
+            Some((rule, block)) => {
                 if rule == ReuseRule::InternalDependency {
-                    let tags =
-                        inner.blocks.containing_cached_block(addr).map(|(_, c)| c.clone()).expect("chosen block");
+                    let tags = inner.blocks.cached_tags(block).clone();
                     let clock = Arc::make_mut(&mut st.clock);
                     clock.merge(&tags.clock);
                     clock.raise(tags.stream.id, tags.pos);
@@ -216,21 +219,20 @@ impl PoolShared {
                     }
                 }
                 let (pos, _) = s.marker_locked(&mut st)?;
-                inner.blocks.take_cached(addr, len, (b, pos));
-                (rule, addr)
+                (rule, inner.blocks.take_cached(block, len, (b, pos)))
             }
             None => {
-                let Some(addr) = inner.blocks.fresh(len) else {
+                let Some(block) = inner.blocks.fresh(len) else {
                     return Err(self.oom(OP, &inner.blocks, len));
                 };
-                if let Err(e) = self.commit(addr, len) {
+                let addr = inner.blocks.addr(block);
+                if let Err(e) = self.commit(&mut inner.commits, addr, len) {
                     let err = self.oom(OP, &inner.blocks, len);
                     let msg = format!("host memory commit failed ({e}); {}", err.message());
                     return Err(err.with_message(msg));
                 }
                 let (pos, _) = s.marker_locked(&mut st)?;
-                inner.blocks.take_fresh(addr, len, (b, pos));
-                (ReuseRule::Fresh, addr)
+                (ReuseRule::Fresh, inner.blocks.take_fresh(block, len, (b, pos)))
             }
         };
         drop(st);
@@ -258,7 +260,7 @@ impl PoolShared {
         if self.is_destroyed() {
             return Err(bad_ptr(OP, format!("{addr:#x} belongs to a destroyed pool")));
         }
-        let len = inner.blocks.live_len(addr).map_err(|why| bad_ptr(OP, format!("{addr:#x} is {why}")))?;
+        let (block, _) = inner.blocks.live_block(addr).map_err(|why| bad_ptr(OP, format!("{addr:#x} is {why}")))?;
         let (marker, clock) = {
             let mut st = s.state();
             if self.env.checker {
@@ -266,20 +268,20 @@ impl PoolShared {
             }
             (s.marker_locked(&mut st)?, Arc::clone(&st.clock))
         };
-        inner.blocks.free(addr, len, Arc::clone(s), marker, clock);
+        inner.blocks.free(block, Arc::clone(s), marker, clock);
         Ok(())
     }
 
     fn release_locked(&self, inner: &mut Inner, target: u64) {
-        let plan = inner.blocks.plan_release(target, self.gran);
+        let plan = inner.blocks.plan_release(target);
         if plan.is_empty() {
             return;
         }
-        for (addr, take) in plan {
+        for (block, addr, take) in plan {
             // A failed decommit leaves pages resident but the range is still returned
             // to the address space: bookkeeping stays exact.
-            let _ = self.mapping.decommit(addr, take);
-            inner.blocks.release(addr, take);
+            let _ = inner.commits.decommit(&self.mapping, addr, take);
+            inner.blocks.release(block, take);
         }
         // A mark is the maximum since the last reset: a release after a reset raises it
         // to what is left (once per release, the value a caller can observe).
@@ -377,8 +379,8 @@ impl PoolShared {
             });
         }
         let Some(end) = addr.checked_add(len) else { return Err(bad_ptr(op, "the range overflows")) };
-        if let Some((start, live)) = blocks.containing_live(addr) {
-            if end > start + live.len {
+        if let Some((start, live_len, live)) = blocks.containing_live(addr) {
+            if end > start + live_len {
                 return Err(bad_ptr(op, format!("[{addr:#x}, +{len}) runs past the end of its allocation")));
             }
             if let (true, Some((s, clock))) = (checker, s) {
@@ -554,6 +556,10 @@ impl EmuPool {
     /// As [`MemPool::free_async`].
     pub fn free(&self, ptr: DevicePtr, stream: &EmuStream) -> Result<()> {
         let s = check_stream(&self.platform, stream, "free_async")?;
+        if self.shared.contains(ptr.addr()) {
+            // Its own memory: no need to look the pool up.
+            return self.shared.free(ptr.addr(), s);
+        }
         self.platform.free(ptr, s)
     }
 

@@ -1,0 +1,332 @@
+//! Segregated size classes with an exact best fit.
+//!
+//! SPEC.md section 4 asks for the smallest block that fits, then the lowest address. A
+//! single ordered set answers that but costs a tree walk (and node allocations) on every
+//! allocation and free. [`SizeBins`] splits blocks into size classes instead: one class
+//! per size up to 64 granules, then eight classes per power of two. Each class is a
+//! binary min-heap ordered by `(len, addr)`, so
+//!
+//! - a class above the request's, or an exact class, answers with its root in O(1);
+//! - the request's own class (when it spans several sizes) is searched from the root,
+//!   skipping only subtrees whose root is already too small or no better than the best
+//!   found: the result is still the exact `(len, addr)` minimum among blocks that fit;
+//! - insertion and removal of any block are O(log n) in its class, with no allocation
+//!   once the class has grown (a heap keeps its capacity when emptied).
+//!
+//! The blocks themselves live in the caller's slab; a heap entry carries the key and the
+//! block's id, and the caller stores each block's heap slot ([`Slots`]).
+
+/// Where each block's heap slot is stored (the caller's slab).
+pub(crate) trait Slots {
+    /// The heap slot of block `id`.
+    fn slot(&self, id: u32) -> u32;
+    /// Records that block `id` now sits at heap slot `slot`.
+    fn set_slot(&mut self, id: u32, slot: u32);
+}
+
+/// One block in a class heap: its key `(len, addr)` and its id in the caller's slab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub(crate) len: u64,
+    pub(crate) addr: u64,
+    pub(crate) id: u32,
+}
+
+impl Entry {
+    fn key(&self) -> (u64, u64) {
+        (self.len, self.addr)
+    }
+}
+
+/// Sizes up to this many granules have a class of their own.
+const EXACT: u64 = 64;
+/// Number of classes: the exact ones, then 8 per power of two up to 2^63 granules.
+const CLASSES: usize = EXACT as usize + (64 - 6) * 8;
+const WORDS: usize = CLASSES.div_ceil(64);
+
+/// Blocks indexed by size for exact best fit (see the module docs).
+#[derive(Debug)]
+pub(crate) struct SizeBins {
+    /// log2 of the granularity: every length is a multiple of it.
+    shift: u32,
+    /// Per class, a min-heap of entries by `(len, addr)`; grown on demand.
+    classes: Vec<Vec<Entry>>,
+    /// Bit `c` is set while class `c` holds blocks.
+    nonempty: [u64; WORDS],
+    count: usize,
+}
+
+/// The class of a block of `g` granules (`g >= 1`): monotonic in `g`.
+fn class_of(g: u64) -> usize {
+    if g <= EXACT {
+        return (g - 1) as usize;
+    }
+    let fl = 63 - g.leading_zeros(); // >= 6
+    let sl = (g >> (fl - 3)) & 7;
+    EXACT as usize + (fl as usize - 6) * 8 + sl as usize
+}
+
+impl SizeBins {
+    /// Empty bins for lengths that are multiples of `gran` (a power of two).
+    pub(crate) fn new(gran: u64) -> SizeBins {
+        debug_assert!(gran.is_power_of_two());
+        SizeBins { shift: gran.trailing_zeros(), classes: Vec::new(), nonempty: [0; WORDS], count: 0 }
+    }
+
+    fn class(&self, len: u64) -> usize {
+        class_of((len >> self.shift).max(1))
+    }
+
+    /// Number of blocks held.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether no block is held.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The first non-empty class at or above `c`.
+    fn next_class(&self, c: usize) -> Option<usize> {
+        let mut w = c / 64;
+        if w >= WORDS {
+            return None;
+        }
+        let mut bits = self.nonempty[w] & (!0u64 << (c % 64));
+        loop {
+            if bits != 0 {
+                return Some(w * 64 + bits.trailing_zeros() as usize);
+            }
+            w += 1;
+            if w == WORDS {
+                return None;
+            }
+            bits = self.nonempty[w];
+        }
+    }
+
+    /// Adds a block.
+    pub(crate) fn insert(&mut self, slots: &mut impl Slots, e: Entry) {
+        let c = self.class(e.len);
+        if self.classes.len() <= c {
+            self.classes.resize_with(c + 1, Vec::new);
+        }
+        let heap = &mut self.classes[c];
+        heap.push(e);
+        let i = heap.len() - 1;
+        sift_up(heap, slots, i);
+        self.nonempty[c / 64] |= 1 << (c % 64);
+        self.count += 1;
+    }
+
+    /// Removes block `id` of length `len` (it must be held).
+    pub(crate) fn remove(&mut self, slots: &mut impl Slots, id: u32, len: u64) {
+        let c = self.class(len);
+        let heap = &mut self.classes[c];
+        let i = slots.slot(id) as usize;
+        debug_assert_eq!(heap[i].id, id, "the slot of a held block");
+        let last = heap.pop().expect("a held block's class is not empty");
+        if i < heap.len() {
+            let moved_up = last.key() < heap[i].key();
+            heap[i] = last;
+            slots.set_slot(last.id, i as u32);
+            if moved_up {
+                sift_up(heap, slots, i);
+            } else {
+                sift_down(heap, slots, i);
+            }
+        }
+        if heap.is_empty() {
+            self.nonempty[c / 64] &= !(1 << (c % 64));
+        }
+        self.count -= 1;
+    }
+
+    /// The exact best fit for `len`: the smallest block of at least `len` bytes, then the
+    /// lowest address.
+    pub(crate) fn best(&self, len: u64) -> Option<Entry> {
+        let c0 = self.class(len);
+        let c = self.next_class(c0)?;
+        if c > c0 || c < EXACT as usize {
+            // Every block of this class fits, and the heap's root is its minimum.
+            return Some(self.classes[c][0]);
+        }
+        self.best_where(len, |_| true)
+    }
+
+    /// The smallest block (then lowest address) of at least `len` bytes for which `pred`
+    /// holds.
+    pub(crate) fn best_where(&self, len: u64, mut pred: impl FnMut(&Entry) -> bool) -> Option<Entry> {
+        let mut c = self.class(len);
+        let mut stack = Vec::new();
+        while let Some(found) = self.next_class(c) {
+            let heap = &self.classes[found];
+            let mut best: Option<Entry> = None;
+            stack.clear();
+            stack.push(0usize);
+            while let Some(i) = stack.pop() {
+                let Some(e) = heap.get(i) else { continue };
+                if best.is_some_and(|b| e.key() >= b.key()) {
+                    // Its whole subtree is no better than what was found.
+                    continue;
+                }
+                if e.len >= len && pred(e) {
+                    // Nothing below it in the heap is smaller.
+                    best = Some(*e);
+                    continue;
+                }
+                stack.push(2 * i + 1);
+                stack.push(2 * i + 2);
+            }
+            if best.is_some() {
+                // Later classes hold only longer blocks.
+                return best;
+            }
+            c = found + 1;
+        }
+        None
+    }
+
+    /// Every block held, in no particular order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Entry> + '_ {
+        self.classes.iter().flatten()
+    }
+
+    /// The longest block's length (0 when empty).
+    pub(crate) fn largest(&self) -> u64 {
+        let top = (0..WORDS).rev().find(|&w| self.nonempty[w] != 0);
+        top.map_or(0, |w| {
+            let c = w * 64 + 63 - self.nonempty[w].leading_zeros() as usize;
+            self.classes[c].iter().map(|e| e.len).max().unwrap_or(0)
+        })
+    }
+
+    /// Checks the heaps, the slots and the class bits (tests).
+    #[cfg(test)]
+    pub(crate) fn check(&self, slots: &impl Slots) {
+        let mut n = 0;
+        for (c, heap) in self.classes.iter().enumerate() {
+            assert_eq!(self.nonempty[c / 64] >> (c % 64) & 1 == 1, !heap.is_empty(), "class bit {c}");
+            for (i, e) in heap.iter().enumerate() {
+                assert_eq!(self.class(e.len), c, "a block sits in its class");
+                assert_eq!(slots.slot(e.id) as usize, i, "a block's slot");
+                if i > 0 {
+                    assert!(heap[(i - 1) / 2].key() < e.key(), "heap order");
+                }
+            }
+            n += heap.len();
+        }
+        assert_eq!(n, self.count);
+    }
+}
+
+fn sift_up(heap: &mut [Entry], slots: &mut impl Slots, mut i: usize) {
+    let e = heap[i];
+    while i > 0 {
+        let parent = (i - 1) / 2;
+        if heap[parent].key() <= e.key() {
+            break;
+        }
+        heap[i] = heap[parent];
+        slots.set_slot(heap[i].id, i as u32);
+        i = parent;
+    }
+    heap[i] = e;
+    slots.set_slot(e.id, i as u32);
+}
+
+fn sift_down(heap: &mut [Entry], slots: &mut impl Slots, mut i: usize) {
+    let e = heap[i];
+    loop {
+        let l = 2 * i + 1;
+        if l >= heap.len() {
+            break;
+        }
+        let r = l + 1;
+        let child = if r < heap.len() && heap[r].key() < heap[l].key() { r } else { l };
+        if heap[child].key() >= e.key() {
+            break;
+        }
+        heap[i] = heap[child];
+        slots.set_slot(heap[i].id, i as u32);
+        i = child;
+    }
+    heap[i] = e;
+    slots.set_slot(e.id, i as u32);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::{BTreeSet, HashMap};
+
+    impl Slots for HashMap<u32, u32> {
+        fn slot(&self, id: u32) -> u32 {
+            self[&id]
+        }
+        fn set_slot(&mut self, id: u32, slot: u32) {
+            self.insert(id, slot);
+        }
+    }
+
+    #[test]
+    fn classes_are_monotonic_and_dense() {
+        let mut last = 0;
+        for g in 1..100_000u64 {
+            let c = class_of(g);
+            assert!(c == last || c == last + 1, "g {g}: class {c} after {last}");
+            last = c;
+        }
+        assert_eq!(class_of(u64::MAX), CLASSES - 1);
+    }
+
+    /// Random inserts, removals and queries agree with an ordered set of `(len, addr)`.
+    #[test]
+    fn best_fit_matches_an_ordered_set() {
+        const G: u64 = 4096;
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut bins = SizeBins::new(G);
+        let mut slots = HashMap::new();
+        let mut set = BTreeSet::new();
+        let mut held: Vec<Entry> = Vec::new();
+        for step in 0..20_000u32 {
+            let r = next();
+            // Sizes cluster so that equal lengths (address ties) are common.
+            let g = match r % 4 {
+                0 => 1 + (r >> 8) % 8,
+                1 => 60 + (r >> 8) % 20,
+                2 => 100 + (r >> 8) % 400,
+                _ => 1 + (r >> 8) % 5000,
+            };
+            if r % 3 != 0 || held.is_empty() {
+                let e = Entry { len: g * G, addr: u64::from(step) * G, id: step };
+                bins.insert(&mut slots, e);
+                set.insert((e.len, e.addr));
+                held.push(e);
+            } else {
+                let e = held.swap_remove((r >> 20) as usize % held.len());
+                bins.remove(&mut slots, e.id, e.len);
+                set.remove(&(e.len, e.addr));
+            }
+            let want = (1 + (next() % 600)) * G;
+            let expect = set.range((want, 0)..).next().copied();
+            assert_eq!(bins.best(want).map(|e| (e.len, e.addr)), expect, "best fit for {want}");
+            let odd = |e: &Entry| (e.addr / G) % 2 == 1;
+            let expect = set.range((want, 0)..).find(|k| (k.1 / G) % 2 == 1).copied();
+            assert_eq!(bins.best_where(want, odd).map(|e| (e.len, e.addr)), expect, "predicated fit");
+            assert_eq!(bins.largest(), set.last().map_or(0, |k| k.0));
+            if step % 1000 == 0 {
+                bins.check(&slots);
+            }
+        }
+        assert_eq!(bins.len(), set.len());
+    }
+}
