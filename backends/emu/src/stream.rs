@@ -28,8 +28,6 @@ struct Op {
 
 /// The host-side state of a stream, under one lock.
 pub(crate) struct StreamState {
-    /// The last position handed out (operations and markers).
-    pub(crate) pos: u64,
     /// The position of the last real operation enqueued.
     pub(crate) last_real: u64,
     /// What this stream's tail is ordered after, on other streams. Shared with the frees
@@ -48,6 +46,10 @@ pub(crate) struct StreamShared {
     pub(crate) id: u64,
     pub(crate) device: u32,
     pub(crate) platform: u64,
+    /// The last position handed out (operations and markers). Raised under the state
+    /// lock, except by allocations ([`StreamShared::alloc_marker`]), which depend on
+    /// nothing before them.
+    pos: AtomicU64,
     state: Mutex<StreamState>,
     work_cv: Condvar,
     /// The position of the last real operation that has completed.
@@ -77,8 +79,8 @@ impl StreamShared {
             id,
             device,
             platform,
+            pos: AtomicU64::new(0),
             state: Mutex::new(StreamState {
-                pos: 0,
                 last_real: 0,
                 clock: Arc::new(Clock::default()),
                 stamps: Vec::new(),
@@ -189,9 +191,8 @@ impl StreamShared {
     /// be queued.
     pub(crate) fn push_locked(&self, st: &mut StreamState, work: Work) -> Result<u64> {
         Self::ensure_open(st, self.id)?;
-        st.pos += 1;
-        st.last_real = st.pos;
-        let pos = st.pos;
+        let pos = self.next_pos();
+        st.last_real = pos;
         st.ops.push_back(Op { pos, work });
         self.work_cv.notify_one();
         Ok(pos)
@@ -199,14 +200,13 @@ impl StreamShared {
 
     fn ensure_open(st: &StreamState, id: u64) -> Result<()> {
         if st.closing {
-            return Err(Error::new(
-                ErrorKind::InvalidHandle,
-                code::ACL_ERROR_RT_INVALID_HANDLE,
-                "enqueue",
-                format!("stream {id} was destroyed"),
-            ));
+            return Err(closed(id));
         }
         Ok(())
+    }
+
+    fn next_pos(&self) -> u64 {
+        self.pos.fetch_add(1, Ordering::AcqRel) + 1
     }
 
     /// Enqueues real work; returns its position.
@@ -227,8 +227,16 @@ impl StreamShared {
     /// Takes a marker position (a free or an event record). Returns `(pos, dep_real)`.
     pub(crate) fn marker_locked(&self, st: &mut StreamState) -> Result<(u64, u64)> {
         Self::ensure_open(st, self.id)?;
-        st.pos += 1;
-        Ok((st.pos, st.last_real))
+        Ok((self.next_pos(), st.last_real))
+    }
+
+    /// Takes the position of an allocation, without the state lock: an allocation
+    /// depends on nothing queued before it, so only its place in the order matters.
+    pub(crate) fn alloc_marker(&self) -> Result<u64> {
+        if self.is_destroyed() {
+            return Err(closed(self.id));
+        }
+        Ok(self.next_pos())
     }
 
     /// Lets the worker run everything up to position `pos` (deferred mode).
@@ -289,7 +297,7 @@ impl StreamShared {
     pub(crate) fn drain_with_clock(&self, timeout: Duration, op: &'static str) -> Result<(u64, Arc<Clock>)> {
         let (tail, last_real, clock) = {
             let st = self.state();
-            (st.pos, st.last_real, st.clock.clone())
+            (self.pos.load(Ordering::Acquire), st.last_real, st.clock.clone())
         };
         self.wait_for(last_real, timeout, op)?;
         Ok((tail, clock))
@@ -328,6 +336,15 @@ impl StreamShared {
         let st = self.state();
         st.ops.is_empty() && self.completed() >= st.last_real
     }
+}
+
+fn closed(id: u64) -> Error {
+    Error::new(
+        ErrorKind::InvalidHandle,
+        code::ACL_ERROR_RT_INVALID_HANDLE,
+        "enqueue",
+        format!("stream {id} was destroyed"),
+    )
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {

@@ -5,10 +5,10 @@
 //! Every range of the pool is a node of one slab, linked to its neighbours in address
 //! order (the nodes tile the pool), so merging with a neighbour never searches. Cached
 //! blocks sit in per-stream [`SizeBins`], free ranges in one more, for the exact best fit
-//! of SPEC.md section 4. Live allocations are found by address in a hash map; an ordered
-//! index of node starts answers "which node contains this address" (copies, error
-//! messages) and changes only when a node is split or merged, so the same-stream cycle
-//! of allocate and free touches no tree and allocates nothing.
+//! of SPEC.md section 4. Node starts are indexed twice, in a hash map (a free finds its
+//! allocation) and in an ordered map ("which node contains this address", for copies and
+//! error messages); both change only when a node is split or merged, so the same-stream
+//! cycle of allocate and free updates no index and allocates nothing.
 
 use super::bins::{Entry, SizeBins, Slots};
 use crate::clock::Clock;
@@ -102,10 +102,12 @@ pub(crate) struct Blocks {
     nodes: Vec<Node>,
     /// Recycled node ids.
     spare: Vec<u32>,
-    /// Start address of every node.
+    /// Start address of every node, ordered.
     starts: BTreeMap<u64, u32>,
-    /// Start address of every live allocation.
-    live: FxHashMap<u64, u32>,
+    /// Start address of every node, hashed.
+    at: FxHashMap<u64, u32>,
+    /// Number of live allocations.
+    live: usize,
     /// Per live allocation that has had accesses enqueued: those not known to have run.
     pending: FxHashMap<u64, Pending>,
     /// Per freeing stream: its cached blocks. A short list searched linearly (a pool
@@ -128,7 +130,8 @@ impl Blocks {
             nodes: Vec::new(),
             spare: Vec::new(),
             starts: BTreeMap::new(),
-            live: FxHashMap::default(),
+            at: FxHashMap::default(),
+            live: 0,
             pending: FxHashMap::default(),
             bins: Vec::new(),
             nonempty_bins: 0,
@@ -136,6 +139,7 @@ impl Blocks {
         };
         let id = b.new_node(Node { addr: base, len: size, prev: NIL, next: NIL, slot: 0, kind: Kind::Free });
         b.starts.insert(base, id);
+        b.at.insert(base, id);
         b.free.insert(&mut b.nodes, Entry { len: size, addr: base, id });
         b
     }
@@ -254,6 +258,7 @@ impl Blocks {
             self.nodes[next as usize].prev = m;
         }
         self.starts.insert(addr, m);
+        self.at.insert(addr, m);
         m
     }
 
@@ -271,6 +276,8 @@ impl Blocks {
             }
             self.starts.remove(&old);
             self.starts.insert(oaddr, id);
+            self.at.remove(&old);
+            self.at.insert(oaddr, id);
         } else {
             n.len += olen;
             n.next = onext;
@@ -278,6 +285,7 @@ impl Blocks {
                 self.nodes[onext as usize].prev = id;
             }
             self.starts.remove(&oaddr);
+            self.at.remove(&oaddr);
         }
         self.drop_node(other);
     }
@@ -320,7 +328,7 @@ impl Blocks {
         let n = &mut self.nodes[id as usize];
         n.kind = Kind::Live(Live { owner, pos });
         let (addr, len) = (n.addr, n.len);
-        self.live.insert(addr, id);
+        self.live += 1;
         self.stats.used_current += len;
         self.stats.used_high = self.stats.used_high.max(self.stats.used_current);
         addr
@@ -335,8 +343,11 @@ impl Blocks {
 
     /// The live allocation starting at `addr` and its length, or why there is none.
     pub(crate) fn live_block(&self, addr: u64) -> Result<(BlockId, u64), &'static str> {
-        if let Some(&id) = self.live.get(&addr) {
-            return Ok((BlockId(id), self.node(id).len));
+        if let Some(&id) = self.at.get(&addr) {
+            let n = self.node(id);
+            if let Kind::Live(_) = n.kind {
+                return Ok((BlockId(id), n.len));
+            }
         }
         match self.containing(addr).map(|n| &n.kind) {
             Some(Kind::Live(_)) => Err("an interior pointer of a live allocation"),
@@ -364,15 +375,22 @@ impl Blocks {
     /// Notes an access enqueued on `stream` at `pos` to the live allocation at `start`,
     /// dropping notes of accesses that have run.
     pub(crate) fn note_access(&mut self, start: u64, stream: &Arc<StreamShared>, pos: u64, op: &'static str) {
-        if self.live.contains_key(&start) {
+        if self.is_live_start(start) {
             let pending = self.pending.entry(start).or_default();
             pending.retain(|(s, p, _)| s.completed() < *p);
             pending.push((Arc::clone(stream), pos, op));
         }
     }
 
+    fn is_live_start(&self, addr: u64) -> bool {
+        self.at.get(&addr).is_some_and(|&id| matches!(self.node(id).kind, Kind::Live(_)))
+    }
+
     /// The accesses noted on the live allocation starting at `addr`.
     pub(crate) fn pending_accesses(&self, addr: u64) -> &[(Arc<StreamShared>, u64, &'static str)] {
+        if self.pending.is_empty() {
+            return &[];
+        }
         self.pending.get(&addr).map_or(&[], Vec::as_slice)
     }
 
@@ -410,7 +428,7 @@ impl Blocks {
     ) {
         let id = b.0;
         let (addr, len) = (self.node(id).addr, self.node(id).len);
-        self.live.remove(&addr);
+        self.live -= 1;
         if !self.pending.is_empty() {
             self.pending.remove(&addr);
         }
@@ -524,7 +542,7 @@ impl Blocks {
 
     /// Number of live allocations.
     pub(crate) fn live_count(&self) -> usize {
-        self.live.len()
+        self.live
     }
 
     fn bin_index(&self, stream: u64) -> Option<usize> {
@@ -550,20 +568,21 @@ impl Blocks {
         let (&first, &head) = self.starts.first_key_value().expect("the pool has ranges");
         assert_eq!(first, base);
         let (mut at, mut id, mut prev) = (base, head, NIL);
-        let (mut used, mut cached, mut nodes) = (0, 0, 0);
+        let (mut used, mut cached, mut nodes, mut lives) = (0, 0, 0, 0);
         let mut last_free = false;
         while id != NIL {
             let n = self.node(id);
             assert_eq!(n.addr, at, "ranges tile the pool without gaps or overlaps");
             assert_eq!(n.prev, prev, "links are symmetric");
             assert_eq!(self.starts.get(&n.addr), Some(&id), "every range is indexed by its start");
+            assert_eq!(self.at.get(&n.addr), Some(&id), "every range is hashed by its start");
             let free = matches!(n.kind, Kind::Free);
             assert!(!(free && last_free), "free neighbours are merged");
             match &n.kind {
                 Kind::Free => {}
                 Kind::Live(_) => {
-                    assert_eq!(self.live.get(&n.addr), Some(&id), "live allocations are indexed");
                     used += n.len;
+                    lives += 1;
                 }
                 Kind::Cached(c) => {
                     let bin = self.bin(c.stream.id).expect("a cached block's stream has a bin");
@@ -579,10 +598,12 @@ impl Blocks {
         }
         assert_eq!(at, base + size);
         assert_eq!(nodes, self.starts.len());
+        assert_eq!(nodes, self.at.len());
+        assert_eq!(lives, self.live);
         assert_eq!(nodes + self.spare.len(), self.nodes.len());
         assert_eq!(self.stats.used_current, used);
         assert_eq!(self.stats.reserved_current, used + cached);
-        assert!(self.pending.keys().all(|a| self.live.contains_key(a)), "pending accesses belong to live allocations");
+        assert!(self.pending.keys().all(|&a| self.is_live_start(a)), "pending accesses belong to live allocations");
         assert_eq!(self.nonempty_bins, self.bins.iter().filter(|b| !b.sizes.is_empty()).count());
         let binned: usize = self.bins.iter().map(|b| b.sizes.len()).sum();
         let cached_nodes = self.nodes.iter().filter(|n| matches!(n.kind, Kind::Cached(_))).count();

@@ -2,7 +2,7 @@
 //! chunks while any of it is reserved, and given back at the granularity.
 //!
 //! The range is mapped `PROT_NONE` with `MAP_NORESERVE`, so reserving a 16 GiB pool costs
-//! address space only. [`Commits`] counts the reserved bytes of each chunk (2 MiB or
+//! address space only. [`Commits`] counts the reserved bytes of each chunk (64 MiB or
 //! more): a chunk becomes readable and writable when its first byte is reserved and
 //! inaccessible again when its last byte is released, so carving a block costs a system
 //! call only when it reaches into an untouched chunk. Pages become resident when first
@@ -103,9 +103,11 @@ pub(crate) struct Commits {
 
 impl Commits {
     /// Counts for a mapping of `size` bytes carved at `gran` (a power of two): chunks of
-    /// at least 2 MiB and the granularity, and at most 65,536 of them.
+    /// at least 64 MiB and the granularity, and at most 65,536 of them. (Large chunks keep
+    /// system calls rare when many small blocks are carved; released pages are given back
+    /// at the granularity whatever the chunk size.)
     pub(crate) fn new(size: u64, gran: u64) -> Commits {
-        let chunk = gran.max(2 << 20).max((size >> 16).next_power_of_two());
+        let chunk = gran.max(64 << 20).max((size >> 16).next_power_of_two());
         Commits { shift: chunk.trailing_zeros(), reserved: vec![0; size.div_ceil(chunk) as usize] }
     }
 

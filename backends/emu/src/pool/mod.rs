@@ -201,24 +201,25 @@ impl PoolShared {
         }
         let inner = &mut *inner;
         let b = s.id;
-        let mut st = s.state();
         let mut choice = inner.blocks.same_stream(len, b).map(|a| (ReuseRule::SameStream, a));
         if choice.is_none() && inner.blocks.has_other_bins(b) {
+            // Rules b-e read (and rule e extends) the stream's clock.
+            let mut st = s.state();
             choice = inner.blocks.cross_stream(len, b, inner.flags, Some(&st.clock));
+            if let Some((ReuseRule::InternalDependency, block)) = choice {
+                let tags = inner.blocks.cached_tags(block).clone();
+                let clock = Arc::make_mut(&mut st.clock);
+                clock.merge(&tags.clock);
+                clock.raise(tags.stream.id, tags.pos);
+                if tags.stream.completed() < tags.dep_real {
+                    let (src, target, timeout) = (Arc::clone(&tags.stream), tags.dep_real, self.env.wait_timeout);
+                    s.push_locked(&mut st, Box::new(move || src.wait_for_work(target, timeout)))?;
+                }
+            }
         }
         let (rule, addr) = match choice {
             Some((rule, block)) => {
-                if rule == ReuseRule::InternalDependency {
-                    let tags = inner.blocks.cached_tags(block).clone();
-                    let clock = Arc::make_mut(&mut st.clock);
-                    clock.merge(&tags.clock);
-                    clock.raise(tags.stream.id, tags.pos);
-                    if tags.stream.completed() < tags.dep_real {
-                        let (src, target, timeout) = (Arc::clone(&tags.stream), tags.dep_real, self.env.wait_timeout);
-                        s.push_locked(&mut st, Box::new(move || src.wait_for_work(target, timeout)))?;
-                    }
-                }
-                let (pos, _) = s.marker_locked(&mut st)?;
+                let pos = s.alloc_marker()?;
                 (rule, inner.blocks.take_cached(block, len, (b, pos)))
             }
             None => {
@@ -226,16 +227,15 @@ impl PoolShared {
                     return Err(self.oom(OP, &inner.blocks, len));
                 };
                 let addr = inner.blocks.addr(block);
+                let pos = s.alloc_marker()?;
                 if let Err(e) = self.commit(&mut inner.commits, addr, len) {
                     let err = self.oom(OP, &inner.blocks, len);
                     let msg = format!("host memory commit failed ({e}); {}", err.message());
                     return Err(err.with_message(msg));
                 }
-                let (pos, _) = s.marker_locked(&mut st)?;
                 (ReuseRule::Fresh, inner.blocks.take_fresh(block, len, (b, pos)))
             }
         };
-        drop(st);
         inner.counts.bump(rule);
         Ok((DevicePtr::from_addr(addr), rule))
     }
