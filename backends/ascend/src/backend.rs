@@ -34,11 +34,16 @@ struct Shared {
 
 impl Shared {
     /// Makes the device's context current on the calling thread (ACL contexts are per
-    /// thread), so the backend works from any thread.
+    /// thread), so the backend works from any thread. When this thread last entered this
+    /// device it is one thread-local compare.
+    #[inline]
     fn enter(&self) -> Result<()> {
-        if CURRENT.with(Cell::get) == self.instance {
-            return Ok(());
-        }
+        if CURRENT.with(Cell::get) == self.instance { Ok(()) } else { self.enter_slow() }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn enter_slow(&self) -> Result<()> {
         let f = sym!(self.rt, aclrtSetCurrentContext)?;
         // SAFETY: `ctx` was created by `aclrtCreateContext` on this runtime and is only
         // destroyed when the last handle of the device is dropped.
@@ -101,12 +106,31 @@ pub struct AscendStream(Arc<Handle>);
 #[derive(Debug, Clone)]
 pub struct AscendEvent(Arc<Handle>);
 
+/// The runtime calls of a pool's hot path, resolved when the pool is made so that each
+/// allocation and free is one indirect call with no symbol lookup. `None` where the runtime
+/// lacks the symbol: the call then resolves it again for the `NotSupported` error.
+#[derive(Clone, Copy)]
+struct PoolCalls {
+    malloc: Option<sys::fns::aclrtMemPoolMallocAsync>,
+    free: Option<sys::fns::aclrtMemPoolFreeAsync>,
+}
+
+impl PoolCalls {
+    fn resolve(rt: &Runtime) -> PoolCalls {
+        PoolCalls { malloc: sym!(rt, aclrtMemPoolMallocAsync).ok(), free: sym!(rt, aclrtMemPoolFreeAsync).ok() }
+    }
+}
+
 /// A pool of the Ascend backend.
 #[derive(Clone)]
 pub struct AscendPool {
     handle: Arc<Handle>,
     shared: Arc<Shared>,
     size: u64,
+    /// The device's pool granularity when the pool was made (1 for the probe's pool),
+    /// for the rounding-overflow check of `malloc_async`.
+    granularity: u64,
+    calls: PoolCalls,
 }
 
 impl fmt::Debug for AscendPool {
@@ -118,6 +142,8 @@ impl fmt::Debug for AscendPool {
     }
 }
 
+#[cold]
+#[inline(never)]
 fn stale(op: &'static str, what: &str) -> Error {
     Error::new(
         ErrorKind::InvalidHandle,
@@ -168,6 +194,7 @@ impl Ascend {
         &self.shared.rt
     }
 
+    #[inline]
     fn stream(&self, s: &AscendStream, op: &'static str) -> Result<sys::aclrtStream> {
         let h = &s.0;
         if h.instance != self.shared.instance || !h.alive.load(Ordering::Acquire) {
@@ -177,6 +204,7 @@ impl Ascend {
         Ok(h.raw as sys::aclrtStream)
     }
 
+    #[inline]
     fn event(&self, e: &AscendEvent, op: &'static str) -> Result<sys::aclrtEvent> {
         let h = &e.0;
         if h.instance != self.shared.instance || !h.alive.load(Ordering::Acquire) {
@@ -364,7 +392,7 @@ impl Device for Ascend {
         } else {
             round_up(props.max_size, gran).unwrap_or(u64::MAX)
         };
-        Ok(AscendPool { handle: Handle::new(pool, self.shared.instance), shared: Arc::clone(&self.shared), size })
+        Ok(self.pool_handle(pool, size, gran))
     }
 
     fn destroy_pool(&self, pool: &AscendPool) -> Result<()> {
@@ -484,24 +512,50 @@ impl Ascend {
         let mut pool: sys::aclrtMemPool = std::ptr::null_mut();
         // SAFETY: valid out-pointer and props.
         self.shared.rt.check(unsafe { f(&mut pool, &c) }, "aclrtMemPoolCreate")?;
-        Ok(AscendPool { handle: Handle::new(pool, self.shared.instance), shared: Arc::clone(&self.shared), size: 1 })
+        Ok(self.pool_handle(pool, 1, 1))
+    }
+
+    fn pool_handle(&self, pool: sys::aclrtMemPool, size: u64, granularity: u64) -> AscendPool {
+        AscendPool {
+            handle: Handle::new(pool, self.shared.instance),
+            shared: Arc::clone(&self.shared),
+            size,
+            granularity,
+            calls: PoolCalls::resolve(&self.shared.rt),
+        }
     }
 }
 
 impl AscendPool {
+    #[inline]
     fn raw(&self, op: &'static str, dead_code: i32) -> Result<sys::aclrtMemPool> {
         if !self.handle.alive.load(Ordering::Acquire) {
-            return Err(Error::new(ErrorKind::InvalidHandle, dead_code, op, "the pool was destroyed"));
+            return Err(destroyed_pool(op, dead_code));
         }
         self.shared.enter()?;
         Ok(self.handle.raw as sys::aclrtMemPool)
     }
 
+    #[inline]
     fn stream(&self, s: &AscendStream, op: &'static str) -> Result<sys::aclrtStream> {
         if s.0.instance != self.shared.instance || !s.0.alive.load(Ordering::Acquire) {
             return Err(stale(op, "stream"));
         }
         Ok(s.0.raw as sys::aclrtStream)
+    }
+
+    /// The error of a failed `aclrtMemPoolMallocAsync`: 507000 is the pool's out-of-memory
+    /// answer, reported with the pool's statistics; the runtime's message is taken first
+    /// either way (a later call would overwrite it).
+    #[cold]
+    #[inline(never)]
+    fn malloc_failed(&self, rc: i32, size: u64) -> Error {
+        const OP: &str = "aclrtMemPoolMallocAsync";
+        if rc == code::ACL_ERROR_RT_INTERNAL_ERROR {
+            let _ = self.shared.rt.recent_error_message();
+            return self.oom(OP, round_up(size, self.granularity).unwrap_or(size));
+        }
+        self.shared.rt.failure(rc, OP, crate::result::kind_of(rc))
     }
 
     fn oom(&self, op: &'static str, requested: u64) -> Error {
@@ -524,39 +578,43 @@ impl AscendPool {
 impl MemPool for AscendPool {
     type Stream = AscendStream;
 
+    #[inline]
     fn malloc_async(&self, size: u64, stream: &AscendStream) -> Result<DevicePtr> {
         const OP: &str = "aclrtMemPoolMallocAsync";
         let s = self.stream(stream, OP)?;
         let pool = self.raw(OP, code::ACL_ERROR_RT_INTERNAL_ERROR)?;
-        let param = |m: &str| Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_RT_PARAM_INVALID, OP, m);
         if size == 0 {
-            return Err(param("size 0"));
+            return Err(bad_size("size 0"));
         }
-        let gran = self.shared.granularity.get().copied().unwrap_or(1);
-        let n = usize::try_from(size)
-            .ok()
-            .filter(|_| round_up(size, gran).is_some())
-            .ok_or_else(|| param("size overflows when rounded"))?;
-        let f = sym!(self.shared.rt, aclrtMemPoolMallocAsync)?;
+        let n = match usize::try_from(size) {
+            Ok(n) if round_up(size, self.granularity).is_some() => n,
+            _ => return Err(bad_size("size overflows when rounded")),
+        };
+        let f = match self.calls.malloc {
+            Some(f) => f,
+            None => resolve_late(&self.shared.rt, &self.shared.rt.symbols().aclrtMemPoolMallocAsync, OP)?,
+        };
         let mut p: *mut c_void = std::ptr::null_mut();
         // SAFETY: valid out-pointer; pool and stream are live handles.
         let rc = unsafe { f(&mut p, n, pool, s) };
-        if rc == code::ACL_ERROR_RT_INTERNAL_ERROR {
-            let _ = self.shared.rt.recent_error_message();
-            return Err(self.oom(OP, round_up(size, gran).unwrap_or(size)));
+        if rc != code::ACL_SUCCESS {
+            return Err(self.malloc_failed(rc, size));
         }
-        self.shared.rt.check(rc, OP)?;
         Ok(DevicePtr::from_addr(p as u64))
     }
 
+    #[inline]
     unsafe fn free_async(&self, ptr: DevicePtr, stream: &AscendStream) -> Result<()> {
         const OP: &str = "aclrtMemPoolFreeAsync";
         let s = self.stream(stream, OP)?;
         self.shared.enter()?;
         if ptr.is_null() {
-            return Err(Error::new(ErrorKind::InvalidPointer, code::ACL_ERROR_INVALID_PARAM, OP, "null pointer"));
+            return Err(null_free());
         }
-        let f = sym!(self.shared.rt, aclrtMemPoolFreeAsync)?;
+        let f = match self.calls.free {
+            Some(f) => f,
+            None => resolve_late(&self.shared.rt, &self.shared.rt.symbols().aclrtMemPoolFreeAsync, OP)?,
+        };
         // SAFETY: the caller guarantees `ptr` is a live allocation with every use ordered
         // before this free (the trait's contract); the stream is live.
         let rc = unsafe { f(ptr.addr() as *mut c_void, s) };
@@ -626,6 +684,32 @@ impl MemPool for AscendPool {
     fn size(&self) -> u64 {
         self.size
     }
+}
+
+#[cold]
+#[inline(never)]
+fn destroyed_pool(op: &'static str, code: i32) -> Error {
+    Error::new(ErrorKind::InvalidHandle, code, op, "the pool was destroyed")
+}
+
+#[cold]
+#[inline(never)]
+fn bad_size(why: &str) -> Error {
+    Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_RT_PARAM_INVALID, "aclrtMemPoolMallocAsync", why)
+}
+
+#[cold]
+#[inline(never)]
+fn null_free() -> Error {
+    Error::new(ErrorKind::InvalidPointer, code::ACL_ERROR_INVALID_PARAM, "aclrtMemPoolFreeAsync", "null pointer")
+}
+
+/// A hot-path symbol the pool found missing when it was made, resolved through the
+/// loader's slot again, off the hot path: the loader's `NotSupported` error naming it.
+#[cold]
+#[inline(never)]
+fn resolve_late<F: Copy>(rt: &Runtime, slot: &OnceLock<Option<F>>, name: &'static str) -> Result<F> {
+    rt.resolve(slot, name)
 }
 
 /// The portable kind of an attribute call's failure.

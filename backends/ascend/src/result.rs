@@ -21,16 +21,23 @@ pub fn kind_of(rc: i32) -> ErrorKind {
 impl Runtime {
     /// `Ok(())` for 0; otherwise an error of kind `kind(rc)` for operation `op`, with the
     /// runtime's recent error message taken now (it is per thread and the next call
-    /// would overwrite it).
+    /// would overwrite it). Success costs one compare: the message is only read on failure.
+    #[inline]
     pub(crate) fn check_with(&self, rc: i32, op: &'static str, kind: impl FnOnce(i32) -> ErrorKind) -> Result<()> {
-        if rc == code::ACL_SUCCESS {
-            return Ok(());
-        }
+        if rc == code::ACL_SUCCESS { Ok(()) } else { Err(self.failure(rc, op, kind(rc))) }
+    }
+
+    /// The error of a failed call: `kind`, the raw code `rc`, and the runtime's recent error
+    /// message, taken now.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn failure(&self, rc: i32, op: &'static str, kind: ErrorKind) -> Error {
         let msg = self.recent_error_message().unwrap_or_else(|| "the runtime gave no message".to_string());
-        Err(Error::new(kind(rc), rc, op, msg))
+        Error::new(kind, rc, op, msg)
     }
 
     /// [`Runtime::check_with`] with [`kind_of`].
+    #[inline]
     pub(crate) fn check(&self, rc: i32, op: &'static str) -> Result<()> {
         self.check_with(rc, op, kind_of)
     }
