@@ -66,17 +66,24 @@ fn ffi_overhead(c: &mut Criterion) {
     };
 
     // Alternating rounds, so that load from other processes hits both sides alike: the
-    // median over rounds of each side's time per pair.
+    // median over rounds of each side's time per pair. Which side goes first swaps every
+    // round, so neither always runs right after the other.
     const ROUNDS: usize = 300;
     const PAIRS: u32 = 2000;
+    fn per_pair(pair: impl Fn()) -> u64 {
+        let t = Instant::now();
+        (0..PAIRS).for_each(|_| pair());
+        t.elapsed().as_nanos() as u64 / u64::from(PAIRS)
+    }
     let (mut backend_ns, mut raw_ns) = (Vec::with_capacity(ROUNDS), Vec::with_capacity(ROUNDS));
-    for _ in 0..ROUNDS {
-        let t = Instant::now();
-        (0..PAIRS).for_each(|_| backend_pair());
-        backend_ns.push(t.elapsed().as_nanos() as u64 / u64::from(PAIRS));
-        let t = Instant::now();
-        (0..PAIRS).for_each(|_| raw_pair());
-        raw_ns.push(t.elapsed().as_nanos() as u64 / u64::from(PAIRS));
+    for round in 0..ROUNDS {
+        if round % 2 == 0 {
+            backend_ns.push(per_pair(backend_pair));
+            raw_ns.push(per_pair(raw_pair));
+        } else {
+            raw_ns.push(per_pair(raw_pair));
+            backend_ns.push(per_pair(backend_pair));
+        }
     }
     write_percentiles("ffi_overhead", "ascend-backend (rounds)", "pair", backend_ns);
     write_percentiles("ffi_overhead", "raw-ffi (rounds)", "pair", raw_ns);
