@@ -22,8 +22,8 @@ use std::sync::Arc;
 /// A freed block the pool still holds, tagged with where its free is ordered.
 #[derive(Debug, Clone)]
 pub(crate) struct Cached {
-    /// The freeing stream.
-    pub(crate) stream: Arc<StreamShared>,
+    /// The freeing stream's id (its bin holds the stream).
+    pub(crate) stream: u64,
     /// The free's position on that stream (the later one for merged blocks).
     pub(crate) pos: u64,
     /// The last real operation before the free: the free has executed once it completed.
@@ -34,8 +34,9 @@ pub(crate) struct Cached {
 }
 
 impl Cached {
-    pub(crate) fn executed(&self) -> bool {
-        self.stream.completed() >= self.dep_real
+    /// Whether the free has executed on its stream `s`.
+    pub(crate) fn executed(&self, s: &StreamShared) -> bool {
+        s.completed() >= self.dep_real
     }
 }
 
@@ -90,7 +91,7 @@ impl Slots for Vec<Node> {
 /// The cached blocks of one freeing stream, by size.
 #[derive(Debug)]
 struct Bin {
-    stream: u64,
+    stream: Arc<StreamShared>,
     sizes: SizeBins,
 }
 
@@ -171,16 +172,18 @@ impl Blocks {
         self.node(b.0).addr
     }
 
-    /// The tags of a chosen cached block.
-    pub(crate) fn cached_tags(&self, b: BlockId) -> &Cached {
-        match &self.node(b.0).kind {
+    fn tags(&self, id: u32) -> &Cached {
+        match &self.node(id).kind {
             Kind::Cached(c) => c,
-            _ => unreachable!("a chosen cached block is cached"),
+            _ => unreachable!("a binned block is cached"),
         }
     }
 
-    fn tags(&self, e: &Entry) -> &Cached {
-        self.cached_tags(BlockId(e.id))
+    /// The tags of a chosen cached block, with its freeing stream.
+    pub(crate) fn cached_tags(&self, b: BlockId) -> (Arc<StreamShared>, Cached) {
+        let c = self.tags(b.0);
+        let bin = self.bin(c.stream).expect("a cached block's bin");
+        (Arc::clone(&bin.stream), c.clone())
     }
 
     /// Rule a: the best cached block freed on `stream`.
@@ -188,16 +191,17 @@ impl Blocks {
         self.bin(stream).and_then(|b| b.sizes.best(len)).map(|e| BlockId(e.id))
     }
 
-    /// The best cached block of another stream than `skip` that satisfies `pred`.
-    fn best_other(&self, len: u64, skip: u64, pred: impl Fn(&Cached) -> bool) -> Option<BlockId> {
+    /// The best cached block of another stream than `skip` that satisfies `pred`
+    /// (given the freeing stream and the tags).
+    fn best_other(&self, len: u64, skip: u64, pred: impl Fn(&StreamShared, &Cached) -> bool) -> Option<BlockId> {
         let mut best: Option<Entry> = None;
         for bin in &self.bins {
-            if bin.stream == skip || bin.sizes.is_empty() {
+            if bin.stream.id == skip || bin.sizes.is_empty() {
                 continue;
             }
-            let found = bin
-                .sizes
-                .best_where(len, |e| best.is_none_or(|b| (e.len, e.addr) < (b.len, b.addr)) && pred(self.tags(e)));
+            let found = bin.sizes.best_where(len, |e| {
+                best.is_none_or(|b| (e.len, e.addr) < (b.len, b.addr)) && pred(&bin.stream, self.tags(e.id))
+            });
             if found.is_some() {
                 best = found;
             }
@@ -220,21 +224,21 @@ impl Blocks {
         clock: Option<&Clock>,
     ) -> Option<(crate::ReuseRule, BlockId)> {
         use crate::ReuseRule;
-        if let Some(a) = self.best_other(len, b, |c| c.stream.host_known() >= c.pos) {
+        if let Some(a) = self.best_other(len, b, |s, c| s.host_known() >= c.pos) {
             return Some((ReuseRule::KnownComplete, a));
         }
         if let (true, Some(clock)) = (flags[0], clock) {
-            if let Some(a) = self.best_other(len, b, |c| clock.get(c.stream.id) >= c.pos) {
+            if let Some(a) = self.best_other(len, b, |s, c| clock.get(s.id) >= c.pos) {
                 return Some((ReuseRule::EventDependency, a));
             }
         }
         if flags[1] {
-            if let Some(a) = self.best_other(len, b, Cached::executed) {
+            if let Some(a) = self.best_other(len, b, |s, c| c.executed(s)) {
                 return Some((ReuseRule::Opportunistic, a));
             }
         }
         if flags[2] {
-            if let Some(a) = self.best_other(len, b, |_| true) {
+            if let Some(a) = self.best_other(len, b, |_, _| true) {
                 return Some((ReuseRule::InternalDependency, a));
             }
         }
@@ -294,7 +298,7 @@ impl Blocks {
     /// cached with the same tags. Returns its address.
     pub(crate) fn take_cached(&mut self, b: BlockId, len: u64, owner: (u64, u64)) -> u64 {
         let id = b.0;
-        let (sid, blen) = (self.cached_tags(b).stream.id, self.node(id).len);
+        let (sid, blen) = (self.tags(id).stream, self.node(id).len);
         let bin = self.bin_index(sid).expect("a cached block's bin");
         self.bins[bin].sizes.remove(&mut self.nodes, id, blen);
         if blen > len {
@@ -422,7 +426,7 @@ impl Blocks {
     pub(crate) fn free(
         &mut self,
         b: BlockId,
-        stream: Arc<StreamShared>,
+        stream: &Arc<StreamShared>,
         (pos, dep_real): (u64, u64),
         clock: Arc<Clock>,
     ) {
@@ -438,10 +442,10 @@ impl Blocks {
         let sid = stream.id;
         // Merged neighbours were freed earlier on the same stream, so this free's clock
         // (the latest) covers theirs.
-        let mut tags = Cached { stream, pos, dep_real, clock };
+        let mut tags = Cached { stream: sid, pos, dep_real, clock };
         let bin = match self.bin_index(sid) {
             Some(i) => i,
-            None => self.new_bin(sid),
+            None => self.new_bin(stream),
         };
         let was_empty = self.bins[bin].sizes.is_empty();
         for other in [self.node(id).prev, self.node(id).next] {
@@ -450,7 +454,7 @@ impl Blocks {
             }
             let o = self.node(other);
             let merge = match &o.kind {
-                Kind::Cached(c) if c.stream.id == sid => Some((c.pos, c.dep_real, o.len)),
+                Kind::Cached(c) if c.stream == sid => Some((c.pos, c.dep_real, o.len)),
                 _ => None,
             };
             if let Some((opos, odep, olen)) = merge {
@@ -483,7 +487,7 @@ impl Blocks {
             return Vec::new();
         }
         let mut cands: Vec<&Entry> =
-            self.bins.iter().flat_map(|b| b.sizes.iter()).filter(|e| self.tags(e).executed()).collect();
+            self.bins.iter().flat_map(|b| b.sizes.iter().filter(|e| self.tags(e.id).executed(&b.stream))).collect();
         cands.sort_unstable_by_key(|e| (e.len, e.addr));
         let mut plan = Vec::new();
         for e in cands {
@@ -501,7 +505,7 @@ impl Blocks {
     /// The caller decommits the memory.
     pub(crate) fn release(&mut self, b: BlockId, take: u64) {
         let id = b.0;
-        let (sid, len) = (self.cached_tags(b).stream.id, self.node(id).len);
+        let (sid, len) = (self.tags(id).stream, self.node(id).len);
         let bin = self.bin_index(sid).expect("a cached block's bin");
         self.bins[bin].sizes.remove(&mut self.nodes, id, len);
         let tags = mem::replace(&mut self.nodes[id as usize].kind, Kind::Free);
@@ -527,7 +531,11 @@ impl Blocks {
 
     /// Cached bytes whose free has not executed yet.
     pub(crate) fn pending_cached(&self) -> u64 {
-        self.bins.iter().flat_map(|b| b.sizes.iter()).filter(|e| !self.tags(e).executed()).map(|e| e.len).sum()
+        self.bins
+            .iter()
+            .flat_map(|b| b.sizes.iter().filter(|e| !self.tags(e.id).executed(&b.stream)))
+            .map(|e| e.len)
+            .sum()
     }
 
     /// The largest range of unreserved address space.
@@ -546,19 +554,19 @@ impl Blocks {
     }
 
     fn bin_index(&self, stream: u64) -> Option<usize> {
-        self.bins.iter().position(|b| b.stream == stream)
+        self.bins.iter().position(|b| b.stream.id == stream)
     }
 
     /// The cached blocks freed on `stream`, if it has a bin.
     fn bin(&self, stream: u64) -> Option<&Bin> {
-        self.bins.iter().find(|b| b.stream == stream)
+        self.bins.iter().find(|b| b.stream.id == stream)
     }
 
-    fn new_bin(&mut self, stream: u64) -> usize {
+    fn new_bin(&mut self, stream: &Arc<StreamShared>) -> usize {
         if self.bins.len() >= 2 * self.nonempty_bins + 16 {
             self.bins.retain(|b| !b.sizes.is_empty());
         }
-        self.bins.push(Bin { stream, sizes: SizeBins::new(self.gran) });
+        self.bins.push(Bin { stream: Arc::clone(stream), sizes: SizeBins::new(self.gran) });
         self.bins.len() - 1
     }
 
@@ -585,7 +593,7 @@ impl Blocks {
                     lives += 1;
                 }
                 Kind::Cached(c) => {
-                    let bin = self.bin(c.stream.id).expect("a cached block's stream has a bin");
+                    let bin = self.bin(c.stream).expect("a cached block's stream has a bin");
                     assert!(bin.sizes.iter().any(|e| e.id == id && e.len == n.len && e.addr == n.addr));
                     cached += n.len;
                 }

@@ -207,12 +207,12 @@ impl PoolShared {
             let mut st = s.state();
             choice = inner.blocks.cross_stream(len, b, inner.flags, Some(&st.clock));
             if let Some((ReuseRule::InternalDependency, block)) = choice {
-                let tags = inner.blocks.cached_tags(block).clone();
+                let (src, tags) = inner.blocks.cached_tags(block);
                 let clock = Arc::make_mut(&mut st.clock);
                 clock.merge(&tags.clock);
-                clock.raise(tags.stream.id, tags.pos);
-                if tags.stream.completed() < tags.dep_real {
-                    let (src, target, timeout) = (Arc::clone(&tags.stream), tags.dep_real, self.env.wait_timeout);
+                clock.raise(src.id, tags.pos);
+                if src.completed() < tags.dep_real {
+                    let (target, timeout) = (tags.dep_real, self.env.wait_timeout);
                     s.push_locked(&mut st, Box::new(move || src.wait_for_work(target, timeout)))?;
                 }
             }
@@ -268,7 +268,7 @@ impl PoolShared {
             }
             (s.marker_locked(&mut st)?, Arc::clone(&st.clock))
         };
-        inner.blocks.free(block, Arc::clone(s), marker, clock);
+        inner.blocks.free(block, s, marker, clock);
         Ok(())
     }
 
@@ -408,7 +408,7 @@ impl PoolShared {
                     format!(
                         "use after free: {op} on {on} {what} [{addr:#x}, +{len}), inside the block at {start:#x} \
                          freed on stream {} (its position {})",
-                        c.stream.id, c.pos
+                        c.stream, c.pos
                     ),
                 ));
             }
