@@ -6,16 +6,17 @@
 //! order (the nodes tile the pool), so merging with a neighbour never searches. Cached
 //! blocks sit in per-stream [`SizeBins`], free ranges in one more, for the exact best fit
 //! of SPEC.md section 4. Node starts are indexed twice, in a hash map (a free finds its
-//! allocation) and in an ordered map ("which node contains this address", for copies and
-//! error messages); both change only when a node is split or merged, so the same-stream
-//! cycle of allocate and free updates no index and allocates nothing.
+//! allocation) and in a bitset of granules ([`Starts`]: "which node contains this
+//! address", for copies and error messages); both change only when a node is split or
+//! merged, so the same-stream cycle of allocate and free updates no index and allocates
+//! nothing.
 
 use super::bins::{Entry, SizeBins, Slots};
+use super::starts::Starts;
 use crate::clock::Clock;
 use crate::stream::StreamShared;
 use mempool_hal::PoolStats;
 use rustc_hash::FxHashMap;
-use std::collections::BTreeMap;
 use std::mem;
 use std::sync::Arc;
 
@@ -74,17 +75,15 @@ struct Node {
     /// The nodes just below and above in address order (`NIL` at the pool's ends).
     prev: u32,
     next: u32,
-    /// Its slot in the size bins that hold it (free and cached nodes).
-    slot: u32,
     kind: Kind,
 }
 
-impl Slots for Vec<Node> {
+impl Slots for Vec<u32> {
     fn slot(&self, id: u32) -> u32 {
-        self[id as usize].slot
+        self[id as usize]
     }
     fn set_slot(&mut self, id: u32, slot: u32) {
-        self[id as usize].slot = slot;
+        self[id as usize] = slot;
     }
 }
 
@@ -100,11 +99,16 @@ struct Bin {
 pub(crate) struct Blocks {
     pub(crate) stats: PoolStats,
     gran: u64,
+    base: u64,
+    size: u64,
     nodes: Vec<Node>,
+    /// Per node, its slot in the size bins that hold it (free and cached nodes); apart
+    /// from the nodes so that reordering a heap touches little memory.
+    slots: Vec<u32>,
     /// Recycled node ids.
     spare: Vec<u32>,
-    /// Start address of every node, ordered.
-    starts: BTreeMap<u64, u32>,
+    /// The granule where each node starts.
+    starts: Starts,
     /// Start address of every node, hashed.
     at: FxHashMap<u64, u32>,
     /// Number of live allocations.
@@ -128,9 +132,12 @@ impl Blocks {
         let mut b = Blocks {
             stats: PoolStats::default(),
             gran,
+            base,
+            size,
             nodes: Vec::new(),
+            slots: Vec::new(),
             spare: Vec::new(),
-            starts: BTreeMap::new(),
+            starts: Starts::new(size / gran),
             at: FxHashMap::default(),
             live: 0,
             pending: FxHashMap::default(),
@@ -138,11 +145,16 @@ impl Blocks {
             nonempty_bins: 0,
             free: SizeBins::new(gran),
         };
-        let id = b.new_node(Node { addr: base, len: size, prev: NIL, next: NIL, slot: 0, kind: Kind::Free });
-        b.starts.insert(base, id);
+        let id = b.new_node(Node { addr: base, len: size, prev: NIL, next: NIL, kind: Kind::Free });
+        b.starts.insert(0);
         b.at.insert(base, id);
-        b.free.insert(&mut b.nodes, Entry { len: size, addr: base, id });
+        b.free.insert(&mut b.slots, Entry { len: size, addr: base, id });
         b
+    }
+
+    /// The granule index of `addr` (inside the pool).
+    fn granule(&self, addr: u64) -> u64 {
+        (addr - self.base) / self.gran
     }
 
     fn new_node(&mut self, node: Node) -> u32 {
@@ -153,6 +165,7 @@ impl Blocks {
             }
             None => {
                 self.nodes.push(node);
+                self.slots.push(0);
                 u32::try_from(self.nodes.len() - 1).expect("fewer than 2^32 blocks")
             }
         }
@@ -255,13 +268,13 @@ impl Blocks {
     fn split(&mut self, id: u32, len: u64, rest: Kind) -> u32 {
         let n = &self.nodes[id as usize];
         let (addr, rest_len, next) = (n.addr + len, n.len - len, n.next);
-        let m = self.new_node(Node { addr, len: rest_len, prev: id, next, slot: 0, kind: rest });
+        let m = self.new_node(Node { addr, len: rest_len, prev: id, next, kind: rest });
         self.nodes[id as usize].len = len;
         self.nodes[id as usize].next = m;
         if next != NIL {
             self.nodes[next as usize].prev = m;
         }
-        self.starts.insert(addr, m);
+        self.starts.insert(self.granule(addr));
         self.at.insert(addr, m);
         m
     }
@@ -278,8 +291,8 @@ impl Blocks {
             if oprev != NIL {
                 self.nodes[oprev as usize].next = id;
             }
-            self.starts.remove(&old);
-            self.starts.insert(oaddr, id);
+            // `oaddr` starts a node already; `old` no longer does.
+            self.starts.remove((old - self.base) / self.gran);
             self.at.remove(&old);
             self.at.insert(oaddr, id);
         } else {
@@ -288,7 +301,7 @@ impl Blocks {
             if onext != NIL {
                 self.nodes[onext as usize].prev = id;
             }
-            self.starts.remove(&oaddr);
+            self.starts.remove(self.granule(oaddr));
             self.at.remove(&oaddr);
         }
         self.drop_node(other);
@@ -300,12 +313,12 @@ impl Blocks {
         let id = b.0;
         let (sid, blen) = (self.tags(id).stream, self.node(id).len);
         let bin = self.bin_index(sid).expect("a cached block's bin");
-        self.bins[bin].sizes.remove(&mut self.nodes, id, blen);
+        self.bins[bin].sizes.remove(&mut self.slots, id, blen);
         if blen > len {
             let tags = mem::replace(&mut self.nodes[id as usize].kind, Kind::Free);
             let m = self.split(id, len, tags);
             let addr = self.node(m).addr;
-            self.bins[bin].sizes.insert(&mut self.nodes, Entry { len: blen - len, addr, id: m });
+            self.bins[bin].sizes.insert(&mut self.slots, Entry { len: blen - len, addr, id: m });
         } else if self.bins[bin].sizes.is_empty() {
             self.nonempty_bins -= 1;
         }
@@ -317,11 +330,11 @@ impl Blocks {
     pub(crate) fn take_fresh(&mut self, b: BlockId, len: u64, owner: (u64, u64)) -> u64 {
         let id = b.0;
         let flen = self.node(id).len;
-        self.free.remove(&mut self.nodes, id, flen);
+        self.free.remove(&mut self.slots, id, flen);
         if flen > len {
             let m = self.split(id, len, Kind::Free);
             let addr = self.node(m).addr;
-            self.free.insert(&mut self.nodes, Entry { len: flen - len, addr, id: m });
+            self.free.insert(&mut self.slots, Entry { len: flen - len, addr, id: m });
         }
         self.stats.reserved_current += len;
         self.stats.reserved_high = self.stats.reserved_high.max(self.stats.reserved_current);
@@ -340,8 +353,11 @@ impl Blocks {
 
     /// The node containing `addr`.
     fn containing(&self, addr: u64) -> Option<&Node> {
-        let (_, &id) = self.starts.range(..=addr).next_back()?;
-        let n = self.node(id);
+        if addr < self.base || addr - self.base >= self.size {
+            return None;
+        }
+        let start = self.base + self.starts.pred(self.granule(addr))? * self.gran;
+        let n = self.node(self.at[&start]);
         (addr - n.addr < n.len).then_some(n)
     }
 
@@ -460,7 +476,7 @@ impl Blocks {
             if let Some((opos, odep, olen)) = merge {
                 tags.pos = tags.pos.max(opos);
                 tags.dep_real = tags.dep_real.max(odep);
-                self.bins[bin].sizes.remove(&mut self.nodes, other, olen);
+                self.bins[bin].sizes.remove(&mut self.slots, other, olen);
                 self.absorb(id, other);
             }
         }
@@ -470,7 +486,7 @@ impl Blocks {
         if was_empty {
             self.nonempty_bins += 1;
         }
-        self.bins[bin].sizes.insert(&mut self.nodes, e);
+        self.bins[bin].sizes.insert(&mut self.slots, e);
     }
 
     /// Plans a release down to `target` reserved bytes: completed cached blocks, smallest
@@ -507,12 +523,12 @@ impl Blocks {
         let id = b.0;
         let (sid, len) = (self.tags(id).stream, self.node(id).len);
         let bin = self.bin_index(sid).expect("a cached block's bin");
-        self.bins[bin].sizes.remove(&mut self.nodes, id, len);
+        self.bins[bin].sizes.remove(&mut self.slots, id, len);
         let tags = mem::replace(&mut self.nodes[id as usize].kind, Kind::Free);
         if len > take {
             let m = self.split(id, take, tags);
             let addr = self.node(m).addr;
-            self.bins[bin].sizes.insert(&mut self.nodes, Entry { len: len - take, addr, id: m });
+            self.bins[bin].sizes.insert(&mut self.slots, Entry { len: len - take, addr, id: m });
         } else if self.bins[bin].sizes.is_empty() {
             self.nonempty_bins -= 1;
         }
@@ -520,13 +536,13 @@ impl Blocks {
         for other in [self.node(id).prev, self.node(id).next] {
             if other != NIL && matches!(self.node(other).kind, Kind::Free) {
                 let olen = self.node(other).len;
-                self.free.remove(&mut self.nodes, other, olen);
+                self.free.remove(&mut self.slots, other, olen);
                 self.absorb(id, other);
             }
         }
         let n = self.node(id);
         let e = Entry { len: n.len, addr: n.addr, id };
-        self.free.insert(&mut self.nodes, e);
+        self.free.insert(&mut self.slots, e);
     }
 
     /// Cached bytes whose free has not executed yet.
@@ -573,8 +589,8 @@ impl Blocks {
     /// Checks the structure's invariants (tests).
     #[cfg(test)]
     pub(crate) fn check(&self, base: u64, size: u64) {
-        let (&first, &head) = self.starts.first_key_value().expect("the pool has ranges");
-        assert_eq!(first, base);
+        assert_eq!((self.base, self.size), (base, size));
+        let head = self.at[&base];
         let (mut at, mut id, mut prev) = (base, head, NIL);
         let (mut used, mut cached, mut nodes, mut lives) = (0, 0, 0, 0);
         let mut last_free = false;
@@ -582,7 +598,12 @@ impl Blocks {
             let n = self.node(id);
             assert_eq!(n.addr, at, "ranges tile the pool without gaps or overlaps");
             assert_eq!(n.prev, prev, "links are symmetric");
-            assert_eq!(self.starts.get(&n.addr), Some(&id), "every range is indexed by its start");
+            assert!(self.starts.contains(self.granule(n.addr)), "every range is indexed by its start");
+            assert_eq!(
+                self.starts.pred(self.granule(n.addr + n.len - 1)),
+                Some(self.granule(n.addr)),
+                "and only there"
+            );
             assert_eq!(self.at.get(&n.addr), Some(&id), "every range is hashed by its start");
             let free = matches!(n.kind, Kind::Free);
             assert!(!(free && last_free), "free neighbours are merged");
@@ -605,7 +626,6 @@ impl Blocks {
             nodes += 1;
         }
         assert_eq!(at, base + size);
-        assert_eq!(nodes, self.starts.len());
         assert_eq!(nodes, self.at.len());
         assert_eq!(lives, self.live);
         assert_eq!(nodes + self.spare.len(), self.nodes.len());
@@ -616,9 +636,9 @@ impl Blocks {
         let binned: usize = self.bins.iter().map(|b| b.sizes.len()).sum();
         let cached_nodes = self.nodes.iter().filter(|n| matches!(n.kind, Kind::Cached(_))).count();
         assert_eq!(binned, cached_nodes, "bins index every cached block");
-        self.free.check(&self.nodes);
+        self.free.check(&self.slots);
         for b in &self.bins {
-            b.sizes.check(&self.nodes);
+            b.sizes.check(&self.slots);
         }
         for e in self.free.iter() {
             assert!(matches!(self.node(e.id).kind, Kind::Free), "the free bins hold free ranges");

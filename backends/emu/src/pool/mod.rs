@@ -3,6 +3,7 @@
 mod bins;
 mod blocks;
 mod mapping;
+mod starts;
 
 use crate::clock::Clock;
 use crate::device::{Platform, check_stream};
