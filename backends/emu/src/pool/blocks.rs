@@ -5,14 +5,15 @@
 //! Every range of the pool is a node of one slab, linked to its neighbours in address
 //! order (the nodes tile the pool), so merging with a neighbour never searches. Cached
 //! blocks sit in per-stream [`SizeBins`], free ranges in one more, for the exact best fit
-//! of SPEC.md section 4. Node starts are indexed twice, in a hash map (a free finds its
-//! allocation) and in a bitset of granules ([`Starts`]: "which node contains this
-//! address", for copies and error messages); both change only when a node is split or
-//! merged, so the same-stream cycle of allocate and free updates no index and allocates
-//! nothing.
+//! of SPEC.md section 4. Node starts are indexed twice, in an array by granule (a free
+//! finds its allocation with one load) and in a bitset of granules ([`Starts`]: "which
+//! node contains this address", for copies and error messages); both change only when a
+//! node is split or merged, so the same-stream cycle of allocate and free updates no
+//! index and allocates nothing. A dense array of one word per node says what each node
+//! is, so a free decides its merges without touching its neighbours' nodes.
 
 use super::bins::{Entry, SizeBins, Slots};
-use super::starts::Starts;
+use super::starts::{Starts, zeroed};
 use crate::clock::Clock;
 use crate::stream::StreamShared;
 use mempool_hal::PoolStats;
@@ -60,6 +61,23 @@ pub(crate) struct BlockId(u32);
 
 const NIL: u32 = u32::MAX;
 
+/// [`Blocks::marks`] of a free range (or a recycled node) and of a live allocation; a
+/// cached block's mark names its stream ([`cached_mark`]).
+const FREE: u64 = 0;
+const LIVE: u64 = 1;
+
+fn cached_mark(stream: u64) -> u64 {
+    (stream << 2) | 2
+}
+
+fn mark(kind: &Kind) -> u64 {
+    match kind {
+        Kind::Free => FREE,
+        Kind::Live(_) => LIVE,
+        Kind::Cached(c) => cached_mark(c.stream),
+    }
+}
+
 #[derive(Debug)]
 enum Kind {
     Free,
@@ -102,6 +120,8 @@ pub(crate) struct Blocks {
     base: u64,
     size: u64,
     nodes: Vec<Node>,
+    /// Per node, what it is ([`mark`]): dense, so neighbours are checked cheaply.
+    marks: Vec<u64>,
     /// Per node, its slot in the size bins that hold it (free and cached nodes); apart
     /// from the nodes so that reordering a heap touches little memory.
     slots: Vec<u32>,
@@ -109,8 +129,8 @@ pub(crate) struct Blocks {
     spare: Vec<u32>,
     /// The granule where each node starts.
     starts: Starts,
-    /// Start address of every node, hashed.
-    at: FxHashMap<u64, u32>,
+    /// Per granule: 1 + the id of the node starting there (0: none).
+    at: Vec<u32>,
     /// Number of live allocations.
     live: usize,
     /// Per live allocation that has had accesses enqueued: those not known to have run.
@@ -127,18 +147,21 @@ pub(crate) struct Blocks {
 
 impl Blocks {
     /// A pool whose whole range `[base, base + size)` is unreserved, carved in multiples
-    /// of `gran` (a power of two).
-    pub(crate) fn new(base: u64, size: u64, gran: u64) -> Blocks {
+    /// of `gran` (a power of two; `size` is a multiple). `None` when the host cannot
+    /// allocate the indexes (one bit and one word per granule, touched lazily).
+    pub(crate) fn new(base: u64, size: u64, gran: u64) -> Option<Blocks> {
+        let granules = usize::try_from(size / gran).ok()?;
         let mut b = Blocks {
             stats: PoolStats::default(),
             gran,
             base,
             size,
             nodes: Vec::new(),
+            marks: Vec::new(),
             slots: Vec::new(),
             spare: Vec::new(),
-            starts: Starts::new(size / gran),
-            at: FxHashMap::default(),
+            starts: Starts::new(granules)?,
+            at: zeroed(granules)?,
             live: 0,
             pending: FxHashMap::default(),
             bins: Vec::new(),
@@ -146,10 +169,37 @@ impl Blocks {
             free: SizeBins::new(gran),
         };
         let id = b.new_node(Node { addr: base, len: size, prev: NIL, next: NIL, kind: Kind::Free });
-        b.starts.insert(0);
-        b.at.insert(base, id);
+        b.index_start(base, id);
         b.free.insert(&mut b.slots, Entry { len: size, addr: base, id });
-        b
+        Some(b)
+    }
+
+    /// Records that node `id` starts at `addr`.
+    fn index_start(&mut self, addr: u64, id: u32) {
+        let g = self.granule(addr);
+        self.starts.insert(g);
+        self.at[g as usize] = id + 1;
+    }
+
+    /// Records that no node starts at `addr` any more.
+    fn unindex_start(&mut self, addr: u64) {
+        let g = self.granule(addr);
+        self.starts.remove(g);
+        self.at[g as usize] = 0;
+    }
+
+    /// The node starting exactly at `addr`, if any.
+    fn starting_at(&self, addr: u64) -> Option<u32> {
+        if addr < self.base || addr - self.base >= self.size || (addr - self.base) % self.gran != 0 {
+            return None;
+        }
+        self.at[self.granule(addr) as usize].checked_sub(1)
+    }
+
+    /// Sets what node `id` is.
+    fn set_kind(&mut self, id: u32, kind: Kind) {
+        self.marks[id as usize] = mark(&kind);
+        self.nodes[id as usize].kind = kind;
     }
 
     /// The granule index of `addr` (inside the pool).
@@ -158,13 +208,16 @@ impl Blocks {
     }
 
     fn new_node(&mut self, node: Node) -> u32 {
+        let m = mark(&node.kind);
         match self.spare.pop() {
             Some(id) => {
                 self.nodes[id as usize] = node;
+                self.marks[id as usize] = m;
                 id
             }
             None => {
                 self.nodes.push(node);
+                self.marks.push(m);
                 self.slots.push(0);
                 u32::try_from(self.nodes.len() - 1).expect("fewer than 2^32 blocks")
             }
@@ -172,7 +225,7 @@ impl Blocks {
     }
 
     fn drop_node(&mut self, id: u32) {
-        self.nodes[id as usize].kind = Kind::Free;
+        self.set_kind(id, Kind::Free);
         self.spare.push(id);
     }
 
@@ -274,8 +327,7 @@ impl Blocks {
         if next != NIL {
             self.nodes[next as usize].prev = m;
         }
-        self.starts.insert(self.granule(addr));
-        self.at.insert(addr, m);
+        self.index_start(addr, m);
         m
     }
 
@@ -291,18 +343,15 @@ impl Blocks {
             if oprev != NIL {
                 self.nodes[oprev as usize].next = id;
             }
-            // `oaddr` starts a node already; `old` no longer does.
-            self.starts.remove((old - self.base) / self.gran);
-            self.at.remove(&old);
-            self.at.insert(oaddr, id);
+            self.unindex_start(old);
+            self.index_start(oaddr, id);
         } else {
             n.len += olen;
             n.next = onext;
             if onext != NIL {
                 self.nodes[onext as usize].prev = id;
             }
-            self.starts.remove(self.granule(oaddr));
-            self.at.remove(&oaddr);
+            self.unindex_start(oaddr);
         }
         self.drop_node(other);
     }
@@ -317,6 +366,7 @@ impl Blocks {
         if blen > len {
             let tags = mem::replace(&mut self.nodes[id as usize].kind, Kind::Free);
             let m = self.split(id, len, tags);
+            self.marks[id as usize] = mark(&Kind::Free);
             let addr = self.node(m).addr;
             self.bins[bin].sizes.insert(&mut self.slots, Entry { len: blen - len, addr, id: m });
         } else if self.bins[bin].sizes.is_empty() {
@@ -342,9 +392,8 @@ impl Blocks {
     }
 
     fn make_live(&mut self, id: u32, (owner, pos): (u64, u64)) -> u64 {
-        let n = &mut self.nodes[id as usize];
-        n.kind = Kind::Live(Live { owner, pos });
-        let (addr, len) = (n.addr, n.len);
+        self.set_kind(id, Kind::Live(Live { owner, pos }));
+        let (addr, len) = (self.node(id).addr, self.node(id).len);
         self.live += 1;
         self.stats.used_current += len;
         self.stats.used_high = self.stats.used_high.max(self.stats.used_current);
@@ -356,17 +405,16 @@ impl Blocks {
         if addr < self.base || addr - self.base >= self.size {
             return None;
         }
-        let start = self.base + self.starts.pred(self.granule(addr))? * self.gran;
-        let n = self.node(self.at[&start]);
+        let g = self.starts.pred(self.granule(addr))?;
+        let n = self.node(self.at[g as usize] - 1);
         (addr - n.addr < n.len).then_some(n)
     }
 
     /// The live allocation starting at `addr` and its length, or why there is none.
     pub(crate) fn live_block(&self, addr: u64) -> Result<(BlockId, u64), &'static str> {
-        if let Some(&id) = self.at.get(&addr) {
-            let n = self.node(id);
-            if let Kind::Live(_) = n.kind {
-                return Ok((BlockId(id), n.len));
+        if let Some(id) = self.starting_at(addr) {
+            if self.marks[id as usize] == LIVE {
+                return Ok((BlockId(id), self.node(id).len));
             }
         }
         match self.containing(addr).map(|n| &n.kind) {
@@ -403,7 +451,7 @@ impl Blocks {
     }
 
     fn is_live_start(&self, addr: u64) -> bool {
-        self.at.get(&addr).is_some_and(|&id| matches!(self.node(id).kind, Kind::Live(_)))
+        self.starting_at(addr).is_some_and(|id| self.marks[id as usize] == LIVE)
     }
 
     /// The accesses noted on the live allocation starting at `addr`.
@@ -464,24 +512,24 @@ impl Blocks {
             None => self.new_bin(stream),
         };
         let was_empty = self.bins[bin].sizes.is_empty();
+        let cached_here = cached_mark(sid);
         for other in [self.node(id).prev, self.node(id).next] {
-            if other == NIL {
+            if other == NIL || self.marks[other as usize] != cached_here {
                 continue;
             }
             let o = self.node(other);
-            let merge = match &o.kind {
-                Kind::Cached(c) if c.stream == sid => Some((c.pos, c.dep_real, o.len)),
-                _ => None,
+            let olen = o.len;
+            let c = match &o.kind {
+                Kind::Cached(c) => c,
+                _ => unreachable!("marked cached"),
             };
-            if let Some((opos, odep, olen)) = merge {
-                tags.pos = tags.pos.max(opos);
-                tags.dep_real = tags.dep_real.max(odep);
-                self.bins[bin].sizes.remove(&mut self.slots, other, olen);
-                self.absorb(id, other);
-            }
+            tags.pos = tags.pos.max(c.pos);
+            tags.dep_real = tags.dep_real.max(c.dep_real);
+            self.bins[bin].sizes.remove(&mut self.slots, other, olen);
+            self.absorb(id, other);
         }
-        let n = &mut self.nodes[id as usize];
-        n.kind = Kind::Cached(tags);
+        self.set_kind(id, Kind::Cached(tags));
+        let n = self.node(id);
         let e = Entry { len: n.len, addr: n.addr, id };
         if was_empty {
             self.nonempty_bins += 1;
@@ -525,6 +573,7 @@ impl Blocks {
         let bin = self.bin_index(sid).expect("a cached block's bin");
         self.bins[bin].sizes.remove(&mut self.slots, id, len);
         let tags = mem::replace(&mut self.nodes[id as usize].kind, Kind::Free);
+        self.marks[id as usize] = mark(&Kind::Free);
         if len > take {
             let m = self.split(id, take, tags);
             let addr = self.node(m).addr;
@@ -534,7 +583,7 @@ impl Blocks {
         }
         self.stats.reserved_current -= take;
         for other in [self.node(id).prev, self.node(id).next] {
-            if other != NIL && matches!(self.node(other).kind, Kind::Free) {
+            if other != NIL && self.marks[other as usize] == FREE {
                 let olen = self.node(other).len;
                 self.free.remove(&mut self.slots, other, olen);
                 self.absorb(id, other);
@@ -590,7 +639,7 @@ impl Blocks {
     #[cfg(test)]
     pub(crate) fn check(&self, base: u64, size: u64) {
         assert_eq!((self.base, self.size), (base, size));
-        let head = self.at[&base];
+        let head = self.starting_at(base).expect("a node starts at the base");
         let (mut at, mut id, mut prev) = (base, head, NIL);
         let (mut used, mut cached, mut nodes, mut lives) = (0, 0, 0, 0);
         let mut last_free = false;
@@ -604,7 +653,8 @@ impl Blocks {
                 Some(self.granule(n.addr)),
                 "and only there"
             );
-            assert_eq!(self.at.get(&n.addr), Some(&id), "every range is hashed by its start");
+            assert_eq!(self.starting_at(n.addr), Some(id), "every range is found by its start");
+            assert_eq!(self.marks[id as usize], mark(&n.kind), "marks mirror the kinds");
             let free = matches!(n.kind, Kind::Free);
             assert!(!(free && last_free), "free neighbours are merged");
             match &n.kind {
@@ -626,7 +676,7 @@ impl Blocks {
             nodes += 1;
         }
         assert_eq!(at, base + size);
-        assert_eq!(nodes, self.at.len());
+        assert_eq!(nodes, self.at.iter().filter(|&&i| i != 0).count());
         assert_eq!(lives, self.live);
         assert_eq!(nodes + self.spare.len(), self.nodes.len());
         assert_eq!(self.stats.used_current, used);

@@ -131,6 +131,14 @@ impl PoolShared {
             )
         })?;
         let base = mapping.base();
+        let blocks = Blocks::new(base, size, gran).ok_or_else(|| {
+            Error::new(
+                ErrorKind::HostAllocation,
+                code::ACL_ERROR_RT_MEMORY_ALLOCATION,
+                "create_pool",
+                format!("cannot allocate the index of a {size}-byte pool at granularity {gran}"),
+            )
+        })?;
         Ok(PoolShared {
             id,
             device,
@@ -140,7 +148,7 @@ impl PoolShared {
             gran,
             mapping,
             inner: Mutex::new(Inner {
-                blocks: Blocks::new(base, size, gran),
+                blocks,
                 commits: Commits::new(size, gran),
                 flags: [false; 3],
                 threshold: 0,

@@ -8,6 +8,28 @@
 //! down. The bottom level is allocated zeroed, so the pages of a large, mostly empty
 //! pool are never touched.
 
+/// Integers whose all-zero bit pattern is a valid value.
+pub(crate) trait Zeroable: Copy {}
+impl Zeroable for u32 {}
+impl Zeroable for u64 {}
+
+/// `n` zeros, allocated zeroed (so the kernel maps the pages only when they are
+/// written), or `None` when the host cannot allocate them: a huge pool with a small
+/// granularity is an error, not an abort.
+pub(crate) fn zeroed<T: Zeroable>(n: usize) -> Option<Vec<T>> {
+    let n = n.max(1);
+    let layout = std::alloc::Layout::array::<T>(n).ok()?;
+    // SAFETY: the layout has a non-zero size (n >= 1 and T is an integer type).
+    let p = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: `p` was allocated by the global allocator with the layout of `[T; n]`, so
+    // it is a valid buffer of capacity `n`, and all `n` values are initialized (zero is
+    // a valid `T`, see `Zeroable`).
+    Some(unsafe { Vec::from_raw_parts(p, n, n) })
+}
+
 /// One bit per granule, with summary levels above (see the module docs).
 #[derive(Debug)]
 pub(crate) struct Starts {
@@ -16,18 +38,18 @@ pub(crate) struct Starts {
 }
 
 impl Starts {
-    /// An empty set over `n` granules.
-    pub(crate) fn new(n: u64) -> Starts {
+    /// An empty set over `n` granules; `None` when the host cannot allocate it.
+    pub(crate) fn new(n: usize) -> Option<Starts> {
         let mut levels = Vec::new();
         let mut words = n.div_ceil(64).max(1);
         loop {
-            levels.push(vec![0u64; words as usize]);
+            levels.push(zeroed(words)?);
             if words == 1 {
                 break;
             }
             words = words.div_ceil(64);
         }
-        Starts { levels }
+        Some(Starts { levels })
     }
 
     /// Marks granule `i` as a range start.
@@ -100,7 +122,7 @@ mod tests {
     #[test]
     fn predecessor_matches_an_ordered_set() {
         for n in [1u64, 63, 64, 65, 4096, 300_000] {
-            let mut s = Starts::new(n);
+            let mut s = Starts::new(n as usize).unwrap();
             let mut set = BTreeSet::new();
             let mut rng = 0x9E37_79B9_7F4A_7C15u64 ^ n;
             for _ in 0..5_000 {
