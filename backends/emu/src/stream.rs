@@ -46,9 +46,8 @@ pub(crate) struct StreamShared {
     pub(crate) id: u64,
     pub(crate) device: u32,
     pub(crate) platform: u64,
-    /// The last position handed out (operations and markers). Raised under the state
-    /// lock, except by allocations ([`StreamShared::alloc_marker`]), which depend on
-    /// nothing before them.
+    /// The last position handed out (operations and markers), raised under the state
+    /// lock; allocations read it without the lock ([`StreamShared::alloc_marker`]).
     pos: AtomicU64,
     state: Mutex<StreamState>,
     work_cv: Condvar,
@@ -205,8 +204,12 @@ impl StreamShared {
         Ok(())
     }
 
+    /// The next position; only called with the state lock held (which serializes every
+    /// writer), so a plain store suffices.
     fn next_pos(&self) -> u64 {
-        self.pos.fetch_add(1, Ordering::AcqRel) + 1
+        let p = self.pos.load(Ordering::Relaxed) + 1;
+        self.pos.store(p, Ordering::Release);
+        p
     }
 
     /// Enqueues real work; returns its position.
@@ -230,13 +233,14 @@ impl StreamShared {
         Ok((self.next_pos(), st.last_real))
     }
 
-    /// Takes the position of an allocation, without the state lock: an allocation
-    /// depends on nothing queued before it, so only its place in the order matters.
+    /// Where an allocation goes, without the state lock or a position of its own: the
+    /// last position handed out, which the allocation follows. An allocation depends on
+    /// nothing queued before it, and anything recorded after it takes a later position.
     pub(crate) fn alloc_marker(&self) -> Result<u64> {
         if self.is_destroyed() {
             return Err(closed(self.id));
         }
-        Ok(self.next_pos())
+        Ok(self.pos.load(Ordering::Acquire))
     }
 
     /// Lets the worker run everything up to position `pos` (deferred mode).

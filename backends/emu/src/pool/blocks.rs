@@ -47,8 +47,14 @@ impl Cached {
 pub(crate) struct Live {
     /// The allocating stream.
     pub(crate) owner: u64,
-    /// The allocation's position on that stream.
+    /// The last position of that stream before the allocation: the allocation comes
+    /// right after it, so work is ordered after the allocation when it is ordered after
+    /// a later position.
     pub(crate) pos: u64,
+    /// The clock of the free this block was last cached with, kept so that freeing it
+    /// again on a stream whose clock has not changed shares it instead of taking a new
+    /// reference (the same-stream cycle then touches no reference count).
+    spare_clock: Option<Arc<Clock>>,
 }
 
 /// Accesses enqueued on a live allocation that may not have run yet (for the stream-order
@@ -363,16 +369,21 @@ impl Blocks {
         let (sid, blen) = (self.tags(id).stream, self.node(id).len);
         let bin = self.bin_index(sid).expect("a cached block's bin");
         self.bins[bin].sizes.remove(&mut self.slots, id, blen);
+        let tags = mem::replace(&mut self.nodes[id as usize].kind, Kind::Free);
+        let mut spare = None;
         if blen > len {
-            let tags = mem::replace(&mut self.nodes[id as usize].kind, Kind::Free);
             let m = self.split(id, len, tags);
-            self.marks[id as usize] = mark(&Kind::Free);
             let addr = self.node(m).addr;
             self.bins[bin].sizes.insert(&mut self.slots, Entry { len: blen - len, addr, id: m });
-        } else if self.bins[bin].sizes.is_empty() {
-            self.nonempty_bins -= 1;
+        } else {
+            if let Kind::Cached(c) = tags {
+                spare = Some(c.clock);
+            }
+            if self.bins[bin].sizes.is_empty() {
+                self.nonempty_bins -= 1;
+            }
         }
-        self.make_live(id, owner)
+        self.make_live(id, owner, spare)
     }
 
     /// Turns the low `len` bytes of a free range into a live allocation. The caller has
@@ -388,11 +399,11 @@ impl Blocks {
         }
         self.stats.reserved_current += len;
         self.stats.reserved_high = self.stats.reserved_high.max(self.stats.reserved_current);
-        self.make_live(id, owner)
+        self.make_live(id, owner, None)
     }
 
-    fn make_live(&mut self, id: u32, (owner, pos): (u64, u64)) -> u64 {
-        self.set_kind(id, Kind::Live(Live { owner, pos }));
+    fn make_live(&mut self, id: u32, (owner, pos): (u64, u64), spare_clock: Option<Arc<Clock>>) -> u64 {
+        self.set_kind(id, Kind::Live(Live { owner, pos, spare_clock }));
         let (addr, len) = (self.node(id).addr, self.node(id).len);
         self.live += 1;
         self.stats.used_current += len;
@@ -486,15 +497,23 @@ impl Blocks {
     }
 
     /// Ends the live allocation `b` (found with [`Blocks::live_block`]) and caches it
-    /// with the free's tags, merging with neighbours freed on the same stream.
+    /// with the free's tags, merging with neighbours freed on the same stream. `clock` is
+    /// the freeing stream's clock at the free.
     pub(crate) fn free(
         &mut self,
         b: BlockId,
         stream: &Arc<StreamShared>,
         (pos, dep_real): (u64, u64),
-        clock: Arc<Clock>,
+        clock: &Arc<Clock>,
     ) {
         let id = b.0;
+        let clock = match &mut self.nodes[id as usize].kind {
+            Kind::Live(l) => match l.spare_clock.take() {
+                Some(c) if Arc::ptr_eq(&c, clock) => c,
+                _ => Arc::clone(clock),
+            },
+            _ => unreachable!("a live block is live"),
+        };
         let (addr, len) = (self.node(id).addr, self.node(id).len);
         self.live -= 1;
         if !self.pending.is_empty() {

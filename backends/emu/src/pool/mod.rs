@@ -270,14 +270,12 @@ impl PoolShared {
             return Err(bad_ptr(OP, format!("{addr:#x} belongs to a destroyed pool")));
         }
         let (block, _) = inner.blocks.live_block(addr).map_err(|why| bad_ptr(OP, format!("{addr:#x} is {why}")))?;
-        let (marker, clock) = {
-            let mut st = s.state();
-            if self.env.checker {
-                self.check_free_races(&inner.blocks, addr, s, &st.clock)?;
-            }
-            (s.marker_locked(&mut st)?, Arc::clone(&st.clock))
-        };
-        inner.blocks.free(block, s, marker, clock);
+        let mut st = s.state();
+        if self.env.checker {
+            self.check_free_races(&inner.blocks, addr, s, &st.clock)?;
+        }
+        let marker = s.marker_locked(&mut st)?;
+        inner.blocks.free(block, s, marker, &st.clock);
         Ok(())
     }
 
@@ -393,11 +391,11 @@ impl PoolShared {
                 return Err(bad_ptr(op, format!("[{addr:#x}, +{len}) runs past the end of its allocation")));
             }
             if let (true, Some((s, clock))) = (checker, s) {
-                if live.owner != s.id && clock.get(live.owner) < live.pos {
+                if live.owner != s.id && clock.get(live.owner) <= live.pos {
                     return Err(violation(
                         op,
                         format!(
-                            "{op} on stream {sid} {what} [{addr:#x}, +{len}), allocated on stream {owner} (its position {pos}), \
+                            "{op} on stream {sid} {what} [{addr:#x}, +{len}), allocated on stream {owner} after its position {pos}, \
                              but stream {sid} is not ordered after that allocation (it is ordered after stream {owner} up to \
                              position {seen}): record an event on stream {owner} after the allocation and make stream {sid} wait for it",
                             sid = s.id,
