@@ -65,6 +65,14 @@ pub(crate) type Pending = Vec<(Arc<StreamShared>, u64, &'static str)>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct BlockId(u32);
 
+/// A cached block chosen for an allocation: the node, the bin holding it and its length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Pick {
+    id: u32,
+    bin: u32,
+    len: u64,
+}
+
 const NIL: u32 = u32::MAX;
 
 /// [`Blocks::marks`] of a free range (or a recycled node) and of a live allocation; a
@@ -252,33 +260,33 @@ impl Blocks {
     }
 
     /// The tags of a chosen cached block, with its freeing stream.
-    pub(crate) fn cached_tags(&self, b: BlockId) -> (Arc<StreamShared>, Cached) {
-        let c = self.tags(b.0);
-        let bin = self.bin(c.stream).expect("a cached block's bin");
-        (Arc::clone(&bin.stream), c.clone())
+    pub(crate) fn cached_tags(&self, p: Pick) -> (Arc<StreamShared>, Cached) {
+        (Arc::clone(&self.bins[p.bin as usize].stream), self.tags(p.id).clone())
     }
 
     /// Rule a: the best cached block freed on `stream`.
-    pub(crate) fn same_stream(&self, len: u64, stream: u64) -> Option<BlockId> {
-        self.bin(stream).and_then(|b| b.sizes.best(len)).map(|e| BlockId(e.id))
+    pub(crate) fn same_stream(&self, len: u64, stream: u64) -> Option<Pick> {
+        let bin = self.bin_index(stream)?;
+        let e = self.bins[bin].sizes.best(len)?;
+        Some(Pick { id: e.id, bin: bin as u32, len: e.len })
     }
 
     /// The best cached block of another stream than `skip` that satisfies `pred`
     /// (given the freeing stream and the tags).
-    fn best_other(&self, len: u64, skip: u64, pred: impl Fn(&StreamShared, &Cached) -> bool) -> Option<BlockId> {
-        let mut best: Option<Entry> = None;
-        for bin in &self.bins {
+    fn best_other(&self, len: u64, skip: u64, pred: impl Fn(&StreamShared, &Cached) -> bool) -> Option<Pick> {
+        let mut best: Option<(Entry, usize)> = None;
+        for (i, bin) in self.bins.iter().enumerate() {
             if bin.stream.id == skip || bin.sizes.is_empty() {
                 continue;
             }
             let found = bin.sizes.best_where(len, |e| {
-                best.is_none_or(|b| (e.len, e.addr) < (b.len, b.addr)) && pred(&bin.stream, self.tags(e.id))
+                best.is_none_or(|(b, _)| (e.len, e.addr) < (b.len, b.addr)) && pred(&bin.stream, self.tags(e.id))
             });
-            if found.is_some() {
-                best = found;
+            if let Some(e) = found {
+                best = Some((e, i));
             }
         }
-        best.map(|e| BlockId(e.id))
+        best.map(|(e, bin)| Pick { id: e.id, bin: bin as u32, len: e.len })
     }
 
     /// Whether any stream other than `skip` has cached blocks.
@@ -294,7 +302,7 @@ impl Blocks {
         b: u64,
         flags: [bool; 3],
         clock: Option<&Clock>,
-    ) -> Option<(crate::ReuseRule, BlockId)> {
+    ) -> Option<(crate::ReuseRule, Pick)> {
         use crate::ReuseRule;
         if let Some(a) = self.best_other(len, b, |s, c| s.host_known() >= c.pos) {
             return Some((ReuseRule::KnownComplete, a));
@@ -364,10 +372,8 @@ impl Blocks {
 
     /// Turns the low `len` bytes of a cached block into a live allocation; the rest stays
     /// cached with the same tags. Returns its address.
-    pub(crate) fn take_cached(&mut self, b: BlockId, len: u64, owner: (u64, u64)) -> u64 {
-        let id = b.0;
-        let (sid, blen) = (self.tags(id).stream, self.node(id).len);
-        let bin = self.bin_index(sid).expect("a cached block's bin");
+    pub(crate) fn take_cached(&mut self, p: Pick, len: u64, owner: (u64, u64)) -> u64 {
+        let (id, bin, blen) = (p.id, p.bin as usize, p.len);
         self.bins[bin].sizes.remove(&mut self.slots, id, blen);
         let tags = mem::replace(&mut self.nodes[id as usize].kind, Kind::Free);
         let mut spare = None;
