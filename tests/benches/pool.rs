@@ -32,6 +32,45 @@ impl Rng {
     }
 }
 
+/// Whether the command line's filter (criterion's regular expression, if any) selects one
+/// of `ids`: the timed loops and checks outside criterion's benchmark functions honour it.
+fn selected(ids: &[&str]) -> bool {
+    // Criterion's options that take a value.
+    const WITH_VALUE: &[&str] = &[
+        "--profile-time",
+        "--save-baseline",
+        "--baseline",
+        "--baseline-lenient",
+        "--load-baseline",
+        "--measurement-time",
+        "--warm-up-time",
+        "--sample-size",
+        "--nresamples",
+        "--noise-threshold",
+        "--confidence-level",
+        "--significance-level",
+        "--output-format",
+        "--plotting-backend",
+        "--color",
+        "--format",
+        "--logfile",
+    ];
+    let mut args = std::env::args().skip(1);
+    let mut filter = None;
+    while let Some(a) = args.next() {
+        if WITH_VALUE.contains(&a.as_str()) {
+            args.next();
+        } else if !a.starts_with('-') {
+            filter = Some(a);
+        }
+    }
+    let Some(f) = filter else { return true };
+    match regex::Regex::new(&f) {
+        Ok(re) => ids.iter().any(|id| re.is_match(id)),
+        Err(_) => ids.iter().any(|id| id.contains(f.as_str())),
+    }
+}
+
 fn emulator(gran: u64, memory: u64) -> Emulator {
     Emulator::builder().granularity(gran).device_memory(memory).build().expect("emulator")
 }
@@ -194,6 +233,10 @@ impl<L: Live> LiveState<L> {
 }
 
 fn live_100k(c: &mut Criterion) {
+    let ids = ["live_100k/emu/free+alloc", "live_100k/offset-allocator/free+alloc", "live_100k/std-alloc/free+alloc"];
+    if !selected(&ids) {
+        return;
+    }
     let page = rustix::param::page_size() as u64;
     let size = 64 << 30;
     let emu_state = || {
@@ -259,6 +302,9 @@ fn cross_stream(c: &mut Criterion) {
         ("internal_dependency", Order::InternalDependency, ReuseRule::InternalDependency),
     ];
     for (name, order, rule) in cases {
+        if !selected(&[&format!("cross_stream/emu/{name}")]) {
+            continue;
+        }
         let emu = emulator(2 * MIB, 4 << 30);
         let streams = [emu.create_stream().expect("stream"), emu.create_stream().expect("stream")];
         let p = pool(&emu, 1 << 30);
