@@ -337,8 +337,10 @@ fn bench() -> Result<(), String> {
         Step::new("trace replay benchmark", &["bench", "-p", "mempool-trace", "--bench", "replay"]),
     ])?;
     let tsv = std::fs::read_to_string(&percentiles).unwrap_or_default();
+    let replay_tsv = std::fs::read_to_string(target.join("bench-replay.tsv")).unwrap_or_default();
     let mut report = bench_report(&criterion, &tsv);
-    report.push_str(&replay_report(&std::fs::read_to_string(target.join("bench-replay.tsv")).unwrap_or_default()));
+    report.push_str(&replay_report(&replay_tsv));
+    report.push_str(&targets_report(&criterion, &tsv, &replay_tsv));
     let path = target.join("bench-report.md");
     std::fs::write(&path, &report).map_err(|e| format!("{}: {e}", path.display()))?;
     println!("{report}");
@@ -362,6 +364,70 @@ fn replay_report(tsv: &str) -> String {
         let ops_s = f[5].parse::<f64>().map_or_else(|_| f[5].to_string(), |v| format!("{:.2} M", v / 1e6));
         md.push_str(&format!("| {} | {} | {} | {} | {} | {} |\n", f[0], f[1], mib(f[2]), mib(f[3]), f[4], ops_s));
     }
+    md
+}
+
+/// The targets, each with the figure measured in this run and whether it is met.
+fn targets_report(criterion: &Path, tsv: &str, replay_tsv: &str) -> String {
+    let median = |group: &str, imp: &str, case: &str| {
+        let f = criterion.join(group).join(imp).join(case).join("new").join("estimates.json");
+        std::fs::read_to_string(f).ok().as_deref().and_then(criterion_median)
+    };
+    let timed = |group: &str, imp: &str, col: usize| {
+        tsv.lines()
+            .map(|l| l.split('\t').collect::<Vec<_>>())
+            .find(|f| f.len() == 5 && f[0] == group && f[1] == imp)
+            .and_then(|f| f[col].parse::<f64>().ok())
+    };
+    let verdict = |ok: Option<bool>| match ok {
+        Some(true) => "met",
+        Some(false) => "**not met**",
+        None => "not measured",
+    };
+    let mut md = String::from("\n## Targets\n\n| target | measured | |\n|---|---|---|\n");
+    let cases = subdirs(&criterion.join("same_stream_pair").join("emu"));
+    let pairs: Vec<(f64, f64)> = cases
+        .iter()
+        .filter_map(|c| Some((median("same_stream_pair", "emu", c)?, median("same_stream_pair", "offset-allocator", c)?)))
+        .collect();
+    let worst = pairs.iter().map(|p| p.0).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    md.push_str(&format!(
+        "| `same_stream_pair` at most 100 ns | slowest size {} | {} |\n",
+        worst.map_or("-".into(), fmt_ns),
+        verdict(worst.map(|w| w <= 100.0))
+    ));
+    let ratio = pairs.iter().map(|p| p.0 / p.1).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    md.push_str(&format!(
+        "| `same_stream_pair` no slower than `offset-allocator` | up to {} x its time | {} |\n",
+        ratio.map_or("-".into(), |r| format!("{r:.2}")),
+        verdict(ratio.map(|r| r <= 1.0))
+    ));
+    let p99 = timed("live_100k", "emu", 3);
+    md.push_str(&format!(
+        "| `live_100k` p99 under 1 µs | {} (offset-allocator: {}) | {} |\n",
+        p99.map_or("-".into(), fmt_ns),
+        timed("live_100k", "offset-allocator", 3).map_or("-".into(), fmt_ns),
+        verdict(p99.map(|p| p < 1000.0))
+    ));
+    let over = match (timed("ffi_overhead", "ascend-backend (rounds)", 2), timed("ffi_overhead", "raw-ffi (rounds)", 2)) {
+        (Some(m), Some(raw)) if raw > 0.0 => Some((m / raw - 1.0) * 100.0),
+        _ => None,
+    };
+    md.push_str(&format!(
+        "| `ffi_overhead` under 5 % | {} (alternating rounds) | {} |\n",
+        over.map_or("-".into(), |o| format!("{o:+.1} %")),
+        verdict(over.map(|o| o < 5.0))
+    ));
+    let training = replay_tsv
+        .lines()
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .find(|f| f.len() == 6 && f[0] == "training.csv")
+        .and_then(|f| f[4].parse::<f64>().ok());
+    md.push_str(&format!(
+        "| RESERVED_HIGH / USED_HIGH at most 1.05 on the training trace | {} | {} |\n",
+        training.map_or("-".into(), |r| format!("{r:.3}")),
+        verdict(training.map(|r| r <= 1.05))
+    ));
     md
 }
 

@@ -38,7 +38,7 @@ fn bench_replay(c: &mut Criterion) {
             report.ratio(),
             report.ops_per_sec() / 1e6
         );
-        group.bench_function(format!("emu/{name}"), |b| {
+        group.bench_function(criterion::BenchmarkId::new("emu", name), |b| {
             b.iter(|| replay(&trace, &opts, |_| {}).expect("the bundled traces replay").ops);
         });
     }

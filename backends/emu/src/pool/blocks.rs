@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap;
 use std::mem;
 use std::sync::Arc;
 
-/// A freed block the pool still holds, tagged with where its free is ordered.
+/// A freed block's tags: where its free is ordered.
 #[derive(Debug, Clone)]
 pub(crate) struct Cached {
     /// The freeing stream's id (its bin holds the stream).
@@ -35,15 +35,8 @@ pub(crate) struct Cached {
     pub(crate) clock: Arc<Clock>,
 }
 
-impl Cached {
-    /// Whether the free has executed on its stream `s`.
-    pub(crate) fn executed(&self, s: &StreamShared) -> bool {
-        s.completed() >= self.dep_real
-    }
-}
-
-/// A live allocation: where it was allocated (stream and position).
-#[derive(Debug, Clone)]
+/// A live allocation: where it was allocated.
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Live {
     /// The allocating stream.
     pub(crate) owner: u64,
@@ -51,10 +44,6 @@ pub(crate) struct Live {
     /// right after it, so work is ordered after the allocation when it is ordered after
     /// a later position.
     pub(crate) pos: u64,
-    /// The clock of the free this block was last cached with, kept so that freeing it
-    /// again on a stream whose clock has not changed shares it instead of taking a new
-    /// reference (the same-stream cycle then touches no reference count).
-    spare_clock: Option<Arc<Clock>>,
 }
 
 /// Accesses enqueued on a live allocation that may not have run yet (for the stream-order
@@ -84,22 +73,17 @@ fn cached_mark(stream: u64) -> u64 {
     (stream << 2) | 2
 }
 
-fn mark(kind: &Kind) -> u64 {
-    match kind {
-        Kind::Free => FREE,
-        Kind::Live(_) => LIVE,
-        Kind::Cached(c) => cached_mark(c.stream),
-    }
-}
-
-#[derive(Debug)]
-enum Kind {
+/// What a node is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tag {
     Free,
-    Live(Live),
-    Cached(Cached),
+    Live,
+    Cached,
 }
 
-/// One range of the pool.
+/// One range of the pool. Flat rather than an enum of payloads: the hot transitions
+/// (cached to live and back) then write a few fields in place instead of moving a whole
+/// value through the stack.
 #[derive(Debug)]
 struct Node {
     addr: u64,
@@ -107,7 +91,49 @@ struct Node {
     /// The nodes just below and above in address order (`NIL` at the pool's ends).
     prev: u32,
     next: u32,
-    kind: Kind,
+    tag: Tag,
+    /// Live: the allocating stream. Cached: the freeing stream.
+    stream: u64,
+    /// Live: see [`Live::pos`]. Cached: see [`Cached::pos`].
+    pos: u64,
+    /// Cached: see [`Cached::dep_real`].
+    dep_real: u64,
+    /// Cached: the free's clock ([`Cached::clock`]). Live: the clock of the free it was
+    /// last cached with, kept so that freeing it again on a stream whose clock has not
+    /// changed shares it instead of taking a new reference (the same-stream cycle then
+    /// touches no reference count).
+    clock: Option<Arc<Clock>>,
+}
+
+impl Node {
+    /// A free range.
+    fn free(addr: u64, len: u64, prev: u32, next: u32) -> Node {
+        Node { addr, len, prev, next, tag: Tag::Free, stream: 0, pos: 0, dep_real: 0, clock: None }
+    }
+
+    /// What [`Blocks::marks`] holds for it.
+    fn mark(&self) -> u64 {
+        match self.tag {
+            Tag::Free => FREE,
+            Tag::Live => LIVE,
+            Tag::Cached => cached_mark(self.stream),
+        }
+    }
+
+    /// A cached block's free has executed on its stream `s`.
+    fn executed(&self, s: &StreamShared) -> bool {
+        s.completed() >= self.dep_real
+    }
+
+    fn cached(&self) -> Cached {
+        debug_assert_eq!(self.tag, Tag::Cached);
+        Cached {
+            stream: self.stream,
+            pos: self.pos,
+            dep_real: self.dep_real,
+            clock: Arc::clone(self.clock.as_ref().expect("a cached block has its free's clock")),
+        }
+    }
 }
 
 impl Slots for Vec<u32> {
@@ -182,7 +208,7 @@ impl Blocks {
             nonempty_bins: 0,
             free: SizeBins::new(gran),
         };
-        let id = b.new_node(Node { addr: base, len: size, prev: NIL, next: NIL, kind: Kind::Free });
+        let id = b.new_node(Node::free(base, size, NIL, NIL));
         b.index_start(base, id);
         b.free.insert(&mut b.slots, Entry { len: size, addr: base, id });
         Some(b)
@@ -204,25 +230,27 @@ impl Blocks {
 
     /// The node starting exactly at `addr`, if any.
     fn starting_at(&self, addr: u64) -> Option<u32> {
-        if addr < self.base || addr - self.base >= self.size || (addr - self.base) % self.gran != 0 {
+        if addr < self.base || addr - self.base >= self.size || (addr - self.base) & (self.gran - 1) != 0 {
             return None;
         }
         self.at[self.granule(addr) as usize].checked_sub(1)
     }
 
-    /// Sets what node `id` is.
-    fn set_kind(&mut self, id: u32, kind: Kind) {
-        self.marks[id as usize] = mark(&kind);
-        self.nodes[id as usize].kind = kind;
+    /// Makes node `id` a free range (dropping any clock).
+    fn set_free(&mut self, id: u32) {
+        self.marks[id as usize] = FREE;
+        let n = &mut self.nodes[id as usize];
+        n.tag = Tag::Free;
+        n.clock = None;
     }
 
     /// The granule index of `addr` (inside the pool).
     fn granule(&self, addr: u64) -> u64 {
-        (addr - self.base) / self.gran
+        (addr - self.base) >> self.gran.trailing_zeros()
     }
 
     fn new_node(&mut self, node: Node) -> u32 {
-        let m = mark(&node.kind);
+        let m = node.mark();
         match self.spare.pop() {
             Some(id) => {
                 self.nodes[id as usize] = node;
@@ -239,7 +267,7 @@ impl Blocks {
     }
 
     fn drop_node(&mut self, id: u32) {
-        self.set_kind(id, Kind::Free);
+        self.set_free(id);
         self.spare.push(id);
     }
 
@@ -252,16 +280,9 @@ impl Blocks {
         self.node(b.0).addr
     }
 
-    fn tags(&self, id: u32) -> &Cached {
-        match &self.node(id).kind {
-            Kind::Cached(c) => c,
-            _ => unreachable!("a binned block is cached"),
-        }
-    }
-
     /// The tags of a chosen cached block, with its freeing stream.
     pub(crate) fn cached_tags(&self, p: Pick) -> (Arc<StreamShared>, Cached) {
-        (Arc::clone(&self.bins[p.bin as usize].stream), self.tags(p.id).clone())
+        (Arc::clone(&self.bins[p.bin as usize].stream), self.node(p.id).cached())
     }
 
     /// Rule a: the best cached block freed on `stream`.
@@ -272,15 +293,15 @@ impl Blocks {
     }
 
     /// The best cached block of another stream than `skip` that satisfies `pred`
-    /// (given the freeing stream and the tags).
-    fn best_other(&self, len: u64, skip: u64, pred: impl Fn(&StreamShared, &Cached) -> bool) -> Option<Pick> {
+    /// (given the freeing stream and the block).
+    fn best_other(&self, len: u64, skip: u64, pred: impl Fn(&StreamShared, &Node) -> bool) -> Option<Pick> {
         let mut best: Option<(Entry, usize)> = None;
         for (i, bin) in self.bins.iter().enumerate() {
             if bin.stream.id == skip || bin.sizes.is_empty() {
                 continue;
             }
             let found = bin.sizes.best_where(len, |e| {
-                best.is_none_or(|(b, _)| (e.len, e.addr) < (b.len, b.addr)) && pred(&bin.stream, self.tags(e.id))
+                best.is_none_or(|(b, _)| (e.len, e.addr) < (b.len, b.addr)) && pred(&bin.stream, self.node(e.id))
             });
             if let Some(e) = found {
                 best = Some((e, i));
@@ -330,12 +351,24 @@ impl Blocks {
         self.free.best(len).map(|e| BlockId(e.id))
     }
 
-    /// Splits node `id` after its first `len` bytes; the upper part becomes a new node of
-    /// kind `rest` (indexed in `starts`, not in any bins). Returns the new node's id.
-    fn split(&mut self, id: u32, len: u64, rest: Kind) -> u32 {
-        let n = &self.nodes[id as usize];
+    /// Splits node `id` after its first `len` bytes; the upper part becomes a new node
+    /// with the same tag and tags (the clock moves to it), indexed in `starts` but not in
+    /// any bins. Returns the new node's id.
+    fn split(&mut self, id: u32, len: u64) -> u32 {
+        let n = &mut self.nodes[id as usize];
         let (addr, rest_len, next) = (n.addr + len, n.len - len, n.next);
-        let m = self.new_node(Node { addr, len: rest_len, prev: id, next, kind: rest });
+        let rest = Node {
+            addr,
+            len: rest_len,
+            prev: id,
+            next,
+            tag: n.tag,
+            stream: n.stream,
+            pos: n.pos,
+            dep_real: n.dep_real,
+            clock: n.clock.take(),
+        };
+        let m = self.new_node(rest);
         self.nodes[id as usize].len = len;
         self.nodes[id as usize].next = m;
         if next != NIL {
@@ -375,21 +408,16 @@ impl Blocks {
     pub(crate) fn take_cached(&mut self, p: Pick, len: u64, owner: (u64, u64)) -> u64 {
         let (id, bin, blen) = (p.id, p.bin as usize, p.len);
         self.bins[bin].sizes.remove(&mut self.slots, id, blen);
-        let tags = mem::replace(&mut self.nodes[id as usize].kind, Kind::Free);
-        let mut spare = None;
         if blen > len {
-            let m = self.split(id, len, tags);
+            // The rest keeps the tags and the clock.
+            let m = self.split(id, len);
             let addr = self.node(m).addr;
             self.bins[bin].sizes.insert(&mut self.slots, Entry { len: blen - len, addr, id: m });
-        } else {
-            if let Kind::Cached(c) = tags {
-                spare = Some(c.clock);
-            }
-            if self.bins[bin].sizes.is_empty() {
-                self.nonempty_bins -= 1;
-            }
+        } else if self.bins[bin].sizes.is_empty() {
+            self.nonempty_bins -= 1;
         }
-        self.make_live(id, owner, spare)
+        // A whole block keeps its clock as the spare.
+        self.make_live(id, owner)
     }
 
     /// Turns the low `len` bytes of a free range into a live allocation. The caller has
@@ -399,18 +427,22 @@ impl Blocks {
         let flen = self.node(id).len;
         self.free.remove(&mut self.slots, id, flen);
         if flen > len {
-            let m = self.split(id, len, Kind::Free);
+            let m = self.split(id, len);
             let addr = self.node(m).addr;
             self.free.insert(&mut self.slots, Entry { len: flen - len, addr, id: m });
         }
         self.stats.reserved_current += len;
         self.stats.reserved_high = self.stats.reserved_high.max(self.stats.reserved_current);
-        self.make_live(id, owner, None)
+        self.make_live(id, owner)
     }
 
-    fn make_live(&mut self, id: u32, (owner, pos): (u64, u64), spare_clock: Option<Arc<Clock>>) -> u64 {
-        self.set_kind(id, Kind::Live(Live { owner, pos, spare_clock }));
-        let (addr, len) = (self.node(id).addr, self.node(id).len);
+    fn make_live(&mut self, id: u32, (owner, pos): (u64, u64)) -> u64 {
+        self.marks[id as usize] = LIVE;
+        let n = &mut self.nodes[id as usize];
+        n.tag = Tag::Live;
+        n.stream = owner;
+        n.pos = pos;
+        let (addr, len) = (n.addr, n.len);
         self.live += 1;
         self.stats.used_current += len;
         self.stats.used_high = self.stats.used_high.max(self.stats.used_current);
@@ -434,27 +466,23 @@ impl Blocks {
                 return Ok((BlockId(id), self.node(id).len));
             }
         }
-        match self.containing(addr).map(|n| &n.kind) {
-            Some(Kind::Live(_)) => Err("an interior pointer of a live allocation"),
-            Some(Kind::Cached(_)) => Err("already freed (double free)"),
+        match self.containing(addr).map(|n| n.tag) {
+            Some(Tag::Live) => Err("an interior pointer of a live allocation"),
+            Some(Tag::Cached) => Err("already freed (double free)"),
             _ => Err("not an allocation of this pool"),
         }
     }
 
     /// The live allocation containing `addr`: its start, length and record.
-    pub(crate) fn containing_live(&self, addr: u64) -> Option<(u64, u64, &Live)> {
-        self.containing(addr).and_then(|n| match &n.kind {
-            Kind::Live(l) => Some((n.addr, n.len, l)),
-            _ => None,
-        })
+    pub(crate) fn containing_live(&self, addr: u64) -> Option<(u64, u64, Live)> {
+        self.containing(addr)
+            .filter(|n| n.tag == Tag::Live)
+            .map(|n| (n.addr, n.len, Live { owner: n.stream, pos: n.pos }))
     }
 
     /// The cached block containing `addr`: its start and tags.
-    pub(crate) fn containing_cached_block(&self, addr: u64) -> Option<(u64, &Cached)> {
-        self.containing(addr).and_then(|n| match &n.kind {
-            Kind::Cached(c) => Some((n.addr, c)),
-            _ => None,
-        })
+    pub(crate) fn containing_cached_block(&self, addr: u64) -> Option<(u64, Cached)> {
+        self.containing(addr).filter(|n| n.tag == Tag::Cached).map(|n| (n.addr, n.cached()))
     }
 
     /// Notes an access enqueued on `stream` at `pos` to the live allocation at `start`,
@@ -492,7 +520,7 @@ impl Blocks {
         }
         let Some(mut n) = self.containing(addr) else { return false };
         loop {
-            if matches!(n.kind, Kind::Free) {
+            if n.tag == Tag::Free {
                 return false;
             }
             if n.addr + n.len >= end || n.next == NIL {
@@ -513,13 +541,11 @@ impl Blocks {
         clock: &Arc<Clock>,
     ) {
         let id = b.0;
-        let clock = match &mut self.nodes[id as usize].kind {
-            Kind::Live(l) => match l.spare_clock.take() {
-                Some(c) if Arc::ptr_eq(&c, clock) => c,
-                _ => Arc::clone(clock),
-            },
-            _ => unreachable!("a live block is live"),
-        };
+        let n = &mut self.nodes[id as usize];
+        debug_assert_eq!(n.tag, Tag::Live);
+        if !n.clock.as_ref().is_some_and(|c| Arc::ptr_eq(c, clock)) {
+            n.clock = Some(Arc::clone(clock));
+        }
         let (addr, len) = (self.node(id).addr, self.node(id).len);
         self.live -= 1;
         if !self.pending.is_empty() {
@@ -531,7 +557,7 @@ impl Blocks {
         let sid = stream.id;
         // Merged neighbours were freed earlier on the same stream, so this free's clock
         // (the latest) covers theirs.
-        let mut tags = Cached { stream: sid, pos, dep_real, clock };
+        let (mut pos, mut dep_real) = (pos, dep_real);
         let bin = match self.bin_index(sid) {
             Some(i) => i,
             None => self.new_bin(stream),
@@ -544,17 +570,17 @@ impl Blocks {
             }
             let o = self.node(other);
             let olen = o.len;
-            let c = match &o.kind {
-                Kind::Cached(c) => c,
-                _ => unreachable!("marked cached"),
-            };
-            tags.pos = tags.pos.max(c.pos);
-            tags.dep_real = tags.dep_real.max(c.dep_real);
+            pos = pos.max(o.pos);
+            dep_real = dep_real.max(o.dep_real);
             self.bins[bin].sizes.remove(&mut self.slots, other, olen);
             self.absorb(id, other);
         }
-        self.set_kind(id, Kind::Cached(tags));
-        let n = self.node(id);
+        self.marks[id as usize] = cached_here;
+        let n = &mut self.nodes[id as usize];
+        n.tag = Tag::Cached;
+        n.stream = sid;
+        n.pos = pos;
+        n.dep_real = dep_real;
         let e = Entry { len: n.len, addr: n.addr, id };
         if was_empty {
             self.nonempty_bins += 1;
@@ -576,7 +602,7 @@ impl Blocks {
             return Vec::new();
         }
         let mut cands: Vec<&Entry> =
-            self.bins.iter().flat_map(|b| b.sizes.iter().filter(|e| self.tags(e.id).executed(&b.stream))).collect();
+            self.bins.iter().flat_map(|b| b.sizes.iter().filter(|e| self.node(e.id).executed(&b.stream))).collect();
         cands.sort_unstable_by_key(|e| (e.len, e.addr));
         let mut plan = Vec::new();
         for e in cands {
@@ -594,18 +620,18 @@ impl Blocks {
     /// The caller decommits the memory.
     pub(crate) fn release(&mut self, b: BlockId, take: u64) {
         let id = b.0;
-        let (sid, len) = (self.tags(id).stream, self.node(id).len);
+        let (sid, len) = (self.node(id).stream, self.node(id).len);
         let bin = self.bin_index(sid).expect("a cached block's bin");
         self.bins[bin].sizes.remove(&mut self.slots, id, len);
-        let tags = mem::replace(&mut self.nodes[id as usize].kind, Kind::Free);
-        self.marks[id as usize] = mark(&Kind::Free);
         if len > take {
-            let m = self.split(id, take, tags);
+            // The rest keeps the tags and the clock.
+            let m = self.split(id, take);
             let addr = self.node(m).addr;
             self.bins[bin].sizes.insert(&mut self.slots, Entry { len: len - take, addr, id: m });
         } else if self.bins[bin].sizes.is_empty() {
             self.nonempty_bins -= 1;
         }
+        self.set_free(id);
         self.stats.reserved_current -= take;
         for other in [self.node(id).prev, self.node(id).next] {
             if other != NIL && self.marks[other as usize] == FREE {
@@ -623,7 +649,7 @@ impl Blocks {
     pub(crate) fn pending_cached(&self) -> u64 {
         self.bins
             .iter()
-            .flat_map(|b| b.sizes.iter().filter(|e| !self.tags(e.id).executed(&b.stream)))
+            .flat_map(|b| b.sizes.iter().filter(|e| !self.node(e.id).executed(&b.stream)))
             .map(|e| e.len)
             .sum()
     }
@@ -679,17 +705,18 @@ impl Blocks {
                 "and only there"
             );
             assert_eq!(self.starting_at(n.addr), Some(id), "every range is found by its start");
-            assert_eq!(self.marks[id as usize], mark(&n.kind), "marks mirror the kinds");
-            let free = matches!(n.kind, Kind::Free);
+            assert_eq!(self.marks[id as usize], n.mark(), "marks mirror the tags");
+            let free = n.tag == Tag::Free;
             assert!(!(free && last_free), "free neighbours are merged");
-            match &n.kind {
-                Kind::Free => {}
-                Kind::Live(_) => {
+            match n.tag {
+                Tag::Free => assert!(n.clock.is_none(), "free ranges hold no clock"),
+                Tag::Live => {
                     used += n.len;
                     lives += 1;
                 }
-                Kind::Cached(c) => {
-                    let bin = self.bin(c.stream).expect("a cached block's stream has a bin");
+                Tag::Cached => {
+                    assert!(n.clock.is_some(), "a cached block has its free's clock");
+                    let bin = self.bin(n.stream).expect("a cached block's stream has a bin");
                     assert!(bin.sizes.iter().any(|e| e.id == id && e.len == n.len && e.addr == n.addr));
                     cached += n.len;
                 }
@@ -709,14 +736,14 @@ impl Blocks {
         assert!(self.pending.keys().all(|&a| self.is_live_start(a)), "pending accesses belong to live allocations");
         assert_eq!(self.nonempty_bins, self.bins.iter().filter(|b| !b.sizes.is_empty()).count());
         let binned: usize = self.bins.iter().map(|b| b.sizes.len()).sum();
-        let cached_nodes = self.nodes.iter().filter(|n| matches!(n.kind, Kind::Cached(_))).count();
+        let cached_nodes = self.nodes.iter().filter(|n| n.tag == Tag::Cached).count();
         assert_eq!(binned, cached_nodes, "bins index every cached block");
         self.free.check(&self.slots);
         for b in &self.bins {
             b.sizes.check(&self.slots);
         }
         for e in self.free.iter() {
-            assert!(matches!(self.node(e.id).kind, Kind::Free), "the free bins hold free ranges");
+            assert_eq!(self.node(e.id).tag, Tag::Free, "the free bins hold free ranges");
         }
     }
 }
