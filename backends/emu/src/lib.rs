@@ -15,10 +15,17 @@
 //!   the point it recorded; the host keeps what it has observed complete. Reuse decisions
 //!   compare these counters under the pool lock.
 //! - **Real memory.** Each pool reserves its address range once (`PROT_NONE`,
-//!   `MAP_NORESERVE`), commits it at the granularity when a block is carved and
-//!   decommits it (`MADV_DONTNEED` + `PROT_NONE`) when a block is released, so
-//!   RESERVED is memory the process may really hold and a release really returns it.
-//!   Device addresses are the host addresses of that range.
+//!   `MAP_NORESERVE`), makes it accessible in chunks of 64 MiB or more while any of a
+//!   chunk is reserved, and gives released pages back at once (`MADV_DONTNEED`; a chunk
+//!   left with nothing reserved becomes `PROT_NONE` again), so RESERVED is memory the
+//!   process may really hold and a release really returns it. Device addresses are the
+//!   host addresses of that range.
+//! - **Allocator.** The ranges of a pool are nodes of one slab linked in address order;
+//!   cached blocks sit in per-stream segregated size classes (one per size up to 64
+//!   granules, then eight per power of two, each a heap by size then address) and free
+//!   address space in one more, which keeps the exact best fit of SPEC.md section 4
+//!   (smallest block, then lowest address) at O(1) for the same-stream cycle and
+//!   O(log n) otherwise.
 //! - **Checked access.** Copies and memsets are checked when enqueued (the range must lie
 //!   in one live allocation) and again when they run (it must still be reserved), under
 //!   the pool lock, so a bad program gets an error, never a fault.
