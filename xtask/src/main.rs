@@ -388,7 +388,9 @@ fn targets_report(criterion: &Path, tsv: &str, replay_tsv: &str) -> String {
     let cases = subdirs(&criterion.join("same_stream_pair").join("emu"));
     let pairs: Vec<(f64, f64)> = cases
         .iter()
-        .filter_map(|c| Some((median("same_stream_pair", "emu", c)?, median("same_stream_pair", "offset-allocator", c)?)))
+        .filter_map(|c| {
+            Some((median("same_stream_pair", "emu", c)?, median("same_stream_pair", "offset-allocator", c)?))
+        })
         .collect();
     let worst = pairs.iter().map(|p| p.0).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
     md.push_str(&format!(
@@ -409,7 +411,8 @@ fn targets_report(criterion: &Path, tsv: &str, replay_tsv: &str) -> String {
         timed("live_100k", "offset-allocator", 3).map_or("-".into(), fmt_ns),
         verdict(p99.map(|p| p < 1000.0))
     ));
-    let over = match (timed("ffi_overhead", "ascend-backend (rounds)", 2), timed("ffi_overhead", "raw-ffi (rounds)", 2)) {
+    let over = match (timed("ffi_overhead", "ascend-backend (rounds)", 2), timed("ffi_overhead", "raw-ffi (rounds)", 2))
+    {
         (Some(m), Some(raw)) if raw > 0.0 => Some((m / raw - 1.0) * 100.0),
         _ => None,
     };
