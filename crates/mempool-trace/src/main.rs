@@ -47,15 +47,27 @@ enum Command {
         #[arg(long)]
         svg: Option<PathBuf>,
     },
-    /// Replays a trace once per threshold and prints the results side by side.
+    /// Replays a trace once per combination of the settings given (each of
+    /// `--threshold`, `--granularity` and `--flags` may be repeated) and prints the
+    /// results side by side.
     Compare {
         /// The trace (CSV).
         trace: PathBuf,
-        /// A release threshold in bytes; give it once per column.
-        #[arg(long, value_parser = parse_bytes, required = true)]
+        /// A release threshold in bytes (default: the pool size).
+        #[arg(long, value_parser = parse_bytes)]
         threshold: Vec<u64>,
-        #[command(flatten)]
-        settings: Settings,
+        /// An allocation granularity in bytes (default: 2M).
+        #[arg(long, value_parser = parse_bytes)]
+        granularity: Vec<u64>,
+        /// Reuse flags, comma-separated: follow, opportunistic, internal (or none; default).
+        #[arg(long, value_parser = ReuseFlags::parse)]
+        flags: Vec<ReuseFlags>,
+        /// Pool size (and emulated device memory) in bytes.
+        #[arg(long, value_parser = parse_bytes, default_value = "16G")]
+        pool_size: u64,
+        /// Run streams on worker threads instead of deferring work to synchronization.
+        #[arg(long)]
+        threaded: bool,
     },
     /// Writes the bundled traces into a folder.
     Generate {
@@ -122,13 +134,33 @@ fn main_inner(cli: Cli) -> Result<(), String> {
                 println!("plot written to {}", out.display());
             }
         }
-        Command::Compare { trace: path, threshold, settings } => {
+        Command::Compare { trace: path, threshold, granularity, flags, pool_size, threaded } => {
             let trace = load(&path)?;
+            let thresholds: Vec<Option<u64>> =
+                if threshold.is_empty() { vec![None] } else { threshold.iter().copied().map(Some).collect() };
+            let granularities = if granularity.is_empty() { vec![2 << 20] } else { granularity };
+            let flag_sets = if flags.is_empty() { vec![ReuseFlags::default()] } else { flags };
             let mut names = Vec::new();
             let mut reports = Vec::new();
-            for t in threshold {
-                reports.push(run_one(&path, &trace, &options(&settings, Some(t)))?);
-                names.push(format!("threshold {}", table::bytes(t)));
+            for &g in &granularities {
+                for &f in &flag_sets {
+                    for &t in &thresholds {
+                        let settings = Settings { granularity: g, pool_size, flags: f, threaded };
+                        reports.push(run_one(&path, &trace, &options(&settings, t))?);
+                        // A column is named by the settings that vary.
+                        let mut name = Vec::new();
+                        if granularities.len() > 1 {
+                            name.push(format!("granularity {}", table::bytes(g)));
+                        }
+                        if flag_sets.len() > 1 {
+                            name.push(format!("flags {f}"));
+                        }
+                        if thresholds.len() > 1 || name.is_empty() {
+                            name.push(format!("threshold {}", table::bytes(t.unwrap_or(pool_size))));
+                        }
+                        names.push(name.join(", "));
+                    }
+                }
             }
             println!("{}", path.display());
             print!("{}", table::render(&names, &reports));

@@ -102,6 +102,28 @@ fn compare_puts_thresholds_side_by_side() {
 }
 
 #[test]
+fn compare_varies_granularity_and_flags() {
+    let trace = dir().join("traces").join("pipeline.csv");
+    let args = ["compare", trace.to_str().unwrap(), "--granularity", "2M", "--granularity", "32M", "--flags", "none"];
+    let out = tool(&[&args[..], &["--flags", "follow"]].concat());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let header = stdout.lines().find(|l| l.starts_with('|')).expect("a table");
+    for col in ["granularity 2 MiB, flags none", "granularity 32 MiB, flags follow"] {
+        assert!(header.contains(col), "{header}");
+    }
+    let cell = |label: &str| -> Vec<String> {
+        let row = stdout.lines().find(|l| l.starts_with(&format!("| {label} "))).expect(label);
+        row.split('|').skip(2).filter(|c| !c.trim().is_empty()).map(|c| c.trim().to_string()).collect()
+    };
+    assert_eq!(cell("granularity"), ["2 MiB", "2 MiB", "32 MiB", "32 MiB"]);
+    assert_eq!(cell("reuse flags"), ["none", "follow", "none", "follow"]);
+    // Following event dependencies lets the consumer stream reuse the producer's blocks.
+    let peaks = cell("RESERVED_HIGH");
+    assert_ne!(peaks[0], peaks[1], "{stdout}");
+}
+
+#[test]
 fn trace_errors_name_the_line_and_fail() {
     let bad = tmp("bad.csv");
     std::fs::write(
