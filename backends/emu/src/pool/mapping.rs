@@ -125,28 +125,37 @@ impl Commits {
         })
     }
 
-    /// Applies `protect(rw)` to the runs of chunks in `chunks` (ascending) at once.
-    fn protect_runs(&self, map: &Mapping, chunks: &[usize], rw: bool) -> io::Result<()> {
-        let mut i = 0;
-        while i < chunks.len() {
-            let mut j = i + 1;
-            while j < chunks.len() && chunks[j] == chunks[j - 1] + 1 {
-                j += 1;
-            }
-            let lo = (chunks[i] as u64) << self.shift;
-            let hi = ((chunks[j - 1] as u64 + 1) << self.shift).min(map.len as u64);
-            map.protect(map.base() + lo, hi - lo, rw)?;
-            i = j;
+    /// Applies `protect(rw)` to `chunks` (ascending), one call per run of adjacent ones.
+    fn protect_runs(&self, map: &Mapping, chunks: impl Iterator<Item = usize>, rw: bool) -> io::Result<()> {
+        let mut run: Option<(usize, usize)> = None;
+        for k in chunks {
+            run = match run {
+                Some((first, last)) if k == last + 1 => Some((first, k)),
+                Some((first, last)) => {
+                    self.protect(map, first, last, rw)?;
+                    Some((k, k))
+                }
+                None => Some((k, k)),
+            };
         }
-        Ok(())
+        match run {
+            Some((first, last)) => self.protect(map, first, last, rw),
+            None => Ok(()),
+        }
+    }
+
+    /// Applies `protect(rw)` to chunks `first..=last`.
+    fn protect(&self, map: &Mapping, first: usize, last: usize, rw: bool) -> io::Result<()> {
+        let lo = (first as u64) << self.shift;
+        let hi = ((last as u64 + 1) << self.shift).min(map.len as u64);
+        map.protect(map.base() + lo, hi - lo, rw)
     }
 
     /// Reserves `[addr, addr + len)`: makes the chunks that had nothing reserved
     /// accessible. On error nothing is counted.
     pub(crate) fn commit(&mut self, map: &Mapping, addr: u64, len: u64) -> io::Result<()> {
-        let untouched: Vec<usize> =
-            self.overlaps(map, addr, len).filter(|&(k, _)| self.reserved[k] == 0).map(|(k, _)| k).collect();
-        self.protect_runs(map, &untouched, true)?;
+        let untouched = self.overlaps(map, addr, len).filter(|&(k, _)| self.reserved[k] == 0).map(|(k, _)| k);
+        self.protect_runs(map, untouched, true)?;
         for (k, n) in self.overlaps(map, addr, len) {
             self.reserved[k] += n;
         }
@@ -158,14 +167,12 @@ impl Commits {
     /// pages then stay resident or accessible, but the bookkeeping stays exact).
     pub(crate) fn decommit(&mut self, map: &Mapping, addr: u64, len: u64) -> io::Result<()> {
         let discarded = map.discard(addr, len);
-        let mut emptied = Vec::new();
         for (k, n) in self.overlaps(map, addr, len) {
             self.reserved[k] -= n;
-            if self.reserved[k] == 0 {
-                emptied.push(k);
-            }
         }
-        self.protect_runs(map, &emptied, false)?;
+        // Every chunk of the range held some of it, so those at zero now were emptied.
+        let emptied = self.overlaps(map, addr, len).filter(|&(k, _)| self.reserved[k] == 0).map(|(k, _)| k);
+        self.protect_runs(map, emptied, false)?;
         discarded
     }
 }
@@ -176,5 +183,54 @@ impl Drop for Mapping {
         // of the range: every pool and queued operation that could touch it held an `Arc`
         // to the pool that owns this mapping.
         let _ = unsafe { rustix::mm::munmap(self.raw, self.raw_len) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The permissions `/proc/self/maps` gives the page at `addr` ("rw-p", "---p", ...).
+    fn perms(addr: u64) -> String {
+        let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+        maps.lines()
+            .find_map(|l| {
+                let (range, rest) = l.split_once(' ')?;
+                let (lo, hi) = range.split_once('-')?;
+                let (lo, hi) = (u64::from_str_radix(lo, 16).ok()?, u64::from_str_radix(hi, 16).ok()?);
+                (lo <= addr && addr < hi).then(|| rest[..4].to_string())
+            })
+            .expect("the address is mapped")
+    }
+
+    /// A chunk becomes accessible with its first reserved byte and inaccessible again with
+    /// its last released one; a range spanning chunks is handled per chunk.
+    #[test]
+    fn chunks_follow_their_reserved_bytes() {
+        const MIB: u64 = 1 << 20;
+        let map = Mapping::reserve(256 * MIB, 2 * MIB).expect("reserve");
+        let mut c = Commits::new(256 * MIB, 2 * MIB);
+        assert_eq!(c.shift, 26, "64 MiB chunks");
+        let b = map.base();
+        assert_eq!(perms(b), "---p");
+        c.commit(&map, b, 2 * MIB).unwrap();
+        c.commit(&map, b + 4 * MIB, 2 * MIB).unwrap();
+        assert_eq!(perms(b + 10 * MIB), "rw-p", "the whole first chunk");
+        assert_eq!(perms(b + 64 * MIB), "---p", "not the next one");
+        c.decommit(&map, b, 2 * MIB).unwrap();
+        assert_eq!(perms(b), "rw-p", "the chunk still holds a reserved range");
+        c.decommit(&map, b + 4 * MIB, 2 * MIB).unwrap();
+        assert_eq!(perms(b), "---p", "emptied");
+        // Across chunks 0-2.
+        c.commit(&map, b + 62 * MIB, 70 * MIB).unwrap();
+        for k in 0..3 {
+            assert_eq!(perms(b + k * 64 * MIB), "rw-p", "chunk {k}");
+        }
+        assert_eq!(perms(b + 192 * MIB), "---p");
+        c.decommit(&map, b + 62 * MIB, 70 * MIB).unwrap();
+        assert!(c.reserved.iter().all(|&r| r == 0));
+        for k in 0..4 {
+            assert_eq!(perms(b + k * 64 * MIB), "---p", "chunk {k}");
+        }
     }
 }
