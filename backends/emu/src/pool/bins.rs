@@ -13,6 +13,10 @@
 //! - insertion and removal of any block are O(log n) in its class, with no allocation
 //!   once the class has grown (a heap keeps its capacity when emptied).
 //!
+//! The most recently inserted block waits outside the heaps (the *hot* entry) until the
+//! next insertion, and every query compares it too: a stream that frees and allocates
+//! the same size in turn then never touches a heap.
+//!
 //! The blocks themselves live in the caller's slab; a heap entry carries the key and the
 //! block's id, and the caller stores each block's heap slot ([`Slots`]).
 
@@ -38,6 +42,9 @@ impl Entry {
     }
 }
 
+/// The slot recorded for the hot entry.
+const HOT: u32 = u32::MAX;
+
 /// Sizes up to this many granules have a class of their own.
 const EXACT: u64 = 64;
 /// Number of classes: the exact ones, then 8 per power of two up to 2^63 granules.
@@ -53,6 +60,8 @@ pub(crate) struct SizeBins {
     classes: Vec<Vec<Entry>>,
     /// Bit `c` is set while class `c` holds blocks.
     nonempty: [u64; WORDS],
+    /// The most recently inserted block, kept out of the heaps (see the module docs).
+    hot: Option<Entry>,
     count: usize,
 }
 
@@ -70,7 +79,7 @@ impl SizeBins {
     /// Empty bins for lengths that are multiples of `gran` (a power of two).
     pub(crate) fn new(gran: u64) -> SizeBins {
         debug_assert!(gran.is_power_of_two());
-        SizeBins { shift: gran.trailing_zeros(), classes: Vec::new(), nonempty: [0; WORDS], count: 0 }
+        SizeBins { shift: gran.trailing_zeros(), classes: Vec::new(), nonempty: [0; WORDS], hot: None, count: 0 }
     }
 
     fn class(&self, len: u64) -> usize {
@@ -107,8 +116,16 @@ impl SizeBins {
         }
     }
 
-    /// Adds a block.
+    /// Adds a block (as the hot entry; the previous one moves into its heap).
     pub(crate) fn insert(&mut self, slots: &mut impl Slots, e: Entry) {
+        if let Some(old) = self.hot.replace(e) {
+            self.heap_insert(slots, old);
+        }
+        slots.set_slot(e.id, HOT);
+        self.count += 1;
+    }
+
+    fn heap_insert(&mut self, slots: &mut impl Slots, e: Entry) {
         let c = self.class(e.len);
         if self.classes.len() <= c {
             self.classes.resize_with(c + 1, Vec::new);
@@ -118,11 +135,16 @@ impl SizeBins {
         let i = heap.len() - 1;
         sift_up(heap, slots, i);
         self.nonempty[c / 64] |= 1 << (c % 64);
-        self.count += 1;
     }
 
     /// Removes block `id` of length `len` (it must be held).
     pub(crate) fn remove(&mut self, slots: &mut impl Slots, id: u32, len: u64) {
+        self.count -= 1;
+        if slots.slot(id) == HOT {
+            debug_assert_eq!(self.hot.map(|h| h.id), Some(id), "the hot entry");
+            self.hot = None;
+            return;
+        }
         let c = self.class(len);
         let heap = &mut self.classes[c];
         let i = slots.slot(id) as usize;
@@ -141,24 +163,38 @@ impl SizeBins {
         if heap.is_empty() {
             self.nonempty[c / 64] &= !(1 << (c % 64));
         }
-        self.count -= 1;
+    }
+
+    /// The better of the hot entry (if it fits and satisfies `pred`) and `other`.
+    fn with_hot(&self, len: u64, other: Option<Entry>, pred: impl FnOnce(&Entry) -> bool) -> Option<Entry> {
+        match self.hot {
+            Some(h) if h.len >= len && other.is_none_or(|o| h.key() < o.key()) && pred(&h) => Some(h),
+            _ => other,
+        }
     }
 
     /// The exact best fit for `len`: the smallest block of at least `len` bytes, then the
     /// lowest address.
     pub(crate) fn best(&self, len: u64) -> Option<Entry> {
         let c0 = self.class(len);
-        let c = self.next_class(c0)?;
-        if c > c0 || c < EXACT as usize {
+        let found = match self.next_class(c0) {
             // Every block of this class fits, and the heap's root is its minimum.
-            return Some(self.classes[c][0]);
-        }
-        self.best_where(len, |_| true)
+            Some(c) if c > c0 || c < EXACT as usize => Some(self.classes[c][0]),
+            Some(_) => self.heaps_where(len, |_| true),
+            None => None,
+        };
+        self.with_hot(len, found, |_| true)
     }
 
     /// The smallest block (then lowest address) of at least `len` bytes for which `pred`
     /// holds.
     pub(crate) fn best_where(&self, len: u64, mut pred: impl FnMut(&Entry) -> bool) -> Option<Entry> {
+        let found = self.heaps_where(len, &mut pred);
+        self.with_hot(len, found, pred)
+    }
+
+    /// [`SizeBins::best_where`] over the heaps only.
+    fn heaps_where(&self, len: u64, mut pred: impl FnMut(&Entry) -> bool) -> Option<Entry> {
         let mut c = self.class(len);
         let mut stack = Vec::new();
         while let Some(found) = self.next_class(c) {
@@ -191,22 +227,26 @@ impl SizeBins {
 
     /// Every block held, in no particular order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Entry> + '_ {
-        self.classes.iter().flatten()
+        self.hot.iter().chain(self.classes.iter().flatten())
     }
 
     /// The longest block's length (0 when empty).
     pub(crate) fn largest(&self) -> u64 {
         let top = (0..WORDS).rev().find(|&w| self.nonempty[w] != 0);
-        top.map_or(0, |w| {
+        let heaps = top.map_or(0, |w| {
             let c = w * 64 + 63 - self.nonempty[w].leading_zeros() as usize;
             self.classes[c].iter().map(|e| e.len).max().unwrap_or(0)
-        })
+        });
+        heaps.max(self.hot.map_or(0, |h| h.len))
     }
 
     /// Checks the heaps, the slots and the class bits (tests).
     #[cfg(test)]
     pub(crate) fn check(&self, slots: &impl Slots) {
-        let mut n = 0;
+        let mut n = usize::from(self.hot.is_some());
+        if let Some(h) = self.hot {
+            assert_eq!(slots.slot(h.id), HOT, "the hot entry's slot");
+        }
         for (c, heap) in self.classes.iter().enumerate() {
             assert_eq!(self.nonempty[c / 64] >> (c % 64) & 1 == 1, !heap.is_empty(), "class bit {c}");
             for (i, e) in heap.iter().enumerate() {
