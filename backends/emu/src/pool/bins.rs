@@ -117,6 +117,7 @@ impl SizeBins {
     }
 
     /// Adds a block (as the hot entry; the previous one moves into its heap).
+    #[inline]
     pub(crate) fn insert(&mut self, slots: &mut impl Slots, e: Entry) {
         if let Some(old) = self.hot.replace(e) {
             self.heap_insert(slots, old);
@@ -138,6 +139,7 @@ impl SizeBins {
     }
 
     /// Removes block `id` of length `len` (it must be held).
+    #[inline]
     pub(crate) fn remove(&mut self, slots: &mut impl Slots, id: u32, len: u64) {
         self.count -= 1;
         if slots.slot(id) == HOT {
@@ -175,7 +177,12 @@ impl SizeBins {
 
     /// The exact best fit for `len`: the smallest block of at least `len` bytes, then the
     /// lowest address.
+    #[inline]
     pub(crate) fn best(&self, len: u64) -> Option<Entry> {
+        if self.count == usize::from(self.hot.is_some()) {
+            // The heaps are empty.
+            return self.with_hot(len, None, |_| true);
+        }
         let c0 = self.class(len);
         let found = match self.next_class(c0) {
             // Every block of this class fits, and the heap's root is its minimum.
