@@ -462,8 +462,10 @@ impl Blocks {
     /// The live allocation starting at `addr` and its length, or why there is none.
     pub(crate) fn live_block(&self, addr: u64) -> Result<(BlockId, u64), &'static str> {
         if let Some(id) = self.starting_at(addr) {
-            if self.marks[id as usize] == LIVE {
-                return Ok((BlockId(id), self.node(id).len));
+            // The node, not its mark: the free reads the node next anyway.
+            let n = self.node(id);
+            if n.tag == Tag::Live {
+                return Ok((BlockId(id), n.len));
             }
         }
         match self.containing(addr).map(|n| n.tag) {
