@@ -160,3 +160,38 @@ fn loading_initializes_once_per_process_and_finalize_runs_once() {
     assert!(mempool_ascend::finalize().is_ok(), "nothing left to finalize");
     let _ = std::fs::remove_dir_all(home);
 }
+
+/// `as_raw` hands out the runtime's own handles: an allocation made through them with the
+/// library's C function is the pool's, and the backend frees it.
+#[test]
+fn raw_handles_name_the_runtime_objects() {
+    type Malloc = unsafe extern "C" fn(
+        *mut *mut std::ffi::c_void,
+        usize,
+        mempool_ascend::sys::aclrtMemPool,
+        mempool_ascend::sys::aclrtStream,
+    ) -> i32;
+    // A folder of its own: other tests here remove the shared one when they finish.
+    let home = temp_dir("raw-handles");
+    mempool_tests::lay_out(&mempool_tests::shim_library(), &home).unwrap();
+    let dev = Ascend::open_with(&LoadOptions::only(home.join("lib64")), 0).unwrap();
+    let stream = dev.create_stream().unwrap();
+    let pool = dev.create_pool(&PoolProps::builder().max_size(64 << 20).build()).unwrap();
+    assert!(!stream.as_raw().is_null() && !pool.as_raw().is_null());
+    // SAFETY: the library the backend loaded; the signature is that of SPEC.md section 8.
+    let lib = unsafe { libloading::Library::new(home.join("lib64").join("libacl_rt.so")) }.unwrap();
+    // SAFETY: as above.
+    let malloc = unsafe { *lib.get::<Malloc>(b"aclrtMemPoolMallocAsync").unwrap() };
+    let mut p = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer and the live handles of this pool and stream.
+    assert_eq!(unsafe { malloc(&mut p, 1 << 20, pool.as_raw(), stream.as_raw()) }, 0);
+    assert!(!p.is_null());
+    assert_eq!(pool.stats().unwrap().used_current, 2 << 20, "one granule, in the backend's pool");
+    // SAFETY: `p` is a live allocation of this pool that nothing uses.
+    unsafe { pool.free_async(mempool::DevicePtr::from_addr(p as u64), &stream) }.unwrap();
+    dev.synchronize_stream(&stream).unwrap();
+    assert_eq!(pool.stats().unwrap().used_current, 0);
+    dev.destroy_pool(&pool).unwrap();
+    dev.destroy_stream(&stream).unwrap();
+    let _ = std::fs::remove_dir_all(home);
+}

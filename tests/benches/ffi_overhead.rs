@@ -3,7 +3,7 @@
 //! raw function pointers into the same library: the backend's added cost.
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use mempool_ascend::sys::{aclError, aclrtMemLocation, aclrtMemPool, aclrtMemPoolProps, aclrtStream};
+use mempool_ascend::sys::{aclError, aclrtMemPool, aclrtStream};
 use mempool_ascend::{Ascend, LoadOptions};
 use mempool_hal::{Device, MemPool, PoolProps};
 use mempool_tests::write_percentiles;
@@ -11,8 +11,6 @@ use std::ffi::c_void;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-type CreateStream = unsafe extern "C" fn(*mut aclrtStream) -> aclError;
-type PoolCreate = unsafe extern "C" fn(*mut aclrtMemPool, *const aclrtMemPoolProps) -> aclError;
 type Malloc = unsafe extern "C" fn(*mut *mut c_void, usize, aclrtMemPool, aclrtStream) -> aclError;
 type Free = unsafe extern "C" fn(*mut c_void, aclrtStream) -> aclError;
 
@@ -25,31 +23,19 @@ fn ffi_overhead(c: &mut Criterion) {
     let stream = dev.create_stream().expect("stream");
     let pool = dev.create_pool(&PoolProps::builder().max_size(POOL).build()).expect("pool");
 
-    // SAFETY: the drop-in library has no initialization code beyond Rust statics.
+    // SAFETY: the drop-in library has no initialization code beyond Rust statics; this
+    // opens the same library the backend loaded.
     let lib = unsafe { libloading::Library::new(home.join("lib64").join("libacl_rt.so")) }.expect("dlopen");
     // SAFETY: the signatures are those of SPEC.md section 8, as the library exports them.
-    let (create_stream, pool_create, malloc, free) = unsafe {
+    let (malloc, free) = unsafe {
         (
-            *lib.get::<CreateStream>(b"aclrtCreateStream").expect("symbol"),
-            *lib.get::<PoolCreate>(b"aclrtMemPoolCreate").expect("symbol"),
             *lib.get::<Malloc>(b"aclrtMemPoolMallocAsync").expect("symbol"),
             *lib.get::<Free>(b"aclrtMemPoolFreeAsync").expect("symbol"),
         )
     };
-    let mut raw_stream: aclrtStream = std::ptr::null_mut();
-    let mut raw_pool: aclrtMemPool = std::ptr::null_mut();
-    let props = aclrtMemPoolProps {
-        allocType: 0,
-        handleType: 0,
-        location: aclrtMemLocation { id: 0, type_: 1 },
-        maxSize: POOL as usize,
-        reserved: [0; 32],
-    };
-    // SAFETY: valid out-pointers and props; the backend made its context current on this thread.
-    unsafe {
-        assert_eq!(create_stream(&mut raw_stream), 0);
-        assert_eq!(pool_create(&mut raw_pool, &props), 0);
-    }
+    // Both sides call the same pool on the same stream, so the runtime does the same work
+    // and only the backend's own cost differs.
+    let (raw_stream, raw_pool) = (stream.as_raw(), pool.as_raw());
 
     let backend_pair = || {
         let p = pool.malloc_async(black_box(SIZE), &stream).expect("malloc");

@@ -102,6 +102,15 @@ impl Handle {
 #[derive(Debug, Clone)]
 pub struct AscendStream(Arc<Handle>);
 
+impl AscendStream {
+    /// The runtime's `aclrtStream`, to pass to other CANN calls (a kernel launch, say).
+    /// It is valid until the stream is destroyed through the backend; using it is up to
+    /// the caller's own `unsafe` code.
+    pub fn as_raw(&self) -> sys::aclrtStream {
+        self.0.raw as sys::aclrtStream
+    }
+}
+
 /// An event of the Ascend backend.
 #[derive(Debug, Clone)]
 pub struct AscendEvent(Arc<Handle>);
@@ -527,6 +536,13 @@ impl Ascend {
 }
 
 impl AscendPool {
+    /// The runtime's `aclrtMemPool`, to pass to other CANN calls. It is valid until the
+    /// pool is destroyed through the backend; using it is up to the caller's own `unsafe`
+    /// code.
+    pub fn as_raw(&self) -> sys::aclrtMemPool {
+        self.handle.raw as sys::aclrtMemPool
+    }
+
     #[inline]
     fn raw(&self, op: &'static str, dead_code: i32) -> Result<sys::aclrtMemPool> {
         if !self.handle.alive.load(Ordering::Acquire) {
