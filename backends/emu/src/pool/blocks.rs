@@ -160,7 +160,7 @@ pub(crate) struct Blocks {
     base: u64,
     size: u64,
     nodes: Vec<Node>,
-    /// Per node, what it is ([`mark`]): dense, so neighbours are checked cheaply.
+    /// Per node, what it is ([`Node::mark`]): dense, so neighbours are checked cheaply.
     marks: Vec<u64>,
     /// Per node, its slot in the size bins that hold it (free and cached nodes); apart
     /// from the nodes so that reordering a heap touches little memory.
