@@ -369,16 +369,8 @@ fn replay_report(tsv: &str) -> String {
 
 /// The issue's targets, each with the figure measured in this run and whether it is met.
 fn targets_report(criterion: &Path, tsv: &str, replay_tsv: &str) -> String {
-    let median = |group: &str, imp: &str, case: &str| {
-        let f = criterion.join(group).join(imp).join(case).join("new").join("estimates.json");
-        std::fs::read_to_string(f).ok().as_deref().and_then(criterion_median)
-    };
-    let timed = |group: &str, imp: &str, col: usize| {
-        tsv.lines()
-            .map(|l| l.split('\t').collect::<Vec<_>>())
-            .find(|f| f.len() == 5 && f[0] == group && f[1] == imp)
-            .and_then(|f| f[col].parse::<f64>().ok())
-    };
+    let median = |group: &str, imp: &str, case: &str| case_median(&criterion.join(group), imp, case);
+    let timed = |group: &str, imp: &str, col: usize| timed_loop(tsv, group, imp, col);
     let verdict = |ok: Option<bool>| match ok {
         Some(true) => "met",
         Some(false) => "**not met**",
@@ -434,6 +426,21 @@ fn targets_report(criterion: &Path, tsv: &str, replay_tsv: &str) -> String {
     md
 }
 
+/// Criterion's median (ns) for implementation `imp` and case `case` of the group whose
+/// folder is `dir`.
+fn case_median(dir: &Path, imp: &str, case: &str) -> Option<f64> {
+    let f = dir.join(imp).join(case).join("new").join("estimates.json");
+    std::fs::read_to_string(f).ok().as_deref().and_then(criterion_median)
+}
+
+/// Column `col` (2: median, 3: p99) of a timed loop's line in the percentiles file.
+fn timed_loop(tsv: &str, group: &str, imp: &str, col: usize) -> Option<f64> {
+    tsv.lines()
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .find(|f| f.len() == 5 && f[0] == group && f[1] == imp)
+        .and_then(|f| f[col].parse::<f64>().ok())
+}
+
 /// The median (ns) in a criterion `estimates.json`.
 fn criterion_median(json: &str) -> Option<f64> {
     let rest = &json[json.find("\"median\"")?..];
@@ -485,10 +492,7 @@ fn bench_report(criterion: &Path, tsv: &str) -> String {
         let lead = |c: &String| c.chars().take_while(char::is_ascii_digit).collect::<String>().parse::<u64>().ok();
         cases.sort_by(|a, b| lead(a).cmp(&lead(b)).then_with(|| a.cmp(b)));
         cases.dedup();
-        let median = |imp: &str, case: &str| {
-            let f = dir.join(imp).join(case).join("new").join("estimates.json");
-            std::fs::read_to_string(f).ok().as_deref().and_then(criterion_median)
-        };
+        let median = |imp: &str, case: &str| case_median(&dir, imp, case);
         md.push_str(&format!("\n## `{group}`: {what}\n\n| case | {subject} |"));
         for b in &baselines {
             md.push_str(&format!(" {b} | ratio |"));
@@ -516,12 +520,7 @@ fn bench_report(criterion: &Path, tsv: &str) -> String {
                     (m / raw - 1.0) * 100.0
                 ));
             }
-            let round = |name: &str| {
-                tsv.lines()
-                    .map(|l| l.split('\t').collect::<Vec<_>>())
-                    .find(|f| f.len() == 5 && f[0] == group && f[1] == format!("{name} (rounds)"))
-                    .and_then(|f| f[2].parse::<f64>().ok())
-            };
+            let round = |name: &str| timed_loop(tsv, group, &format!("{name} (rounds)"), 2);
             if let (Some(m), Some(raw)) = (round(subject), round("raw-ffi")) {
                 md.push_str(&format!(
                     "The backend's added cost (medians of alternating rounds): {:+.1} %.\n",
@@ -600,5 +599,47 @@ mod tests {
         let f = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(combinations(&f(&["emu", "mock"])), [f(&[]), f(&["emu"]), f(&["mock"]), f(&["emu", "mock"])]);
         assert_eq!(combinations(&f(&["emu"])), [f(&[]), f(&["emu"])]);
+    }
+
+    /// Writes a criterion estimate file with `median` ns.
+    fn estimate(criterion: &Path, group: &str, imp: &str, case: &str, median: f64) {
+        let dir = criterion.join(group).join(imp).join(case).join("new");
+        std::fs::create_dir_all(&dir).unwrap();
+        let json = format!(
+            "{{\"mean\":{{\"point_estimate\":1.0}},\"median\":{{\"point_estimate\":{median},\"standard_error\":0.1}}}}"
+        );
+        std::fs::write(dir.join("estimates.json"), json).unwrap();
+    }
+
+    /// The report reads criterion's files and the timed loops, computes the ratios, and
+    /// marks each target from those figures.
+    #[test]
+    fn report_ratios_and_targets_come_from_the_measurements() {
+        let criterion = std::env::temp_dir().join(format!("xtask-report-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&criterion);
+        estimate(&criterion, "same_stream_pair", "emu", "2MiB", 80.0);
+        estimate(&criterion, "same_stream_pair", "offset-allocator", "2MiB", 40.0);
+        estimate(&criterion, "same_stream_pair", "emu", "64MiB", 120.0);
+        estimate(&criterion, "same_stream_pair", "offset-allocator", "64MiB", 60.0);
+        estimate(&criterion, "ffi_overhead", "ascend-backend", "2MiB", 210.0);
+        estimate(&criterion, "ffi_overhead", "raw-ffi", "2MiB", 200.0);
+        let tsv = "live_100k\temu\t400\t900\t1000\n\
+                   ffi_overhead\tascend-backend (rounds)\t206\t250\t300\n\
+                   ffi_overhead\traw-ffi (rounds)\t200\t240\t300\n";
+        let replay = "training.csv\t1857\t1\t1\t1.047\t3000000\n";
+
+        let report = bench_report(&criterion, tsv);
+        assert!(report.contains("| 2MiB | 80.0 ns | 40.0 ns | 2.00 |"), "{report}");
+        assert!(report.contains("| 64MiB | 120.0 ns | 60.0 ns | 2.00 |"), "{report}");
+        assert!(report.contains("(criterion medians): +5.0 %"), "{report}");
+        assert!(report.contains("(medians of alternating rounds): +3.0 %"), "{report}");
+
+        let targets = targets_report(&criterion, tsv, replay);
+        assert!(targets.contains("slowest size 120.0 ns | **not met** |"), "{targets}");
+        assert!(targets.contains("up to 2.00 x its time | **not met** |"), "{targets}");
+        assert!(targets.contains("| 900.0 ns (offset-allocator: -) | met |"), "{targets}");
+        assert!(targets.contains("| +3.0 % (alternating rounds) | met |"), "{targets}");
+        assert!(targets.contains("| 1.047 | met |"), "{targets}");
+        let _ = std::fs::remove_dir_all(&criterion);
     }
 }
