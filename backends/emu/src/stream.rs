@@ -47,7 +47,7 @@ pub(crate) struct StreamShared {
     pub(crate) device: u32,
     pub(crate) platform: u64,
     /// The last position handed out (operations and markers), raised under the state
-    /// lock; allocations read it without the lock ([`StreamShared::alloc_marker`]).
+    /// lock; allocations read it without the lock ([`StreamShared::alloc_position`]).
     pos: AtomicU64,
     state: Mutex<StreamState>,
     work_cv: Condvar,
@@ -236,7 +236,7 @@ impl StreamShared {
     /// Where an allocation goes, without the state lock or a position of its own: the
     /// last position handed out, which the allocation follows. An allocation depends on
     /// nothing queued before it, and anything recorded after it takes a later position.
-    pub(crate) fn alloc_marker(&self) -> Result<u64> {
+    pub(crate) fn alloc_position(&self) -> Result<u64> {
         if self.is_destroyed() {
             return Err(closed(self.id));
         }

@@ -677,7 +677,7 @@ impl Blocks {
 
     /// The cached blocks freed on `stream`, if it has a bin.
     fn bin(&self, stream: u64) -> Option<&Bin> {
-        self.bins.iter().find(|b| b.stream.id == stream)
+        self.bin_index(stream).map(|i| &self.bins[i])
     }
 
     fn new_bin(&mut self, stream: &Arc<StreamShared>) -> usize {

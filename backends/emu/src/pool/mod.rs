@@ -228,7 +228,7 @@ impl PoolShared {
         }
         let (rule, addr) = match choice {
             Some((rule, block)) => {
-                let pos = s.alloc_marker()?;
+                let pos = s.alloc_position()?;
                 (rule, inner.blocks.take_cached(block, len, (b, pos)))
             }
             None => {
@@ -236,7 +236,7 @@ impl PoolShared {
                     return Err(self.oom(OP, &inner.blocks, len));
                 };
                 let addr = inner.blocks.addr(block);
-                let pos = s.alloc_marker()?;
+                let pos = s.alloc_position()?;
                 if let Err(e) = self.commit(&mut inner.commits, addr, len) {
                     let err = self.oom(OP, &inner.blocks, len);
                     let msg = format!("host memory commit failed ({e}); {}", err.message());
