@@ -549,7 +549,7 @@ impl AscendPool {
             return Err(destroyed_pool(op, dead_code));
         }
         self.shared.enter()?;
-        Ok(self.handle.raw as sys::aclrtMemPool)
+        Ok(self.as_raw())
     }
 
     #[inline]
@@ -557,7 +557,7 @@ impl AscendPool {
         if s.0.instance != self.shared.instance || !s.0.alive.load(Ordering::Acquire) {
             return Err(stale(op, "stream"));
         }
-        Ok(s.0.raw as sys::aclrtStream)
+        Ok(s.as_raw())
     }
 
     /// The error of a failed `aclrtMemPoolMallocAsync`: 507000 is the pool's out-of-memory
