@@ -210,7 +210,7 @@ impl Ascend {
             return Err(stale(op, "stream"));
         }
         self.shared.enter()?;
-        Ok(h.raw as sys::aclrtStream)
+        Ok(s.as_raw())
     }
 
     #[inline]
