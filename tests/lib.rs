@@ -72,18 +72,56 @@ pub fn shim_library() -> PathBuf {
     lib
 }
 
-/// Lays out `<dir>/lib64/libacl_rt.so` and `<dir>/lib64/libascendcl.so` (links to the
-/// built shim) in a folder private to this process, and returns `<dir>`: the value for
-/// `ASCEND_HOME_PATH`.
-pub fn shim_home() -> PathBuf {
+/// A folder `<dir>/lib64` holding `libacl_rt.so` and `libascendcl.so` (links to the built
+/// shim), private to one caller: tests that run at the same time never share, relink or
+/// remove each other's folder. The folder is removed when the value is dropped.
+#[derive(Debug)]
+pub struct ShimHome(PathBuf);
+
+impl ShimHome {
+    /// `<dir>`: the value for `ASCEND_HOME_PATH`.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for ShimHome {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for ShimHome {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for ShimHome {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for ShimHome {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Lays out a fresh [`ShimHome`], unique to this process and this call.
+pub fn shim_home() -> ShimHome {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let lib = shim_library();
-    let home = std::env::temp_dir().join(format!("mempool-acl-shim-{}", std::process::id()));
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let home = std::env::temp_dir().join(format!("mempool-acl-shim-{}-{n}", std::process::id()));
     lay_out(&lib, &home).expect("the shim folder can be laid out");
-    home
+    ShimHome(home)
 }
 
 /// Lays out `home/lib64` with both library names linking to `lib`.
-pub fn lay_out(lib: &Path, home: &Path) -> std::io::Result<()> {
+fn lay_out(lib: &Path, home: &Path) -> std::io::Result<()> {
     let lib64 = home.join("lib64");
     std::fs::create_dir_all(&lib64)?;
     for name in mempool_ascend::loader::LIBRARY_NAMES {

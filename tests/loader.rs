@@ -141,7 +141,6 @@ fn auto_chooses_the_runtime_when_found_and_the_emulator_otherwise() {
     // A runtime that is found but refuses the device is an error, not a silent fallback.
     let err = mempool::auto_with(&LoadOptions::only(home.join("lib64")), 7).unwrap_err();
     assert_eq!(err.code(), 107_001);
-    let _ = std::fs::remove_dir_all(home);
 }
 
 #[test]
@@ -158,7 +157,6 @@ fn loading_initializes_once_per_process_and_finalize_runs_once() {
     assert!(ptrs.windows(2).all(|w| w[0] == w[1]), "every thread got the same runtime: {ptrs:?}");
     assert!(mempool_ascend::finalize().is_ok());
     assert!(mempool_ascend::finalize().is_ok(), "nothing left to finalize");
-    let _ = std::fs::remove_dir_all(home);
 }
 
 /// `as_raw` hands out the runtime's own handles: an allocation made through them with the
@@ -171,9 +169,7 @@ fn raw_handles_name_the_runtime_objects() {
         mempool_ascend::sys::aclrtMemPool,
         mempool_ascend::sys::aclrtStream,
     ) -> i32;
-    // A folder of its own: other tests here remove the shared one when they finish.
-    let home = temp_dir("raw-handles");
-    mempool_tests::lay_out(&mempool_tests::shim_library(), &home).unwrap();
+    let home = mempool_tests::shim_home();
     let dev = Ascend::open_with(&LoadOptions::only(home.join("lib64")), 0).unwrap();
     let stream = dev.create_stream().unwrap();
     let pool = dev.create_pool(&PoolProps::builder().max_size(64 << 20).build()).unwrap();
@@ -193,5 +189,4 @@ fn raw_handles_name_the_runtime_objects() {
     assert_eq!(pool.stats().unwrap().used_current, 0);
     dev.destroy_pool(&pool).unwrap();
     dev.destroy_stream(&stream).unwrap();
-    let _ = std::fs::remove_dir_all(home);
 }
