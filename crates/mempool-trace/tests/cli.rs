@@ -12,10 +12,25 @@ fn tool(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mempool-trace")).args(args).output().expect("the tool runs")
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mempool-trace-test-{}", std::process::id()));
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d.join(name)
+/// A scratch folder for one test, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(test: &str) -> Scratch {
+        let d = std::env::temp_dir().join(format!("mempool-trace-test-{}-{test}", std::process::id()));
+        std::fs::create_dir_all(&d).expect("temp dir");
+        Scratch(d)
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 #[test]
@@ -45,9 +60,10 @@ fn training_trace_shapes() {
 
 #[test]
 fn replay_prints_table_and_valid_svg() {
+    let scratch = Scratch::new("replay");
     for name in ["training.csv", "pipeline.csv"] {
         let trace = dir().join("traces").join(name);
-        let svg = tmp(&format!("{name}.svg"));
+        let svg = scratch.file(&format!("{name}.svg"));
         let out = tool(&["replay", trace.to_str().unwrap(), "--flags", "follow", "--svg", svg.to_str().unwrap()]);
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
@@ -125,7 +141,8 @@ fn compare_varies_granularity_and_flags() {
 
 #[test]
 fn trace_errors_name_the_line_and_fail() {
-    let bad = tmp("bad.csv");
+    let scratch = Scratch::new("errors");
+    let bad = scratch.file("bad.csv");
     std::fs::write(
         &bad,
         "Thread,Time,Action,Pointer,Size,Stream\n1,0.1,allocate,0x1000,10,1\n1,0.2,free,0x2000,10,1\n",
