@@ -393,12 +393,12 @@ impl Model {
         Ok(())
     }
 
-    /// Whether event `e`'s work has run (a never-recorded event is complete).
+    /// Whether event `e`'s work has run (a never-recorded event is not ready, as in CANN).
     pub fn query_event(&self, e: usize) -> Res<EventStatus> {
         self.live_event(e)?;
         Ok(match self.events[e].record {
-            Some(r) if !self.executed(r.at.stream, r.dep_real) => EventStatus::NotReady,
-            _ => EventStatus::Complete,
+            Some(r) if self.executed(r.at.stream, r.dep_real) => EventStatus::Complete,
+            _ => EventStatus::NotReady,
         })
     }
 

@@ -692,10 +692,12 @@ fn event_rows(t: &mut Table) {
         // SAFETY: a live handle.
         unsafe { aclrtSynchronizeEvent(sv(f.e_unrecorded)) }
     });
-    t.add("aclrtQueryEventStatus", "an event never recorded", OK, |f| {
+    t.add("aclrtQueryEventStatus", "an event never recorded (NOT_READY, as CANN documents)", OK, |f| {
         let mut st = -1;
         // SAFETY: a valid out-pointer and a live handle.
-        unsafe { aclrtQueryEventStatus(sv(f.e_unrecorded), &mut st) }
+        let rc = unsafe { aclrtQueryEventStatus(sv(f.e_unrecorded), &mut st) };
+        assert_eq!(st, ACL_EVENT_RECORDED_STATUS_NOT_READY, "status of an event never recorded");
+        rc
     });
     t.add("aclrtEventElapsedTime", "a start event never recorded", RT_PARAM, |f| {
         let mut ms = f32::NAN;

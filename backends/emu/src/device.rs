@@ -342,9 +342,10 @@ impl Device for Emulator {
 
     fn query_event(&self, event: &EmuEvent) -> Result<EventStatus> {
         let e = self.check_event(event, "query_event")?;
+        // CANN: NOT_READY also when the event was never recorded.
         Ok(match e.record() {
-            Some(r) if !r.complete() => EventStatus::NotReady,
-            _ => EventStatus::Complete,
+            Some(r) if r.complete() => EventStatus::Complete,
+            _ => EventStatus::NotReady,
         })
     }
 

@@ -52,6 +52,7 @@ fn deferred_wait_runs_the_other_stream_as_needed() -> Result<()> {
     let o = Arc::clone(&order);
     emu.launch_host_func(&a, Box::new(move || o.lock().unwrap().push("a")))?;
     let ev = emu.create_event()?;
+    assert_eq!(emu.query_event(&ev)?, EventStatus::NotReady, "never recorded (CANN's NOT_READY)");
     emu.record_event(&ev, &a)?;
     assert_eq!(emu.query_event(&ev)?, EventStatus::NotReady);
     emu.stream_wait_event(&b, &ev)?;

@@ -9,9 +9,11 @@ use std::fmt;
 /// Whether the work before an event has completed (`aclrtEventRecordedStatus`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventStatus {
-    /// Work before the event is still pending (`ACL_EVENT_RECORDED_STATUS_NOT_READY`).
+    /// Work before the event is still pending, or the event was never recorded
+    /// (`ACL_EVENT_RECORDED_STATUS_NOT_READY`, whose CANN meaning covers both; CUDA
+    /// instead answers success for an event never recorded).
     NotReady,
-    /// Work before the event has completed, or the event was never recorded
+    /// Work before the event's latest record has completed
     /// (`ACL_EVENT_RECORDED_STATUS_COMPLETE`).
     Complete,
 }
@@ -129,7 +131,8 @@ pub trait Device: Send + Sync {
     /// A destroyed or foreign event: `InvalidHandle` (107017).
     fn synchronize_event(&self, event: &Self::Event) -> Result<()>;
 
-    /// Whether the work before `event` has run. Does not count as a synchronization.
+    /// Whether the work before `event` has run. Does not count as a synchronization. An
+    /// event never recorded is [`EventStatus::NotReady`], as CANN documents it.
     ///
     /// # Errors
     ///

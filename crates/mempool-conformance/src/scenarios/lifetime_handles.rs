@@ -62,7 +62,8 @@ pub fn s28_destroy_with_live_allocations<H: Harness>(h: &H) -> ScenarioResult {
 ///   `record_event`, `stream_wait_event`, `launch_host_func` and `destroy_stream`:
 ///   `InvalidHandle` (107017), and the pool's statistics do not move.
 /// - A destroyed event in `record_event`, `stream_wait_event`, `synchronize_event`,
-///   `query_event` and `destroy_event`: `InvalidHandle` (107017).
+///   `query_event` and `destroy_event`: `InvalidHandle` (107017). A live event never
+///   recorded queries `NotReady` (CANN's `ACL_EVENT_RECORDED_STATUS_NOT_READY` covers it).
 /// - With [`Capability::ForeignHandles`], a stream, event and pool of a second device
 ///   (107017 for streams and events, 507000 for the pool). The Rust API cannot forge
 ///   garbage handles; foreign handles stand in for them. Without the capability these
@@ -143,7 +144,9 @@ pub fn s29_bad_handles<H: Harness>(h: &H) -> ScenarioResult {
     )?;
     event_gone(dev.destroy_event(&dead_event), "destroy_event")?;
 
-    // The live handles still work after all that.
+    // The live handles still work after all that; the event, never recorded (its records
+    // on the dead stream failed), is not ready, as CANN documents NOT_READY.
+    ensure_eq!(dev.query_event(&ev)?, EventStatus::NotReady, "a live event never recorded");
     dev.record_event(&ev, &s)?;
     dev.synchronize_event(&ev)?;
     ensure_eq!(dev.query_event(&ev)?, EventStatus::Complete, "a live event after synchronizing it");
