@@ -11,7 +11,7 @@ fn main() {
     // SAFETY: set before any thread of this process starts (the first thing in `main`),
     // so nothing reads the environment concurrently.
     unsafe {
-        std::env::set_var("ASCEND_HOME_PATH", &home);
+        std::env::set_var("ASCEND_HOME_PATH", home.path());
         std::env::remove_var(mempool_ascend::ENV_LIBRARY);
         std::env::set_var(mempool_acl_shim_env::GRANULARITY, (64u64 << 10).to_string());
         std::env::set_var(mempool_acl_shim_env::DEVICE_MEMORY, (1u64 << 30).to_string());

@@ -85,25 +85,6 @@ impl ShimHome {
     }
 }
 
-impl std::ops::Deref for ShimHome {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl AsRef<Path> for ShimHome {
-    fn as_ref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl AsRef<std::ffi::OsStr> for ShimHome {
-    fn as_ref(&self) -> &std::ffi::OsStr {
-        self.0.as_os_str()
-    }
-}
-
 impl Drop for ShimHome {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);

@@ -125,7 +125,7 @@ fn a_runtime_without_pool_calls_is_not_supported_naming_the_symbol() {
 #[test]
 fn auto_chooses_the_runtime_when_found_and_the_emulator_otherwise() {
     let home = mempool_tests::shim_home();
-    let chosen = mempool::auto_with(&LoadOptions::only(home.join("lib64")), 0).unwrap();
+    let chosen = mempool::auto_with(&LoadOptions::only(home.path().join("lib64")), 0).unwrap();
     assert!(chosen.is_ascend(), "{chosen}");
     assert!(chosen.to_string().starts_with("Ascend runtime at "), "{chosen}");
     let total = mempool::with_auto_device!(chosen, |dev| dev.mem_info()).unwrap().total;
@@ -140,14 +140,14 @@ fn auto_chooses_the_runtime_when_found_and_the_emulator_otherwise() {
         mempool::Auto::Ascend(_) => unreachable!(),
     }
     // A runtime that is found but refuses the device is an error, not a silent fallback.
-    let err = mempool::auto_with(&LoadOptions::only(home.join("lib64")), 7).unwrap_err();
+    let err = mempool::auto_with(&LoadOptions::only(home.path().join("lib64")), 7).unwrap_err();
     assert_eq!(err.code(), 107_001);
 }
 
 #[test]
 fn loading_initializes_once_per_process_and_finalize_runs_once() {
     let home = mempool_tests::shim_home();
-    let opts = LoadOptions::only(home.join("lib64"));
+    let opts = LoadOptions::only(home.path().join("lib64"));
     let threads: Vec<_> = (0..8)
         .map(|_| {
             let opts = opts.clone();
@@ -171,12 +171,12 @@ fn raw_handles_name_the_runtime_objects() {
         mempool_ascend::sys::aclrtStream,
     ) -> i32;
     let home = mempool_tests::shim_home();
-    let dev = Ascend::open_with(&LoadOptions::only(home.join("lib64")), 0).unwrap();
+    let dev = Ascend::open_with(&LoadOptions::only(home.path().join("lib64")), 0).unwrap();
     let stream = dev.create_stream().unwrap();
     let pool = dev.create_pool(&PoolProps::builder().max_size(64 << 20).build()).unwrap();
     assert!(!stream.as_raw().is_null() && !pool.as_raw().is_null());
     // SAFETY: the library the backend loaded; the signature is that of SPEC.md section 8.
-    let lib = unsafe { libloading::Library::new(home.join("lib64").join("libacl_rt.so")) }.unwrap();
+    let lib = unsafe { libloading::Library::new(home.path().join("lib64").join("libacl_rt.so")) }.unwrap();
     // SAFETY: as above.
     let malloc = unsafe { *lib.get::<Malloc>(b"aclrtMemPoolMallocAsync").unwrap() };
     let mut p = std::ptr::null_mut();

@@ -19,13 +19,13 @@ const POOL: u64 = 1 << 30;
 
 fn ffi_overhead(c: &mut Criterion) {
     let home = mempool_tests::shim_home();
-    let dev = Ascend::open_with(&LoadOptions::only(home.join("lib64")), 0).expect("the drop-in library loads");
+    let dev = Ascend::open_with(&LoadOptions::only(home.path().join("lib64")), 0).expect("the drop-in library loads");
     let stream = dev.create_stream().expect("stream");
     let pool = dev.create_pool(&PoolProps::builder().max_size(POOL).build()).expect("pool");
 
     // SAFETY: the drop-in library has no initialization code beyond Rust statics; this
     // opens the same library the backend loaded.
-    let lib = unsafe { libloading::Library::new(home.join("lib64").join("libacl_rt.so")) }.expect("dlopen");
+    let lib = unsafe { libloading::Library::new(home.path().join("lib64").join("libacl_rt.so")) }.expect("dlopen");
     // SAFETY: the signatures are those of SPEC.md section 8, as the library exports them.
     let (malloc, free) = unsafe {
         (
