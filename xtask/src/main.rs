@@ -18,9 +18,13 @@
 //! - `bench`: the benchmarks (release), the emulator's against `offset-allocator` and
 //!   `std::alloc`, and the Ascend backend over the drop-in library against raw calls into
 //!   it; writes `target/bench-report.md` with the medians and the ratios.
+//! - `tidy`: the repository hygiene that rustfmt and clippy do not check (see [`tidy`]);
+//!   also a test of this crate, so `cargo test --workspace` runs it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+
+mod tidy;
 
 /// One step of a task: a description, a cargo command line and extra environment.
 struct Step {
@@ -553,9 +557,13 @@ fn main() -> ExitCode {
             .and_then(|()| run(&ci_after_features())),
         Some("features") => features(),
         Some("bench") => bench(),
+        Some("tidy") => match tidy::check(&workspace_root()).as_slice() {
+            [] => Ok(()),
+            problems => Err(format!("{} hygiene problems:\n{}", problems.len(), problems.join("\n"))),
+        },
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  ci        tests, feature combinations, fmt, clippy and docs, as .ci/run does\n  features  the facade under every backend-feature combination, and the downstream example\n  shim      [--release] [PROGRAM|FILE.c [ARGS...]]: build and lay out the drop-in libacl_rt.so; run PROGRAM on it\n  soak      the reference model against the emulator, 100,000 random cases (release build)\n  bench     the benchmarks against their baselines; writes target/bench-report.md"
+                "usage: cargo xtask <task>\n\ntasks:\n  ci        tests, feature combinations, fmt, clippy and docs, as .ci/run does\n  features  the facade under every backend-feature combination, and the downstream example\n  shim      [--release] [PROGRAM|FILE.c [ARGS...]]: build and lay out the drop-in libacl_rt.so; run PROGRAM on it\n  soak      the reference model against the emulator, 100,000 random cases (release build)\n  bench     the benchmarks against their baselines; writes target/bench-report.md\n  tidy      repository hygiene: whitespace, unfinished code, manifests, the README's test command in .ci/run"
             );
             return ExitCode::from(2);
         }

@@ -1,0 +1,199 @@
+//! Repository hygiene that neither rustfmt nor clippy checks, in the manner of
+//! rust-analyzer's tidy: `cargo xtask tidy` prints the problems, and the test
+//! `the_repository_is_tidy` fails on them, so the README's test command runs it too.
+//!
+//! - Text files: UTF-8, `\n` line endings, a final newline, no trailing whitespace, no tabs
+//!   in Rust, Markdown and TOML. Generated data (`.svg`, `.csv`, `Cargo.lock`) is skipped:
+//!   its tools write it byte for byte.
+//! - Rust: no unfinished-code macros, and an ignored test says why (`#[ignore = "..."]`).
+//! - Manifests: every crate inherits the workspace lints; a publishable one has a
+//!   description and a license, and its crate root denies missing docs.
+//! - The README's test command is what `.ci/run` runs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Every problem in the repository at `root`, one line each; empty when tidy.
+pub(crate) fn check(root: &Path) -> Vec<String> {
+    let files = tracked_files(root);
+    let mut problems = Vec::new();
+    for rel in &files {
+        // A tracked file deleted in the working tree has nothing to check.
+        if let Ok(bytes) = std::fs::read(root.join(rel)) {
+            problems.extend(text_problems(rel, &bytes));
+        }
+    }
+    for rel in files.iter().filter(|f| f.ends_with("/Cargo.toml")) {
+        let dir = Path::new(rel).parent().unwrap_or(Path::new(""));
+        let manifest = std::fs::read_to_string(root.join(rel)).unwrap_or_default();
+        let crate_root = ["src/lib.rs", "lib.rs", "src/main.rs"]
+            .iter()
+            .find_map(|f| std::fs::read_to_string(root.join(dir).join(f)).ok());
+        problems.extend(manifest_problems(rel, &manifest, crate_root.as_deref()));
+    }
+    let read = |f: &str| std::fs::read_to_string(root.join(f)).unwrap_or_default();
+    problems.extend(readme_problems(&read("README.md"), &read(".ci/run")));
+    problems
+}
+
+/// The files git tracks under `root` (relative paths); without git, every file outside
+/// `target/` and hidden folders.
+fn tracked_files(root: &Path) -> Vec<String> {
+    let out = Command::new("git").arg("-C").arg(root).args(["ls-files", "-z"]).output();
+    if let Some(out) = out.ok().filter(|o| o.status.success()) {
+        return String::from_utf8_lossy(&out.stdout).split('\0').filter(|f| !f.is_empty()).map(String::from).collect();
+    }
+    let mut files = Vec::new();
+    let mut dirs = vec![PathBuf::new()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(root.join(&dir)) else { continue };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let rel = dir.join(&name);
+            match e.file_type() {
+                Ok(t) if t.is_dir() && name != "target" && !name.starts_with('.') => dirs.push(rel),
+                Ok(t) if t.is_file() => files.push(rel.to_string_lossy().into_owned()),
+                _ => {}
+            }
+        }
+    }
+    files
+}
+
+/// The problems of one text file at `rel` with contents `bytes`.
+fn text_problems(rel: &str, bytes: &[u8]) -> Vec<String> {
+    let ext = rel.rsplit_once('.').map_or("", |(_, e)| e);
+    if matches!(ext, "svg" | "csv" | "lock") {
+        return Vec::new();
+    }
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return vec![format!("{rel}: not UTF-8 text")];
+    };
+    let mut problems = Vec::new();
+    if text.contains('\r') {
+        problems.push(format!("{rel}: CR line endings (use \\n)"));
+    }
+    if !text.is_empty() && !text.ends_with('\n') {
+        problems.push(format!("{rel}: no newline at the end"));
+    }
+    let no_tabs = matches!(ext, "rs" | "md" | "toml");
+    // Spelled in two pieces, so that this file does not match itself.
+    let unfinished = [concat!("tod", "o!("), concat!("unimplemente", "d!(")];
+    let bare_ignore = concat!("#[ignor", "e]");
+    for (i, line) in text.lines().enumerate() {
+        let at = format!("{rel}:{}", i + 1);
+        if line.trim_end() != line {
+            problems.push(format!("{at}: trailing whitespace"));
+        }
+        if no_tabs && line.contains('\t') {
+            problems.push(format!("{at}: a tab (indent with spaces)"));
+        }
+        if ext == "rs" {
+            if let Some(m) = unfinished.iter().find(|m| line.contains(*m)) {
+                problems.push(format!("{at}: unfinished code ({m}...)"));
+            }
+            if line.contains(bare_ignore) {
+                problems.push(format!("{at}: an ignored test says why: #[ignore = \"...\"]"));
+            }
+        }
+    }
+    problems
+}
+
+/// The problems of the crate manifest at `rel`, given its text and its crate root's.
+fn manifest_problems(rel: &str, manifest: &str, crate_root: Option<&str>) -> Vec<String> {
+    let lines: Vec<&str> = manifest.lines().map(str::trim).collect();
+    let has = |line: &str| lines.contains(&line);
+    let in_lints =
+        lines.iter().position(|l| *l == "[lints]").is_some_and(|i| lines.get(i + 1) == Some(&"workspace = true"));
+    let mut problems = Vec::new();
+    if !in_lints {
+        problems.push(format!("{rel}: does not inherit the workspace lints ([lints] workspace = true)"));
+    }
+    if has("publish = false") {
+        return problems;
+    }
+    if !lines.iter().any(|l| l.starts_with("description =")) {
+        problems.push(format!("{rel}: a publishable crate needs a description"));
+    }
+    if !lines.iter().any(|l| l.starts_with("license =") || *l == "license.workspace = true") {
+        problems.push(format!("{rel}: a publishable crate needs a license"));
+    }
+    if !crate_root.is_some_and(|src| src.contains("#![deny(missing_docs)]")) {
+        problems.push(format!("{rel}: the crate root of a publishable crate denies missing docs"));
+    }
+    problems
+}
+
+/// The README's test command: the `cargo test` line of its first code block.
+fn readme_test_command(readme: &str) -> Option<&str> {
+    let block = readme.split("```").nth(1)?;
+    block.lines().map(|l| l.split('#').next().unwrap_or("").trim()).find(|l| l.starts_with("cargo test"))
+}
+
+/// Whether `.ci/run` runs the README's test command as a line of its own.
+fn readme_problems(readme: &str, ci: &str) -> Vec<String> {
+    match readme_test_command(readme) {
+        None => vec!["README.md: its first code block has no `cargo test` command".to_string()],
+        Some(cmd) if !ci.lines().any(|l| l.trim() == cmd) => {
+            vec![format!(".ci/run does not run the README's test command `{cmd}`")]
+        }
+        Some(_) => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_repository_is_tidy() {
+        let problems = check(&crate::workspace_root());
+        assert!(problems.is_empty(), "run `cargo xtask tidy`:\n{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn text_checks_name_each_problem_and_its_line() {
+        assert!(text_problems("a.rs", b"fn main() {}\n").is_empty());
+        let (unfinished, bare_ignore) = (concat!("tod", "o!("), concat!("#[ignor", "e]"));
+        let bad = format!("fn f() {{ {unfinished}) }}  \n\tlet x = 1;\r\n{bare_ignore}\nfn g() {{}}");
+        let p = text_problems("src/a.rs", bad.as_bytes()).join("\n");
+        for want in [
+            "src/a.rs:1: trailing whitespace",
+            "src/a.rs:1: unfinished code",
+            "src/a.rs:2: a tab",
+            "src/a.rs: CR line endings",
+            "src/a.rs:3: an ignored test says why",
+            "src/a.rs: no newline at the end",
+        ] {
+            assert!(p.contains(want), "{want} missing from:\n{p}");
+        }
+        assert!(text_problems("a.rs", b"#[ignore = \"needs a device\"]\n").is_empty());
+        // Tabs are allowed in C, generated data is not checked at all, bytes must be UTF-8.
+        assert!(text_problems("smoke.c", b"\tint x;\n").is_empty());
+        assert!(text_problems("plot.svg", b"<svg> \r").is_empty());
+        assert_eq!(text_problems("x.md", &[0xff, b'\n']), ["x.md: not UTF-8 text"]);
+    }
+
+    #[test]
+    fn manifest_checks_follow_publishability() {
+        let good = "[package]\ndescription = \"d\"\nlicense.workspace = true\n\n[lints]\nworkspace = true\n";
+        assert!(manifest_problems("a/Cargo.toml", good, Some("#![deny(missing_docs)]\n")).is_empty());
+        let p = manifest_problems("a/Cargo.toml", "[package]\nname = \"a\"\n", Some("")).join("\n");
+        for want in ["workspace lints", "needs a description", "needs a license", "denies missing docs"] {
+            assert!(p.contains(want), "{want} missing from:\n{p}");
+        }
+        // An unpublished crate only needs the lints.
+        let private = "[package]\npublish = false\n[lints]\nworkspace = true\n";
+        assert!(manifest_problems("t/Cargo.toml", private, None).is_empty());
+    }
+
+    #[test]
+    fn ci_must_run_the_readme_test_command() {
+        let readme = "# X\n\n```sh\ncargo run --example quickstart   # demo\ncargo test --workspace   # all\n```\n";
+        assert_eq!(readme_test_command(readme), Some("cargo test --workspace"));
+        assert!(readme_problems(readme, "set -e\ncargo test --workspace\n").is_empty());
+        assert!(readme_problems(readme, "cargo test -p one\n")[0].contains("`cargo test --workspace`"));
+        assert!(readme_problems("no code\n", "cargo test\n")[0].contains("no `cargo test` command"));
+    }
+}
