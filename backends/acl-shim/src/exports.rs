@@ -509,6 +509,9 @@ fn copy_sides(
     let s = shim(op)?;
     let host = |p: *const c_void| Mem::Host(p.cast_mut().cast());
     let dev = |p: *const c_void| Mem::Device(dptr(p));
+    // DEFAULT: device memory is any pool's, of any device (they share one platform),
+    // including a pool destroyed since, whose pointer is then refused rather than copied
+    // through as host memory.
     let auto = |p: *const c_void| if s.devices[0].is_pool_address(dptr(p)) { dev(p) } else { host(p) };
     let sides = match kind {
         ACL_MEMCPY_HOST_TO_HOST => (host(dst), host(src)),

@@ -106,9 +106,13 @@ impl Emulator {
         self.platform.free(ptr, s)
     }
 
-    /// Whether `addr` lies in the address range of any pool of this platform (live or not).
+    /// Whether `addr` is device memory of this platform: it lies in a live pool's range, or
+    /// in the range of a destroyed pool that nothing in the process has mapped since (a
+    /// pointer that outlived its pool, which copies and accesses then refuse). A destroyed
+    /// pool's range goes back to the host, so once the host maps it again it is host memory.
     pub fn is_pool_address(&self, addr: DevicePtr) -> bool {
-        self.platform.pool_at(addr.addr()).is_some()
+        let a = addr.addr();
+        self.platform.pool_at(a).is_some() || (self.platform.was_destroyed(a) && !host_mapped(a))
     }
 
     /// Resolves a device range to its pool; the checks come when it is enqueued.
@@ -302,4 +306,15 @@ pub(crate) unsafe fn copy(dst: Side, src: Side, len: u64, op: &'static str) -> R
             })
         }
     }
+}
+
+/// Whether the page holding `addr` is mapped in this process (`msync` answers `ENOMEM` for
+/// an unmapped range).
+fn host_mapped(addr: u64) -> bool {
+    let page = rustix::param::page_size() as u64;
+    let start = addr & !(page - 1);
+    // SAFETY: `MS_ASYNC` on one page neither reads nor writes it; the kernel only checks
+    // that the range is mapped.
+    let r = unsafe { rustix::mm::msync(start as *mut std::ffi::c_void, page as usize, rustix::mm::MsyncFlags::ASYNC) };
+    !matches!(r, Err(rustix::io::Errno::NOMEM))
 }
