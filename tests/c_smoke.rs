@@ -32,8 +32,16 @@ fn the_c_smoke_program_runs_on_the_shim() {
         .env_remove("MEMPOOL_EMU_MODE")
         .output()
         .expect("the smoke program runs");
+    // A setting that does not parse stops the program at its first call, naming the variable.
+    let misspelled = Command::new(&exe).env("MEMPOOL_EMU_MODE", "defered").output().expect("the smoke program runs");
     let stdout = String::from_utf8_lossy(&run.stdout);
     let _ = std::fs::remove_dir_all(&out);
+    let refused = String::from_utf8_lossy(&misspelled.stdout);
+    assert!(!misspelled.status.success(), "ran with MEMPOOL_EMU_MODE=defered:\n{refused}");
+    assert!(
+        refused.contains("aclInit(NULL)") && refused.contains("returned 507000") && refused.contains("MEMPOOL_EMU_MODE"),
+        "{refused}"
+    );
     assert!(
         run.status.success(),
         "smoke program failed ({}):\n{stdout}\n{}",

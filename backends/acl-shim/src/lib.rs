@@ -16,11 +16,14 @@
 //!
 //! | variable | meaning | default |
 //! |---|---|---|
-//! | `MEMPOOL_EMU_DEVICES` | number of devices | 1 |
-//! | `MEMPOOL_EMU_DEVICE_MEMORY` | bytes per device | 16 GiB |
-//! | `MEMPOOL_EMU_GRANULARITY` | pool granularity in bytes | 2 MiB |
+//! | `MEMPOOL_EMU_DEVICES` | number of devices (1 to 1024) | 1 |
+//! | `MEMPOOL_EMU_DEVICE_MEMORY` | bytes per device (`4096`, `64M`, `8G`; at most 64 TiB) | 16 GiB |
+//! | `MEMPOOL_EMU_GRANULARITY` | pool granularity in bytes (a power of two, at least a page) | 2 MiB |
 //! | `MEMPOOL_EMU_MODE` | `threaded` or `deferred` | threaded |
-//! | `MEMPOOL_EMU_CHECKER` | `0`/`off` turns the stream-order checker off | on |
+//! | `MEMPOOL_EMU_CHECKER` | the stream-order checker: `on`/`1`/`true`/`yes` or `off`/`0`/`false`/`no` | on |
+//!
+//! A value that does not parse or is out of range makes every call fail with 507000 and a
+//! message naming the variable (`aclGetRecentErrMsg`), instead of running with a default.
 //!
 //! With the checker on, a copy or memset that uses freed memory, memory the stream is not
 //! ordered after, or a destroyed pool's memory, and a free racing a pending access on
@@ -32,4 +35,4 @@
 pub mod exports;
 mod state;
 
-pub use state::{ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE};
+pub use mempool_emu::{ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE};

@@ -1,7 +1,7 @@
 //! The shim's process-wide state: the emulated platform, handle registries, the
 //! per-thread current context and last error message.
 
-use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator, ExecutionMode};
+use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator};
 use mempool_hal::{Device, Error, ErrorKind, MemPool, PoolProps, Result, code};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -9,17 +9,6 @@ use std::ffi::{CString, c_int};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
-
-/// Environment variables read once, at the first call.
-pub const ENV_DEVICES: &str = "MEMPOOL_EMU_DEVICES";
-/// Memory per device, in bytes.
-pub const ENV_DEVICE_MEMORY: &str = "MEMPOOL_EMU_DEVICE_MEMORY";
-/// Pool granularity, in bytes.
-pub const ENV_GRANULARITY: &str = "MEMPOOL_EMU_GRANULARITY";
-/// `threaded` (default) or `deferred`.
-pub const ENV_MODE: &str = "MEMPOOL_EMU_MODE";
-/// `0`, `off` or `false` turns the stream-order checker off (it is on by default).
-pub const ENV_CHECKER: &str = "MEMPOOL_EMU_CHECKER";
 
 /// Handle kinds live in separate ranges, so a handle of one kind is never valid as
 /// another, and small garbage values (like 0x1234) are never valid at all.
@@ -90,29 +79,9 @@ pub(crate) struct Shim {
     pub(crate) host_allocs: Mutex<HashMap<usize, std::alloc::Layout>>,
 }
 
-fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
-}
-
 impl Shim {
     fn new() -> Result<Shim> {
-        let mut b = Emulator::builder();
-        if let Some(n) = env_u64(ENV_DEVICES) {
-            b = b.devices(u32::try_from(n).unwrap_or(u32::MAX));
-        }
-        if let Some(m) = env_u64(ENV_DEVICE_MEMORY) {
-            b = b.device_memory(m);
-        }
-        if let Some(g) = env_u64(ENV_GRANULARITY) {
-            b = b.granularity(g);
-        }
-        if std::env::var(ENV_MODE).is_ok_and(|m| m.eq_ignore_ascii_case("deferred")) {
-            b = b.mode(ExecutionMode::Deferred);
-        }
-        if std::env::var(ENV_CHECKER).is_ok_and(|v| ["0", "off", "false"].iter().any(|o| v.eq_ignore_ascii_case(o))) {
-            b = b.checker(false);
-        }
-        let root = b.build()?;
+        let root = Emulator::builder().with_env()?.build()?;
         let n = root.config().devices;
         let devices = (0..n).map(|i| root.device(i)).collect::<Result<Vec<_>>>()?;
         Ok(Shim {

@@ -73,6 +73,7 @@
 
 mod clock;
 mod device;
+mod env;
 mod event;
 mod pool;
 mod raw;
@@ -83,6 +84,7 @@ use mempool_hal::{Error, ErrorKind, Result, code};
 use std::fmt;
 use std::sync::Arc;
 
+pub use env::{ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, parse_bytes};
 pub use pool::{EmuPool, ReuseCounts};
 pub use raw::{Access, KernelMem, Mem};
 
@@ -159,6 +161,13 @@ impl Default for Config {
     }
 }
 
+/// The most devices an emulated platform has (each costs a little host memory up front).
+pub const MAX_DEVICES: u32 = 1024;
+
+/// The most memory an emulated device has: 64 TiB, so that a pool as large as the device
+/// still fits in a 47-bit host address space.
+pub const MAX_DEVICE_MEMORY: u64 = 1 << 46;
+
 /// Builds an [`Emulator`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EmulatorBuilder {
@@ -212,14 +221,20 @@ impl EmulatorBuilder {
         let page = rustix::param::page_size() as u64;
         let bad =
             |m: String| Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, "Emulator::build", m));
-        if c.devices == 0 {
-            return bad("at least one device is needed".into());
+        if c.devices == 0 || c.devices > MAX_DEVICES {
+            return bad(format!("{} devices: 1 to {MAX_DEVICES} are possible", c.devices));
         }
         if !c.granularity.is_power_of_two() || c.granularity < page {
             return bad(format!("granularity {} is not a power of two >= the page size {page}", c.granularity));
         }
         if c.device_memory < c.granularity {
             return bad(format!("device memory {} is below one granule", c.device_memory));
+        }
+        if c.device_memory > MAX_DEVICE_MEMORY {
+            return bad(format!(
+                "device memory {} is above the limit of {MAX_DEVICE_MEMORY} bytes (64 TiB)",
+                c.device_memory
+            ));
         }
         Ok(Emulator { platform: Arc::new(Platform::new(c)), device: 0 })
     }

@@ -219,13 +219,20 @@ fn pools_live_on_the_device_their_props_name() -> Result<()> {
 }
 
 #[test]
-fn builder_refuses_bad_configs() {
+fn builder_refuses_bad_configs() -> Result<()> {
     assert_eq!(Emulator::builder().devices(0).build().unwrap_err().code(), 100_000);
+    let many = Emulator::builder().devices(mempool_emu::MAX_DEVICES + 1).build().unwrap_err();
+    assert_eq!(many.code(), 100_000);
+    assert!(many.message().contains("1 to 1024"), "{}", many.message());
+    assert_eq!(Emulator::builder().devices(mempool_emu::MAX_DEVICES).build()?.config().devices, 1024);
+    let huge = Emulator::builder().device_memory(mempool_emu::MAX_DEVICE_MEMORY + 1).build().unwrap_err();
+    assert_eq!(huge.code(), 100_000);
     assert_eq!(Emulator::builder().granularity(3 << 20).build().unwrap_err().code(), 100_000);
     assert_eq!(Emulator::builder().granularity(512).build().unwrap_err().code(), 100_000);
     assert_eq!(Emulator::builder().granularity(G).device_memory(G - 1).build().unwrap_err().code(), 100_000);
     let e = Emulator::new();
     assert_eq!((e.config().device_memory, e.pool_granularity()), (16 << 30, 2 << 20));
+    Ok(())
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use mempool_emu::parse_bytes;
 use mempool_trace::{ReplayOptions, Report, ReuseFlags, Trace, generate, replay, svg, table};
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -74,19 +75,6 @@ enum Command {
         /// The folder (created if missing).
         out: PathBuf,
     },
-}
-
-fn parse_bytes(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let t = t.strip_suffix("iB").or_else(|| t.strip_suffix('B')).unwrap_or(t);
-    let (num, shift) = match t.chars().last() {
-        Some('K' | 'k') => (&t[..t.len() - 1], 10),
-        Some('M' | 'm') => (&t[..t.len() - 1], 20),
-        Some('G' | 'g') => (&t[..t.len() - 1], 30),
-        _ => (t, 0),
-    };
-    let n: u64 = num.trim().parse().map_err(|_| format!("{s:?} is not a byte count (e.g. 4096, 64M, 2G)"))?;
-    n.checked_mul(1 << shift).ok_or_else(|| format!("{s:?} is too large"))
 }
 
 fn load(path: &Path) -> Result<Trace, String> {

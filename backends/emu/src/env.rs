@@ -1,0 +1,160 @@
+//! Settings from the environment (`MEMPOOL_EMU_*`, read by the drop-in ACL library at its
+//! first call, and by [`EmulatorBuilder::with_env`]) and the byte counts they accept.
+//!
+//! A variable that is set but does not parse is an error naming it, never a silent default:
+//! `MEMPOOL_EMU_DEVICE_MEMORY=8GB` means 8 GiB, and `MEMPOOL_EMU_MODE=defered` is refused.
+
+use crate::{EmulatorBuilder, ExecutionMode};
+use mempool_hal::{Error, ErrorKind, Result, code};
+use std::ffi::OsString;
+
+/// Number of devices (1 to [`crate::MAX_DEVICES`]).
+pub const ENV_DEVICES: &str = "MEMPOOL_EMU_DEVICES";
+/// Memory per device: a byte count ([`parse_bytes`]).
+pub const ENV_DEVICE_MEMORY: &str = "MEMPOOL_EMU_DEVICE_MEMORY";
+/// Pool granularity: a byte count ([`parse_bytes`]).
+pub const ENV_GRANULARITY: &str = "MEMPOOL_EMU_GRANULARITY";
+/// `threaded` (default) or `deferred`.
+pub const ENV_MODE: &str = "MEMPOOL_EMU_MODE";
+/// The stream-order checker: `1`, `on`, `true`, `yes` (default) or `0`, `off`, `false`, `no`.
+pub const ENV_CHECKER: &str = "MEMPOOL_EMU_CHECKER";
+
+/// Parses a byte count: a number, optionally followed by a binary unit `K`, `M`, `G` or `T`
+/// (either case, with or without `B` or `iB`): `4096`, `64K`, `2M`, `8GiB`.
+///
+/// # Errors
+///
+/// A message naming the text when it is not such a count or does not fit in 64 bits.
+///
+/// ```
+/// assert_eq!(mempool_emu::parse_bytes("2M"), Ok(2 << 20));
+/// assert_eq!(mempool_emu::parse_bytes("8GiB"), Ok(8 << 30));
+/// assert!(mempool_emu::parse_bytes("2.5G").is_err());
+/// ```
+pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
+    let t = s.trim();
+    let t = t.strip_suffix("iB").or_else(|| t.strip_suffix('B')).unwrap_or(t);
+    let (num, shift) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 30),
+        Some('T' | 't') => (&t[..t.len() - 1], 40),
+        _ => (t, 0),
+    };
+    let n: u64 = num.trim().parse().map_err(|_| format!("{s:?} is not a byte count (e.g. 4096, 64M, 2G)"))?;
+    n.checked_mul(1 << shift).ok_or_else(|| format!("{s:?} is too large"))
+}
+
+impl EmulatorBuilder {
+    /// Applies the `MEMPOOL_EMU_*` variables that are set (see the `ENV_*` constants);
+    /// unset or empty ones keep the builder's value. [`EmulatorBuilder::build`] then checks
+    /// the ranges.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidParam` (100000) naming the variable and its value when a value does not
+    /// parse.
+    pub fn with_env(self) -> Result<Self> {
+        self.with_vars(|name| std::env::var_os(name))
+    }
+
+    /// [`EmulatorBuilder::with_env`] with the variables from `var`.
+    pub(crate) fn with_vars(mut self, var: impl Fn(&str) -> Option<OsString>) -> Result<Self> {
+        let get = |name: &'static str| -> Result<Option<String>> {
+            match var(name) {
+                None => Ok(None),
+                Some(v) => match v.into_string() {
+                    Ok(v) if v.trim().is_empty() => Ok(None),
+                    Ok(v) => Ok(Some(v.trim().to_string())),
+                    Err(v) => Err(bad(name, &v.to_string_lossy(), "not UTF-8")),
+                },
+            }
+        };
+        if let Some(v) = get(ENV_DEVICES)? {
+            let n = v.parse::<u32>().map_err(|_| bad(ENV_DEVICES, &v, "not a device count"))?;
+            self = self.devices(n);
+        }
+        if let Some(v) = get(ENV_DEVICE_MEMORY)? {
+            self = self.device_memory(parse_bytes(&v).map_err(|why| bad(ENV_DEVICE_MEMORY, &v, &why))?);
+        }
+        if let Some(v) = get(ENV_GRANULARITY)? {
+            self = self.granularity(parse_bytes(&v).map_err(|why| bad(ENV_GRANULARITY, &v, &why))?);
+        }
+        if let Some(v) = get(ENV_MODE)? {
+            self = self.mode(match v.to_ascii_lowercase().as_str() {
+                "threaded" => ExecutionMode::Threaded,
+                "deferred" => ExecutionMode::Deferred,
+                _ => return Err(bad(ENV_MODE, &v, "not `threaded` or `deferred`")),
+            });
+        }
+        if let Some(v) = get(ENV_CHECKER)? {
+            self = self.checker(match v.to_ascii_lowercase().as_str() {
+                "1" | "on" | "true" | "yes" => true,
+                "0" | "off" | "false" | "no" => false,
+                _ => return Err(bad(ENV_CHECKER, &v, "not on (1, on, true, yes) or off (0, off, false, no)")),
+            });
+        }
+        Ok(self)
+    }
+}
+
+fn bad(name: &str, value: &str, why: &str) -> Error {
+    Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, "with_env", format!("{name}={value:?}: {why}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Emulator;
+
+    fn with(vars: &[(&str, &str)]) -> Result<EmulatorBuilder> {
+        let vars: Vec<(String, OsString)> = vars.iter().map(|(k, v)| (k.to_string(), OsString::from(v))).collect();
+        Emulator::builder().with_vars(|name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn byte_counts_take_binary_units() {
+        for (text, want) in [("4096", 4096), ("64K", 64 << 10), ("2m", 2 << 20), ("8GiB", 8 << 30), (" 1T ", 1 << 40)] {
+            assert_eq!(parse_bytes(text), Ok(want), "{text}");
+        }
+        for text in ["", "2.5G", "-1", "8X", "G", "18446744073709551615K"] {
+            assert!(parse_bytes(text).is_err(), "{text:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn set_variables_configure_the_platform() -> Result<()> {
+        let b = with(&[
+            (ENV_DEVICES, "2"),
+            (ENV_DEVICE_MEMORY, "8G"),
+            (ENV_GRANULARITY, "64K"),
+            (ENV_MODE, "Deferred"),
+            (ENV_CHECKER, "off"),
+        ])?;
+        let c = b.build()?.config();
+        assert_eq!((c.devices, c.device_memory, c.granularity), (2, 8 << 30, 64 << 10));
+        assert_eq!((c.mode, c.checker), (ExecutionMode::Deferred, false));
+        // Unset and empty variables keep the defaults.
+        let c = with(&[(ENV_MODE, " ")])?.build()?.config();
+        assert_eq!((c.devices, c.mode, c.checker), (1, ExecutionMode::Threaded, true));
+        Ok(())
+    }
+
+    #[test]
+    fn values_that_do_not_parse_are_errors_naming_the_variable() {
+        for (name, value) in [
+            (ENV_DEVICES, "-1"),
+            (ENV_DEVICES, "two"),
+            (ENV_DEVICE_MEMORY, "lots"),
+            (ENV_GRANULARITY, "2.5M"),
+            (ENV_MODE, "defered"),
+            (ENV_CHECKER, "maybe"),
+        ] {
+            let e = with(&[(name, value)]).unwrap_err();
+            assert_eq!(e.code(), 100_000, "{name}={value}");
+            assert!(e.message().contains(name) && e.message().contains(value), "{}", e.message());
+        }
+        // Parsed but out of range: refused by `build`.
+        assert_eq!(with(&[(ENV_DEVICES, "4294967295")]).unwrap().build().unwrap_err().code(), 100_000);
+    }
+}
