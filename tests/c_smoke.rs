@@ -39,7 +39,9 @@ fn the_c_smoke_program_runs_on_the_shim() {
     let refused = String::from_utf8_lossy(&misspelled.stdout);
     assert!(!misspelled.status.success(), "ran with MEMPOOL_EMU_MODE=defered:\n{refused}");
     assert!(
-        refused.contains("aclInit(NULL)") && refused.contains("returned 507000") && refused.contains("MEMPOOL_EMU_MODE"),
+        refused.contains("aclInit(NULL)")
+            && refused.contains("returned 507000")
+            && refused.contains("MEMPOOL_EMU_MODE"),
         "{refused}"
     );
     assert!(

@@ -736,7 +736,9 @@ pub unsafe extern "C" fn aclrtMemPoolDestroy(pool: aclrtMemPool) -> aclError {
 }
 
 fn attr_width(attr: aclrtMemPoolAttr, op: &'static str) -> mempool_hal::Result<(AttrId, AttrWidth)> {
-    let id = AttrId(u32::try_from(attr).unwrap_or(0));
+    let Ok(id) = u32::try_from(attr).map(AttrId) else {
+        return Err(err(code::ACL_ERROR_RT_PARAM_INVALID, op, format!("unknown pool attribute id {attr}")));
+    };
     let info = id.check_read().map_err(|e| e.with_op(op))?;
     Ok((id, info.width))
 }

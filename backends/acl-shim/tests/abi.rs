@@ -138,6 +138,9 @@ fn stream_order_violations_answer_107000_naming_streams_and_operations() {
         assert_eq!(aclrtMemsetAsync(x, 4096, 0, 4096, a), 107_000);
         assert!(message().contains("use after free"), "{}", message());
         assert_eq!(aclrtSynchronizeStream(a), 0);
+        let mut v: u64 = 0;
+        assert_eq!(aclrtMemPoolSetAttr(pool, -1, (&raw mut v).cast()), 107_000);
+        assert!(message().contains("unknown pool attribute id -1"), "{}", message());
         assert_eq!(aclrtMemPoolDestroy(pool), 0);
         assert_eq!(aclrtDestroyStream(a), 0);
         assert_eq!(aclrtDestroyStream(b), 0);

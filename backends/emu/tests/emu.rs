@@ -317,3 +317,21 @@ fn work_enqueued_while_a_stream_is_destroyed_is_refused_not_lost() -> Result<()>
     }
     Ok(())
 }
+
+#[test]
+fn bad_frees_say_what_the_pointer_is() -> Result<()> {
+    let emu = emu(ExecutionMode::Threaded);
+    let s = emu.create_stream()?;
+    let pool = emu.create_pool(&PoolProps::builder().max_size(64 * G).build())?;
+    let p = pool.malloc_async_traced(2 * G, &s)?.0;
+    let inside = DevicePtr::from_addr(p.addr() + G);
+    let why = |r: Result<()>| r.unwrap_err().message().to_string();
+    assert!(why(pool.free(inside, &s)).contains("interior pointer of a live allocation"));
+    pool.free(p, &s)?;
+    assert!(why(pool.free(p, &s)).contains("already freed (double free)"));
+    assert!(why(pool.free(inside, &s)).contains("inside a freed block"));
+    let outside = DevicePtr::from_addr(p.addr() + 32 * G);
+    assert!(why(pool.free(outside, &s)).contains("not an allocation of this pool"));
+    emu.synchronize_stream(&s)?;
+    emu.destroy_pool(&pool)
+}

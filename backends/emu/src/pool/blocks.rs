@@ -468,9 +468,12 @@ impl Blocks {
                 return Ok((BlockId(id), n.len));
             }
         }
-        match self.containing(addr).map(|n| n.tag) {
-            Some(Tag::Live) => Err("an interior pointer of a live allocation"),
-            Some(Tag::Cached) => Err("already freed (double free)"),
+        match self.containing(addr).map(|n| (n.tag, n.addr == addr)) {
+            Some((Tag::Live, _)) => Err("an interior pointer of a live allocation"),
+            Some((Tag::Cached, true)) => Err("already freed (double free)"),
+            Some((Tag::Cached, false)) => {
+                Err("inside a freed block (freed already, or never the start of an allocation)")
+            }
             _ => Err("not an allocation of this pool"),
         }
     }
