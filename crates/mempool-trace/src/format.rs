@@ -81,8 +81,9 @@ impl Op {
 /// One row of a trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Row {
-    /// A small id of the host thread that made the call (1, 2, ... in order of first call).
-    pub thread: u32,
+    /// The host thread that made the call: a small id (1, 2, ... in order of first call)
+    /// when recorded here, or the thread id another tool wrote (RMM writes the native one).
+    pub thread: u64,
     /// Nanoseconds since the start of recording.
     pub time_ns: u64,
     /// The operation.
@@ -166,12 +167,21 @@ fn num(field: &str, what: &str) -> Result<u64, String> {
     } else {
         t.parse()
     };
-    r.map_err(|_| format!("{what} {t:?} is not a number"))
+    r.map_err(|_| format!("{what} {} is not a number", shown(t)))
+}
+
+/// A field as an error message quotes it: at most 40 characters.
+fn shown(field: &str) -> String {
+    const MAX: usize = 40;
+    match field.char_indices().nth(MAX) {
+        None => format!("{field:?}"),
+        Some((cut, _)) => format!("{:?}... ({} bytes)", &field[..cut], field.len()),
+    }
 }
 
 fn time(field: &str) -> Result<u64, String> {
     let t = field.trim();
-    let bad = || format!("time {t:?} is not seconds with up to 9 decimals");
+    let bad = || format!("time {} is not seconds with up to 9 decimals", shown(t));
     let (s, frac) = t.split_once('.').unwrap_or((t, ""));
     if frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad());
@@ -186,7 +196,7 @@ fn parse_row(line: &str) -> Result<Row, String> {
     if f.len() != 6 {
         return Err(format!("expected 6 comma-separated fields, found {}", f.len()));
     }
-    let thread = num(f[0], "thread").and_then(|t| u32::try_from(t).map_err(|_| format!("thread {t} too large")))?;
+    let thread = num(f[0], "thread")?;
     let time_ns = time(f[1])?;
     let ptr = || num(f[3], "pointer");
     let event = || num(f[3], "event id");
@@ -201,7 +211,7 @@ fn parse_row(line: &str) -> Result<Row, String> {
         "sync_stream" => Op::SyncStream { stream: stream()? },
         "sync_event" => Op::SyncEvent { event: event()? },
         "sync_device" => Op::SyncDevice,
-        other => return Err(format!("unknown action {other:?}")),
+        other => return Err(format!("unknown action {}", shown(other))),
     };
     Ok(Row { thread, time_ns, op })
 }
@@ -226,6 +236,8 @@ fn parse_row(line: &str) -> Result<Row, String> {
 pub fn parse(text: &str) -> Result<Trace, ParseError> {
     let mut trace = Trace::default();
     let mut live: HashMap<u64, u64> = HashMap::new();
+    // A byte-order mark some editors write is not part of the header.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let l = raw.trim();

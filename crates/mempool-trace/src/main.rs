@@ -77,9 +77,29 @@ enum Command {
     },
 }
 
+/// `values` without repeats, in their first order.
+fn distinct<T: PartialEq>(values: Vec<T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(values.len());
+    for v in values {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
 fn load(path: &Path) -> Result<Trace, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    mempool_trace::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let bytes = std::fs::read(path).map_err(|e| at(&e))?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        let line = 1 + bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count();
+        at(&format!("line {line}: not UTF-8 text"))
+    })?;
+    let trace = mempool_trace::parse(text).map_err(|e| at(&e))?;
+    if trace.rows.is_empty() {
+        return Err(at(&"no operations (an empty trace, or a header alone)"));
+    }
+    Ok(trace)
 }
 
 fn run_one(path: &Path, trace: &Trace, options: &ReplayOptions) -> Result<Report, String> {
@@ -124,10 +144,11 @@ fn main_inner(cli: Cli) -> Result<(), String> {
         }
         Command::Compare { trace: path, threshold, granularity, flags, pool_size, threaded } => {
             let trace = load(&path)?;
+            // A value given twice makes one column.
             let thresholds: Vec<Option<u64>> =
-                if threshold.is_empty() { vec![None] } else { threshold.iter().copied().map(Some).collect() };
-            let granularities = if granularity.is_empty() { vec![2 << 20] } else { granularity };
-            let flag_sets = if flags.is_empty() { vec![ReuseFlags::default()] } else { flags };
+                if threshold.is_empty() { vec![None] } else { distinct(threshold).into_iter().map(Some).collect() };
+            let granularities = if granularity.is_empty() { vec![2 << 20] } else { distinct(granularity) };
+            let flag_sets = if flags.is_empty() { vec![ReuseFlags::default()] } else { distinct(flags) };
             let mut names = Vec::new();
             let mut reports = Vec::new();
             for &g in &granularities {

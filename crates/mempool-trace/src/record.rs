@@ -35,7 +35,7 @@ impl Log {
 
     fn row(&self, op: Op) -> Row {
         let time_ns = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        Row { thread: THREAD.with(|t| *t), time_ns, op }
+        Row { thread: u64::from(THREAD.with(|t| *t)), time_ns, op }
     }
 
     fn push(&self, op: Op) {

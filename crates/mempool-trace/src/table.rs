@@ -4,11 +4,13 @@ use crate::replay::Report;
 
 const MIB: f64 = (1u64 << 20) as f64;
 
-/// `b` for people: whole GiB, MiB or KiB when exact, else MiB with one decimal.
+/// `b` for people: whole GiB, MiB or KiB when exact, bytes below 1 MiB, else MiB with
+/// one decimal.
 ///
 /// ```
 /// use mempool_trace::table::bytes;
 /// assert_eq!([bytes(0), bytes(64 << 20), bytes(16 << 30), bytes(3 << 19), bytes(64 << 10)], ["0 B", "64 MiB", "16 GiB", "1.5 MiB", "64 KiB"]);
+/// assert_eq!([bytes(1), bytes(1000)], ["1 B", "1000 B"]);
 /// ```
 pub fn bytes(b: u64) -> String {
     if b == 0 {
@@ -19,6 +21,8 @@ pub fn bytes(b: u64) -> String {
         format!("{} MiB", b >> 20)
     } else if b < 1 << 20 && b % (1 << 10) == 0 {
         format!("{} KiB", b >> 10)
+    } else if b < 1 << 20 {
+        format!("{b} B")
     } else {
         format!("{:.1} MiB", b as f64 / MIB)
     }

@@ -115,6 +115,15 @@ fn compare_puts_thresholds_side_by_side() {
     let end = cell("RESERVED at end");
     assert_eq!(end[0], "0 B");
     assert_ne!(end[1], "0 B");
+
+    // A value given twice makes one column; a byte count under 1 KiB shows as bytes.
+    let args = ["compare", trace.to_str().unwrap(), "--threshold", "1", "--threshold", "1G", "--threshold", "1"];
+    let out = tool(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let header = stdout.lines().find(|l| l.starts_with('|')).expect("a table");
+    assert_eq!(header.matches("threshold ").count(), 2, "{header}");
+    assert!(header.contains("threshold 1 B"), "{header}");
 }
 
 #[test]
@@ -168,6 +177,43 @@ fn trace_errors_name_the_line_and_fail() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("line 3: allocate failed in the replay"), "{stderr}");
+}
+
+#[test]
+fn odd_files_get_clear_errors_and_other_tools_logs_replay() {
+    let scratch = Scratch::new("odd");
+    let file = scratch.file("odd.csv");
+    let run = |contents: &[u8], extra: &[&str]| {
+        std::fs::write(&file, contents).expect("write");
+        let out = tool(&[&["replay", file.to_str().unwrap()], extra].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+    };
+    // Nothing to replay is an error, not an empty table.
+    for empty in [&b""[..], b"Thread,Time,Action,Pointer,Size,Stream\n", b"\n\n"] {
+        let (code, _, stderr) = run(empty, &[]);
+        assert_eq!(code, Some(1), "{stderr}");
+        assert!(stderr.contains("no operations"), "{stderr}");
+    }
+    // Bytes that are not UTF-8 name their line.
+    let (code, _, stderr) = run(b"Thread,Time,Action,Pointer,Size,Stream\n1,0.1,allocate,0x1000,\xff,1\n", &[]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("line 2: not UTF-8 text"), "{stderr}");
+    // A huge field is quoted shortened.
+    let long = format!("Thread,Time,Action,Pointer,Size,Stream\n1,0.1,allocate,0x1000,{},1\n", "9".repeat(100_000));
+    let (code, _, stderr) = run(long.as_bytes(), &[]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("line 2: size") && stderr.contains("(100000 bytes) is not a number"), "{stderr}");
+    assert!(stderr.len() < 500, "{} bytes of error", stderr.len());
+    // An RMM log: native thread ids, and a byte-order mark before the header.
+    let rmm = "\u{feff}Thread,Time,Action,Pointer,Size,Stream\n\
+               140573312345856,1634567890.123456,allocate,0x7f0000000000,1048576,1\n\
+               140573312345856,1634567890.223456,free,0x7f0000000000,1048576,1\n";
+    let (code, stdout, stderr) = run(rmm.as_bytes(), &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let ops = stdout.lines().find(|l| l.starts_with("| operations ")).unwrap_or_default();
+    assert_eq!(ops.split('|').nth(2).map(str::trim), Some("2"), "{stdout}");
 }
 
 #[test]

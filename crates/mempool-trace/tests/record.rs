@@ -65,7 +65,7 @@ fn threads_get_distinct_ids() -> mempool_hal::Result<()> {
     });
     let trace = rec.trace();
     assert_eq!(trace.rows.len(), 80);
-    let mut threads: Vec<u32> = trace.rows.iter().map(|r| r.thread).collect();
+    let mut threads: Vec<u64> = trace.rows.iter().map(|r| r.thread).collect();
     threads.sort_unstable();
     threads.dedup();
     assert_eq!(threads.len(), 2);
