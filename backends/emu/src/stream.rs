@@ -18,6 +18,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
+thread_local! {
+    /// On a stream's worker thread, the address of that stream's [`StreamShared`] (0 on
+    /// other threads): a wait of work on its own stream can never end.
+    static WORKER_OF: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// A unit of queued work. It returns an error to report at the next synchronization.
 pub(crate) type Work = Box<dyn FnOnce() -> Result<()> + Send + 'static>;
 
@@ -110,6 +116,7 @@ impl StreamShared {
     }
 
     fn run(&self) {
+        WORKER_OF.with(|w| w.set(std::ptr::from_ref(self) as usize));
         loop {
             let op = {
                 let mut st = lock(&self.state);
@@ -259,6 +266,18 @@ impl StreamShared {
     pub(crate) fn wait_for(&self, pos: u64, timeout: Duration, op: &'static str) -> Result<()> {
         if self.completed() >= pos {
             return Ok(());
+        }
+        if WORKER_OF.with(std::cell::Cell::get) == std::ptr::from_ref(self) as usize {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                code::ACL_ERROR_RT_INTERNAL_ERROR,
+                op,
+                format!(
+                    "work on stream {} waits for that stream to reach position {pos}, which it cannot \
+                     while this work runs (a host function synchronizing its own stream deadlocks)",
+                    self.id
+                ),
+            ));
         }
         self.allow(pos);
         let deadline = Instant::now() + timeout;

@@ -335,3 +335,23 @@ fn bad_frees_say_what_the_pointer_is() -> Result<()> {
     emu.synchronize_stream(&s)?;
     emu.destroy_pool(&pool)
 }
+
+#[test]
+fn a_host_function_that_waits_for_its_own_stream_fails_at_once() -> Result<()> {
+    let emu = emu(ExecutionMode::Threaded);
+    let s = emu.create_stream()?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (inner, own) = (emu.clone(), s.clone());
+    emu.launch_host_func(
+        &s,
+        Box::new(move || {
+            let _ = tx.send(inner.synchronize_stream(&own));
+        }),
+    )?;
+    // Well before the emulator's 60 s bound on every wait.
+    let got = rx.recv_timeout(std::time::Duration::from_secs(20)).expect("the host function returned");
+    let e = got.unwrap_err();
+    assert_eq!(e.code(), 507_000);
+    assert!(e.message().contains("synchronizing its own stream deadlocks"), "{}", e.message());
+    emu.synchronize_stream(&s)
+}
