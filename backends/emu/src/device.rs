@@ -12,7 +12,7 @@ use mempool_hal::{
 };
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
 
 static NEXT_PLATFORM: AtomicU64 = AtomicU64::new(1);
 
@@ -31,8 +31,9 @@ pub(crate) struct Platform {
     pools: RwLock<BTreeMap<u64, Arc<PoolShared>>>,
     graveyard: Mutex<Vec<Grave>>,
     pub(crate) faults: Arc<Faults>,
-    /// Address ranges of destroyed pools, for the checker's messages.
-    destroyed: Mutex<Vec<(u64, u64)>>,
+    /// Address ranges of destroyed pools (for the checker's messages, and to know a
+    /// pointer that outlived its pool), with the pool while anything still holds it.
+    destroyed: Mutex<Vec<(u64, u64, Weak<PoolShared>)>>,
 }
 
 impl Drop for Platform {
@@ -113,7 +114,17 @@ impl Platform {
 
     /// Whether `addr` lay in a pool that has been destroyed.
     pub(crate) fn was_destroyed(&self, addr: u64) -> bool {
-        lock(&self.destroyed).iter().any(|&(base, size)| addr >= base && addr - base < size)
+        self.destroyed_at(addr).is_some()
+    }
+
+    /// For an address in a destroyed pool's range: whether the pool's mapping still
+    /// exists (queued work or a handle holds the pool), so that the range is still the
+    /// emulator's. `None` for other addresses.
+    pub(crate) fn destroyed_at(&self, addr: u64) -> Option<bool> {
+        let d = lock(&self.destroyed);
+        let inside = |&&(base, size, _): &&(u64, u64, Weak<PoolShared>)| addr >= base && addr - base < size;
+        // The latest destroy first: a range may have been reused by a later pool since.
+        d.iter().rev().find(inside).map(|(_, _, pool)| pool.strong_count() > 0)
     }
 
     fn stream(&self, id: u64) -> Option<Arc<StreamShared>> {
@@ -407,7 +418,7 @@ impl Device for Emulator {
             ));
         }
         p.pools.write().unwrap_or_else(PoisonError::into_inner).remove(&shared.base);
-        lock(&p.destroyed).push((shared.base, shared.size));
+        lock(&p.destroyed).push((shared.base, shared.size, Arc::downgrade(shared)));
         let waits: Vec<_> = lock(&p.streams)
             .values()
             .map(|s| (Arc::clone(s), s.state().last_real))

@@ -37,6 +37,9 @@
 //!   `ErrorKind::StreamOrderViolation` (code 107000), and so is a free that races with
 //!   an access still pending on another stream. The message names the streams and the
 //!   operations; nothing is executed. Vendor tools offer nothing like it for pool memory.
+//!   A destroyed pool's address range stays reserved, inaccessible and without memory, for
+//!   the next 256 dropped pools (up to 16 TiB of address space), so the host maps nothing
+//!   there meanwhile and a pointer that outlived its pool is still known as device memory.
 //! - **Bounded waits and faults.** Every wait inside the emulator gives up after
 //!   [`Config::wait_timeout`] with an error instead of hanging; a panicking host function
 //!   is reported at the next synchronization of its stream, which keeps working; and

@@ -107,12 +107,15 @@ impl Emulator {
     }
 
     /// Whether `addr` is device memory of this platform: it lies in a live pool's range, or
-    /// in the range of a destroyed pool that nothing in the process has mapped since (a
-    /// pointer that outlived its pool, which copies and accesses then refuse). A destroyed
-    /// pool's range goes back to the host, so once the host maps it again it is host memory.
+    /// in the range of a destroyed pool (a pointer that outlived its pool, which copies and
+    /// accesses then refuse) while the emulator still holds or keeps that range, or nothing
+    /// in the process has mapped it since. The range of a destroyed pool goes back to the
+    /// host only after many later pools are dropped, and once the host maps it again it is
+    /// host memory.
     pub fn is_pool_address(&self, addr: DevicePtr) -> bool {
         let a = addr.addr();
-        self.platform.pool_at(a).is_some() || (self.platform.was_destroyed(a) && !host_mapped(a))
+        let kept = |held: bool| held || crate::pool::quarantined(a) || !host_mapped(a);
+        self.platform.pool_at(a).is_some() || self.platform.destroyed_at(a).is_some_and(kept)
     }
 
     /// Resolves a device range to its pool; the checks come when it is enqueued.

@@ -9,11 +9,33 @@
 //! touched; a release gives the released pages back to the kernel at once
 //! (`MADV_DONTNEED`), so a release really returns memory, and a stray access to a
 //! chunk with nothing reserved cannot go unnoticed.
+//!
+//! A dropped mapping (its pool destroyed and no longer held) keeps its address range for a
+//! while, inaccessible and without memory ([`quarantined`]): the host cannot map anything
+//! else there at once, so a device pointer that outlived its pool still names no host
+//! memory, and copies and accesses through it are refused instead of landing in whatever
+//! the host would have put there. The oldest ranges go back to the host beyond 256 ranges
+//! or 16 TiB of address space.
 
 use rustix::mm::{Advice, MapFlags, MprotectFlags, ProtFlags};
+use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::io;
 use std::ptr;
+use std::sync::{Mutex, PoisonError};
+
+/// Address ranges (start, length) of dropped mappings still kept, oldest first.
+static QUARANTINE: Mutex<VecDeque<(usize, usize)>> = Mutex::new(VecDeque::new());
+/// The most dropped ranges kept.
+const QUARANTINE_RANGES: usize = 256;
+/// The most address space the kept ranges take.
+const QUARANTINE_BYTES: usize = 16 << 40;
+
+/// Whether `addr` lies in the kept range of a dropped mapping.
+pub(crate) fn quarantined(addr: u64) -> bool {
+    let q = QUARANTINE.lock().unwrap_or_else(PoisonError::into_inner);
+    q.iter().any(|&(start, len)| addr >= start as u64 && addr - (start as u64) < len as u64)
+}
 
 /// A reserved address range, unmapped on drop.
 #[derive(Debug)]
@@ -181,8 +203,32 @@ impl Drop for Mapping {
     fn drop(&mut self) {
         // SAFETY: `raw`/`raw_len` are exactly what mmap returned, and this is the last owner
         // of the range: every pool and queued operation that could touch it held an `Arc`
-        // to the pool that owns this mapping.
-        let _ = unsafe { rustix::mm::munmap(self.raw, self.raw_len) };
+        // to the pool that owns this mapping. A fresh inaccessible mapping over it gives
+        // every page back and keeps the range (see `quarantined`).
+        let kept = unsafe {
+            rustix::mm::mmap_anonymous(
+                self.raw,
+                self.raw_len,
+                ProtFlags::empty(),
+                MapFlags::PRIVATE | MapFlags::NORESERVE | MapFlags::FIXED,
+            )
+        };
+        let mut gone = vec![(self.raw as usize, self.raw_len)];
+        if kept.is_ok() {
+            let mut q = QUARANTINE.lock().unwrap_or_else(PoisonError::into_inner);
+            q.push_back(gone.remove(0));
+            let mut total: usize = q.iter().map(|&(_, len)| len).sum();
+            while q.len() > QUARANTINE_RANGES || total > QUARANTINE_BYTES {
+                let Some(oldest) = q.pop_front() else { break };
+                total -= oldest.1;
+                gone.push(oldest);
+            }
+        }
+        for (start, len) in gone {
+            // SAFETY: a range this module mapped and no longer uses (this mapping's, or a
+            // kept one leaving the quarantine); nothing refers to memory inside it.
+            let _ = unsafe { rustix::mm::munmap(start as *mut c_void, len) };
+        }
     }
 }
 

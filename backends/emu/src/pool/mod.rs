@@ -10,6 +10,7 @@ use crate::device::{Platform, check_stream};
 use crate::stream::{StreamShared, Work, lock};
 use crate::{EmuStream, ReuseRule};
 use blocks::Blocks;
+pub(crate) use mapping::quarantined;
 use mapping::{Commits, Mapping};
 use mempool_hal::attr::{AttrId, AttrWrite};
 use mempool_hal::{DevicePtr, Error, ErrorKind, MemPool, OomInfo, RawAttrValue, Result, code, round_up};
