@@ -18,7 +18,7 @@
 //! |---|---|---|
 //! | `MEMPOOL_EMU_DEVICES` | number of devices (1 to 1024) | 1 |
 //! | `MEMPOOL_EMU_DEVICE_MEMORY` | bytes per device (`4096`, `64M`, `8G`; at most 64 TiB) | 16 GiB |
-//! | `MEMPOOL_EMU_GRANULARITY` | pool granularity in bytes (a power of two, at least a page) | 2 MiB |
+//! | `MEMPOOL_EMU_GRANULARITY` | pool granularity in bytes (a power of two from a page to 1 GiB) | 2 MiB |
 //! | `MEMPOOL_EMU_MODE` | `threaded` or `deferred` | threaded |
 //! | `MEMPOOL_EMU_CHECKER` | the stream-order checker: `on`/`1`/`true`/`yes` or `off`/`0`/`false`/`no` | on |
 //!

@@ -4,7 +4,7 @@
 //! A variable that is set but does not parse is an error naming it, never a silent default:
 //! `MEMPOOL_EMU_DEVICE_MEMORY=8GB` means 8 GiB, and `MEMPOOL_EMU_MODE=defered` is refused.
 
-use crate::{EmulatorBuilder, ExecutionMode};
+use crate::{EmulatorBuilder, ExecutionMode, Setting};
 use mempool_hal::{Error, ErrorKind, Result, code};
 use std::ffi::OsString;
 
@@ -32,28 +32,31 @@ pub const ENV_CHECKER: &str = "MEMPOOL_EMU_CHECKER";
 /// assert!(mempool_emu::parse_bytes("2.5G").is_err());
 /// ```
 pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
+    let not_a_count = || format!("{s:?} is not a byte count (e.g. 4096, 64M, 2G)");
     let t = s.trim();
-    let t = t.strip_suffix("iB").or_else(|| t.strip_suffix('B')).unwrap_or(t);
+    let t = t.strip_suffix('B').unwrap_or(t);
+    // `i` only after a unit: `8GiB`, not `8iB`.
+    let (t, binary) = t.strip_suffix('i').map_or((t, false), |t| (t, true));
     let (num, shift) = match t.chars().last() {
         Some('K' | 'k') => (&t[..t.len() - 1], 10),
         Some('M' | 'm') => (&t[..t.len() - 1], 20),
         Some('G' | 'g') => (&t[..t.len() - 1], 30),
         Some('T' | 't') => (&t[..t.len() - 1], 40),
+        _ if binary => return Err(not_a_count()),
         _ => (t, 0),
     };
-    let n: u64 = num.trim().parse().map_err(|_| format!("{s:?} is not a byte count (e.g. 4096, 64M, 2G)"))?;
+    let n: u64 = num.trim().parse().map_err(|_| not_a_count())?;
     n.checked_mul(1 << shift).ok_or_else(|| format!("{s:?} is too large"))
 }
 
 impl EmulatorBuilder {
     /// Applies the `MEMPOOL_EMU_*` variables that are set (see the `ENV_*` constants);
-    /// unset or empty ones keep the builder's value. [`EmulatorBuilder::build`] then checks
-    /// the ranges.
+    /// unset or empty ones keep the builder's value.
     ///
     /// # Errors
     ///
     /// `InvalidParam` (100000) naming the variable and its value when a value does not
-    /// parse.
+    /// parse, or is out of the range [`EmulatorBuilder::build`] enforces.
     pub fn with_env(self) -> Result<Self> {
         self.with_vars(|name| std::env::var_os(name))
     }
@@ -94,6 +97,19 @@ impl EmulatorBuilder {
                 _ => return Err(bad(ENV_CHECKER, &v, "not on (1, on, true, yes) or off (0, off, false, no)")),
             });
         }
+        // Out of range: name the variable that set it (a default is `build`'s to report).
+        if let Err((settings, why)) = self.config.check() {
+            for setting in settings {
+                let name = match setting {
+                    Setting::Devices => ENV_DEVICES,
+                    Setting::DeviceMemory => ENV_DEVICE_MEMORY,
+                    Setting::Granularity => ENV_GRANULARITY,
+                };
+                if let Some(v) = get(name)? {
+                    return Err(bad(name, &v, &why));
+                }
+            }
+        }
         Ok(self)
     }
 }
@@ -117,7 +133,8 @@ mod tests {
         for (text, want) in [("4096", 4096), ("64K", 64 << 10), ("2m", 2 << 20), ("8GiB", 8 << 30), (" 1T ", 1 << 40)] {
             assert_eq!(parse_bytes(text), Ok(want), "{text}");
         }
-        for text in ["", "2.5G", "-1", "8X", "G", "18446744073709551615K"] {
+        assert_eq!(parse_bytes("8B"), Ok(8));
+        for text in ["", "2.5G", "-1", "8X", "G", "8iB", "iB", "18446744073709551615K"] {
             assert!(parse_bytes(text).is_err(), "{text:?} was accepted");
         }
     }
@@ -154,7 +171,21 @@ mod tests {
             assert_eq!(e.code(), 100_000, "{name}={value}");
             assert!(e.message().contains(name) && e.message().contains(value), "{}", e.message());
         }
-        // Parsed but out of range: refused by `build`.
-        assert_eq!(with(&[(ENV_DEVICES, "4294967295")]).unwrap().build().unwrap_err().code(), 100_000);
+        // Parsed but out of range: named too.
+        for (name, value) in [
+            (ENV_DEVICES, "4294967295"),
+            (ENV_DEVICES, "0"),
+            (ENV_DEVICE_MEMORY, "0"),
+            (ENV_DEVICE_MEMORY, "65T"),
+            (ENV_GRANULARITY, "2K"),
+            (ENV_GRANULARITY, "32T"),
+        ] {
+            let e = with(&[(name, value)]).unwrap_err();
+            assert_eq!(e.code(), 100_000, "{name}={value}");
+            assert!(e.message().contains(name) && e.message().contains(value), "{}", e.message());
+        }
+        // Device memory below the granularity names whichever of the two was set.
+        let e = with(&[(ENV_GRANULARITY, "1G"), (ENV_DEVICE_MEMORY, "64M")]).unwrap_err();
+        assert!(e.message().contains(ENV_DEVICE_MEMORY), "{}", e.message());
     }
 }

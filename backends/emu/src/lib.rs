@@ -171,6 +171,47 @@ pub const MAX_DEVICES: u32 = 1024;
 /// still fits in a 47-bit host address space.
 pub const MAX_DEVICE_MEMORY: u64 = 1 << 46;
 
+/// The largest pool granularity: 1 GiB (Ascend's is 2 MiB).
+pub const MAX_GRANULARITY: u64 = 1 << 30;
+
+/// A setting of [`Config`] that [`Config::check`] can find out of range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Setting {
+    Devices,
+    DeviceMemory,
+    Granularity,
+}
+
+impl Config {
+    /// The ranges `build` enforces: on failure, the settings involved and why.
+    pub(crate) fn check(&self) -> std::result::Result<(), (&'static [Setting], String)> {
+        let page = rustix::param::page_size() as u64;
+        let c = self;
+        if c.devices == 0 || c.devices > MAX_DEVICES {
+            return Err((&[Setting::Devices], format!("{} devices: 1 to {MAX_DEVICES} are possible", c.devices)));
+        }
+        if !c.granularity.is_power_of_two() || c.granularity < page || c.granularity > MAX_GRANULARITY {
+            return Err((
+                &[Setting::Granularity],
+                format!("granularity {} is not a power of two from the page size {page} to 1 GiB", c.granularity),
+            ));
+        }
+        if c.device_memory < c.granularity {
+            return Err((
+                &[Setting::DeviceMemory, Setting::Granularity],
+                format!("device memory {} is below one granule ({})", c.device_memory, c.granularity),
+            ));
+        }
+        if c.device_memory > MAX_DEVICE_MEMORY {
+            return Err((
+                &[Setting::DeviceMemory],
+                format!("device memory {} is above the limit of {MAX_DEVICE_MEMORY} bytes (64 TiB)", c.device_memory),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Builds an [`Emulator`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EmulatorBuilder {
@@ -217,27 +258,14 @@ impl EmulatorBuilder {
     ///
     /// # Errors
     ///
-    /// `InvalidParam` (100000) for zero devices, zero memory, or a granularity that is
-    /// not a power of two at least the host page size.
+    /// `InvalidParam` (100000) for no devices or more than [`MAX_DEVICES`], a
+    /// granularity that is not a power of two from the host page size to
+    /// [`MAX_GRANULARITY`], or device memory below one granule or above
+    /// [`MAX_DEVICE_MEMORY`].
     pub fn build(self) -> Result<Emulator> {
         let c = self.config;
-        let page = rustix::param::page_size() as u64;
-        let bad =
-            |m: String| Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, "Emulator::build", m));
-        if c.devices == 0 || c.devices > MAX_DEVICES {
-            return bad(format!("{} devices: 1 to {MAX_DEVICES} are possible", c.devices));
-        }
-        if !c.granularity.is_power_of_two() || c.granularity < page {
-            return bad(format!("granularity {} is not a power of two >= the page size {page}", c.granularity));
-        }
-        if c.device_memory < c.granularity {
-            return bad(format!("device memory {} is below one granule", c.device_memory));
-        }
-        if c.device_memory > MAX_DEVICE_MEMORY {
-            return bad(format!(
-                "device memory {} is above the limit of {MAX_DEVICE_MEMORY} bytes (64 TiB)",
-                c.device_memory
-            ));
+        if let Err((_, m)) = c.check() {
+            return Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, "Emulator::build", m));
         }
         Ok(Emulator { platform: Arc::new(Platform::new(c)), device: 0 })
     }

@@ -225,6 +225,8 @@ fn builder_refuses_bad_configs() -> Result<()> {
     assert_eq!(many.code(), 100_000);
     assert!(many.message().contains("1 to 1024"), "{}", many.message());
     assert_eq!(Emulator::builder().devices(mempool_emu::MAX_DEVICES).build()?.config().devices, 1024);
+    let coarse = Emulator::builder().granularity(2 << 30).device_memory(4 << 30).build().unwrap_err();
+    assert!(coarse.message().contains("to 1 GiB"), "{}", coarse.message());
     let huge = Emulator::builder().device_memory(mempool_emu::MAX_DEVICE_MEMORY + 1).build().unwrap_err();
     assert_eq!(huge.code(), 100_000);
     assert_eq!(Emulator::builder().granularity(3 << 20).build().unwrap_err().code(), 100_000);

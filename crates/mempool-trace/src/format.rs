@@ -238,10 +238,15 @@ pub fn parse(text: &str) -> Result<Trace, ParseError> {
     let mut live: HashMap<u64, u64> = HashMap::new();
     // A byte-order mark some editors write is not part of the header.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // The header may only come before the first row (after blank lines, say).
+    let mut header_allowed = true;
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let l = raw.trim();
-        if l.is_empty() || (i == 0 && l.replace(' ', "") == HEADER) {
+        if l.is_empty() {
+            continue;
+        }
+        if std::mem::take(&mut header_allowed) && l.replace(' ', "") == HEADER {
             continue;
         }
         let err = |message: String| ParseError { line, message };

@@ -77,6 +77,12 @@ enum Command {
     },
 }
 
+/// A byte count that names a column: [`table::bytes`] when that is exact, else the bytes.
+fn exact_bytes(b: u64) -> String {
+    let shown = table::bytes(b);
+    if shown.contains('.') { format!("{b} B") } else { shown }
+}
+
 /// `values` without repeats, in their first order.
 fn distinct<T: PartialEq>(values: Vec<T>) -> Vec<T> {
     let mut out: Vec<T> = Vec::with_capacity(values.len());
@@ -159,13 +165,13 @@ fn main_inner(cli: Cli) -> Result<(), String> {
                         // A column is named by the settings that vary.
                         let mut name = Vec::new();
                         if granularities.len() > 1 {
-                            name.push(format!("granularity {}", table::bytes(g)));
+                            name.push(format!("granularity {}", exact_bytes(g)));
                         }
                         if flag_sets.len() > 1 {
                             name.push(format!("flags {f}"));
                         }
                         if thresholds.len() > 1 || name.is_empty() {
-                            name.push(format!("threshold {}", table::bytes(t.unwrap_or(pool_size))));
+                            name.push(format!("threshold {}", exact_bytes(t.unwrap_or(pool_size))));
                         }
                         names.push(name.join(", "));
                     }

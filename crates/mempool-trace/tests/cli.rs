@@ -124,6 +124,12 @@ fn compare_puts_thresholds_side_by_side() {
     let header = stdout.lines().find(|l| l.starts_with('|')).expect("a table");
     assert_eq!(header.matches("threshold ").count(), 2, "{header}");
     assert!(header.contains("threshold 1 B"), "{header}");
+    // Values that would round to the same text are named exactly.
+    let args = ["compare", trace.to_str().unwrap(), "--threshold", "1048577", "--threshold", "1048578"];
+    let out = tool(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let header = stdout.lines().find(|l| l.starts_with('|')).expect("a table");
+    assert!(header.contains("threshold 1048577 B") && header.contains("threshold 1048578 B"), "{header}");
 }
 
 #[test]
@@ -211,6 +217,9 @@ fn odd_files_get_clear_errors_and_other_tools_logs_replay() {
                140573312345856,1634567890.123456,allocate,0x7f0000000000,1048576,1\n\
                140573312345856,1634567890.223456,free,0x7f0000000000,1048576,1\n";
     let (code, stdout, stderr) = run(rmm.as_bytes(), &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    // A header after blank lines is still the header.
+    let (code, _, stderr) = run(format!("\n\n{}", rmm.trim_start_matches('\u{feff}')).as_bytes(), &[]);
     assert_eq!(code, Some(0), "{stderr}");
     let ops = stdout.lines().find(|l| l.starts_with("| operations ")).unwrap_or_default();
     assert_eq!(ops.split('|').nth(2).map(str::trim), Some("2"), "{stdout}");
