@@ -3,13 +3,11 @@
 
 use acl_rt::exports::*;
 use mempool_ascend::sys::*;
-use std::ffi::{CStr, c_void};
-use std::ptr::null_mut;
+use std::ffi::c_void;
 
-fn message() -> String {
-    // SAFETY: the shim returns a NUL-terminated per-thread string.
-    unsafe { CStr::from_ptr(aclGetRecentErrMsg()) }.to_string_lossy().into_owned()
-}
+mod common;
+use common::{message, props};
+use std::ptr::null_mut;
 
 #[test]
 fn calls_without_a_current_device_are_refused_not_crashed() {
@@ -121,13 +119,7 @@ fn stream_order_violations_answer_107000_naming_streams_and_operations() {
         assert_eq!(aclrtCreateStream(&mut a), 0);
         assert_eq!(aclrtCreateStream(&mut b), 0);
         let mut pool: aclrtMemPool = null_mut();
-        let props = aclrtMemPoolProps {
-            allocType: 0,
-            handleType: 0,
-            location: aclrtMemLocation { id: 0, type_: 1 },
-            maxSize: 64 << 20,
-            reserved: [0; 32],
-        };
+        let props = props(0, 64 << 20);
         assert_eq!(aclrtMemPoolCreate(&mut pool, &props), 0);
         let mut x: *mut c_void = null_mut();
         assert_eq!(aclrtMemPoolMallocAsync(&mut x, 4096, pool, a), 0);

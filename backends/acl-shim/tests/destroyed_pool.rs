@@ -7,13 +7,11 @@
 
 use acl_rt::exports::*;
 use mempool_ascend::sys::*;
-use std::ffi::{CStr, c_void};
-use std::ptr::null_mut;
+use std::ffi::c_void;
 
-fn message() -> String {
-    // SAFETY: the shim returns a NUL-terminated per-thread string.
-    unsafe { CStr::from_ptr(aclGetRecentErrMsg()) }.to_string_lossy().into_owned()
-}
+mod common;
+use common::{message, props};
+use std::ptr::null_mut;
 
 #[test]
 fn default_copies_of_a_destroyed_pools_memory_are_refused_not_crashed() {
@@ -24,13 +22,7 @@ fn default_copies_of_a_destroyed_pools_memory_are_refused_not_crashed() {
         let mut s: aclrtStream = null_mut();
         assert_eq!(aclrtCreateStream(&mut s), 0);
         let mut pool: aclrtMemPool = null_mut();
-        let props = aclrtMemPoolProps {
-            allocType: 0,
-            handleType: 0,
-            location: aclrtMemLocation { id: 0, type_: 1 },
-            maxSize: 64 << 20,
-            reserved: [0; 32],
-        };
+        let props = props(0, 64 << 20);
         assert_eq!(aclrtMemPoolCreate(&mut pool, &props), 0);
         let mut p: *mut c_void = null_mut();
         assert_eq!(aclrtMemPoolMallocAsync(&mut p, 4096, pool, s), 0);

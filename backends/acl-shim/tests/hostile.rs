@@ -26,7 +26,10 @@
 use acl_rt::exports::*;
 use mempool_ascend::sys::*;
 use mempool_hal::code;
-use std::ffi::{CStr, c_void};
+use std::ffi::c_void;
+
+mod common;
+use common::{message, props};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -257,13 +260,6 @@ impl Table {
     }
 }
 
-/// This thread's last error message.
-fn message() -> String {
-    // SAFETY: the shim returns a NUL-terminated per-thread string that stays valid until
-    // the next failing call on this thread; it is copied at once.
-    unsafe { CStr::from_ptr(aclGetRecentErrMsg()) }.to_string_lossy().into_owned()
-}
-
 /// Panics (failing the row) when a refused call wrote its out-pointer.
 fn untouched(rc: aclError, slot: usize) -> aclError {
     assert!(rc == OK || slot == SENTINEL, "a refused call (code {rc}) wrote its out-pointer: {slot:#x}");
@@ -292,16 +288,6 @@ fn stats(fx: &Fx) -> Vec<u64> {
 
 fn check(rc: aclError, what: &str) {
     assert_eq!(rc, OK, "{what}: {}", message());
-}
-
-fn props(device: u32, max_size: usize) -> aclrtMemPoolProps {
-    aclrtMemPoolProps {
-        allocType: 0,
-        handleType: 0,
-        location: aclrtMemLocation { id: device, type_: 1 },
-        maxSize: max_size,
-        reserved: [0; 32],
-    }
 }
 
 /// Creates a pool whose release threshold is its size.

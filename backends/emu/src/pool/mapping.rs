@@ -213,16 +213,19 @@ impl Drop for Mapping {
                 MapFlags::PRIVATE | MapFlags::NORESERVE | MapFlags::FIXED,
             )
         };
-        let mut gone = vec![(self.raw as usize, self.raw_len)];
+        let this = (self.raw as usize, self.raw_len);
+        let mut gone = Vec::new();
         if kept.is_ok() {
             let mut q = QUARANTINE.lock().unwrap_or_else(PoisonError::into_inner);
-            q.push_back(gone.remove(0));
+            q.push_back(this);
             let mut total: usize = q.iter().map(|&(_, len)| len).sum();
             while q.len() > QUARANTINE_RANGES || total > QUARANTINE_BYTES {
                 let Some(oldest) = q.pop_front() else { break };
                 total -= oldest.1;
                 gone.push(oldest);
             }
+        } else {
+            gone.push(this);
         }
         for (start, len) in gone {
             // SAFETY: a range this module mapped and no longer uses (this mapping's, or a
