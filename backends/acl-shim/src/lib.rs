@@ -35,4 +35,4 @@
 pub mod exports;
 mod state;
 
-pub use mempool_emu::{ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE};
+pub use mempool_emu::{ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE};

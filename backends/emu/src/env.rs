@@ -18,6 +18,8 @@ pub const ENV_GRANULARITY: &str = "MEMPOOL_EMU_GRANULARITY";
 pub const ENV_MODE: &str = "MEMPOOL_EMU_MODE";
 /// The stream-order checker: `1`, `on`, `true`, `yes` (default) or `0`, `off`, `false`, `no`.
 pub const ENV_CHECKER: &str = "MEMPOOL_EMU_CHECKER";
+/// Every variable above, for tools that clear or forward them all.
+pub const ENV_ALL: [&str; 5] = [ENV_DEVICES, ENV_DEVICE_MEMORY, ENV_GRANULARITY, ENV_MODE, ENV_CHECKER];
 
 /// Parses a byte count: a number, optionally followed by a binary unit `K`, `M`, `G` or `T`
 /// (either case, with or without `B` or `iB`): `4096`, `64K`, `2M`, `8GiB`.

@@ -87,7 +87,7 @@ use mempool_hal::{Error, ErrorKind, Result, code};
 use std::fmt;
 use std::sync::Arc;
 
-pub use env::{ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, parse_bytes};
+pub use env::{ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, parse_bytes};
 pub use pool::{EmuPool, ReuseCounts};
 pub use raw::{Access, KernelMem, Mem};
 

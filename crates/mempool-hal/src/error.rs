@@ -163,6 +163,50 @@ impl Error {
         }
     }
 
+    /// A parameter outside its documented range: `InvalidParam`, code 107000.
+    #[cold]
+    pub fn invalid_param(op: &'static str, message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_RT_PARAM_INVALID, op, message)
+    }
+
+    /// A pointer that is not the start of a live allocation (interior, freed already,
+    /// unknown), or a range outside live memory: `InvalidPointer`, code 107000.
+    #[cold]
+    pub fn invalid_pointer(op: &'static str, message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::InvalidPointer, code::ACL_ERROR_RT_PARAM_INVALID, op, message)
+    }
+
+    /// A call that would break stream order (see the [checker](crate::contract::checker)):
+    /// `StreamOrderViolation`, code 107000.
+    #[cold]
+    pub fn stream_order_violation(op: &'static str, message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::StreamOrderViolation, code::ACL_ERROR_RT_PARAM_INVALID, op, message)
+    }
+
+    /// A destroyed, stale or foreign stream or event handle: `InvalidHandle`, code 107017,
+    /// with the message "`what` is destroyed or foreign".
+    #[cold]
+    pub fn stale_handle(op: &'static str, what: impl fmt::Display) -> Self {
+        Error::new(
+            ErrorKind::InvalidHandle,
+            code::ACL_ERROR_RT_INVALID_HANDLE,
+            op,
+            format!("{what} is destroyed or foreign"),
+        )
+    }
+
+    /// A destroyed, foreign or unknown pool handle: `InvalidHandle`, with the code CANN
+    /// gives for that call (see [`PoolCall`]), and the message "`what` is destroyed or
+    /// foreign".
+    #[cold]
+    pub fn destroyed_pool(op: &'static str, call: PoolCall, what: impl fmt::Display) -> Self {
+        let code = match call {
+            PoolCall::Attribute => code::ACL_ERROR_RT_PARAM_INVALID,
+            PoolCall::Lifetime => code::ACL_ERROR_RT_INTERNAL_ERROR,
+        };
+        Error::new(ErrorKind::InvalidHandle, code, op, format!("{what} is destroyed or foreign"))
+    }
+
     /// The portable kind.
     pub fn kind(&self) -> ErrorKind {
         self.kind
@@ -199,6 +243,16 @@ impl Error {
         self.op = op;
         self
     }
+}
+
+/// The kind of pool call that met a destroyed or unknown pool, which decides its code
+/// (the [lifetime contract](crate::contract::statistics)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PoolCall {
+    /// Reading or writing an attribute: code 107000.
+    Attribute,
+    /// Destroy, allocate, trim: code 507000.
+    Lifetime,
 }
 
 /// The result type of every fallible call.

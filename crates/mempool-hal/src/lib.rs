@@ -49,19 +49,22 @@
 #![deny(unsafe_code)]
 
 pub mod attr;
+pub mod contract;
 mod device;
 mod error;
 mod pool;
 mod props;
 mod ptr;
+mod reuse;
 mod stats;
 
 pub use attr::{AttrId, RawAttrValue};
 pub use device::{Device, EventStatus, HostFn, MemInfo};
-pub use error::{Error, ErrorKind, OomInfo, Result, code};
+pub use error::{Error, ErrorKind, OomInfo, PoolCall, Result, code};
 pub use pool::{MemPool, MemPoolExt};
 pub use props::{
     AllocationType, HandleType, Location, LocationType, PoolProps, PoolPropsBuilder, round_down, round_up,
 };
 pub use ptr::{DevicePtr, HostBuffer};
+pub use reuse::ReuseFlags;
 pub use stats::PoolStats;
