@@ -1,22 +1,44 @@
 //! The behaviour contract: what every backend of the project does, rule by rule.
 //!
-//! These pages are the project's specification. The traits link here; every test that
-//! checks a rule names its page (`contract::allocation`, ...). Each page is one section:
+//! These pages are the project's specification of stream-ordered memory pools: the
+//! behaviour of CANN's `aclrtMemPool*` API, compared rule by rule with CUDA's
+//! `cudaMemPool*`, with a decision wherever CANN and CUDA, or CANN's documentation and its
+//! code, disagree.
+//! The emulator reproduces it, the Ascend backend relies on it, the drop-in library exports
+//! it, and the traits of this crate ([`Device`](crate::Device), [`MemPool`](crate::MemPool))
+//! link to the page that holds each rule.
+//!
+//! # How to read it
+//!
+//! - Sections 1 to 7 are the portable contract, the same for every backend. Start with
+//!   [`objects`]: its definition of *ordered after* is used on every other page.
+//! - Section 8 is the C ABI of the drop-in library, section 9 how the Ascend backend finds
+//!   the real runtime, section 10 the scenarios the conformance suite runs against every
+//!   backend, section 11 the emulator's stream-order checker, and section 12 how the project
+//!   copes with runtimes that do less than CANN documents.
+//! - Error answers give the ACL code (see [`code`](crate::code)) and, for the Rust API, the
+//!   portable [`ErrorKind`](crate::ErrorKind).
+//! - Where a comparison with CANN or CUDA is made, it says which behaviour the project
+//!   follows and why.
+//! - A page ends with a **Status** note when the project does not implement every rule of it
+//!   yet; the rule still stands, and the note says what differs today.
+//!
+//! Every test that checks a rule names its page (`contract::allocation`, ...).
 //!
 //! | § | page | what it fixes |
 //! |---|---|---|
-//! | 1 | [`objects`] | Objects and stream order |
-//! | 2 | [`properties`] | Pool properties |
-//! | 3 | [`attributes`] | Attributes |
-//! | 4 | [`allocation`] | Allocation and the reuse order |
-//! | 5 | [`free`] | Free |
-//! | 6 | [`release`] | Release and trim |
-//! | 7 | [`statistics`] | Statistics and lifetime |
-//! | 8 | [`c_abi`] | The C ABI of the drop-in ACL library |
+//! | 1 | [`objects`] | Devices, streams, events, pools, device pointers; the *ordered after* relation |
+//! | 2 | [`properties`] | Pool properties, their C layout and checks; reserved memory per device |
+//! | 3 | [`attributes`] | The eight attributes, their access rules and errors |
+//! | 4 | [`allocation`] | Allocation: rounding, the reuse order a to g, bad input |
+//! | 5 | [`free`] | Free: valid pointers, stream tags, merging |
+//! | 6 | [`release`] | Release at synchronization and `trim_to` |
+//! | 7 | [`statistics`] | The four counters; destroying pools; handles |
+//! | 8 | [`c_abi`] | The C ABI of the drop-in library: calls, enum values, lifecycle and error codes, argument checks |
 //! | 9 | [`loading`] | Finding the real runtime |
-//! | 10 | [`conformance`] | Conformance scenarios |
-//! | 11 | [`checker`] | The stream-order checker |
-//! | 12 | [`profiles`] | Profiles: the runtime as documented and as it ships |
+//! | 10 | [`conformance`] | The thirty conformance scenarios |
+//! | 11 | [`checker`] | The emulator's stream-order checker |
+//! | 12 | [`profiles`] | The runtime as documented and as it ships: `documented` and `cann-open` |
 
 #[doc = include_str!("objects.md")]
 pub mod objects {}
