@@ -1,4 +1,5 @@
-//! Pool attributes (SPEC.md section 3): the numbered raw path and the typed keys.
+//! Pool attributes (the [attribute contract](crate::contract::attributes)): the numbered
+//! raw path and the typed keys.
 //!
 //! Every attribute is declared once, in the table at the bottom of this module. Each
 //! entry generates a zero-sized key type, its id constant, its row in [`ATTRIBUTES`] and
@@ -83,7 +84,8 @@ pub enum AttrWidth {
 pub enum Access {
     /// Read and write.
     ReadWrite,
-    /// Read only; a write is a parameter error (107000).
+    /// Read only; a write is a parameter error (107000; see the
+    /// [attribute contract](crate::contract::attributes)).
     ReadOnly,
     /// Read, and write only 0, which resets the mark to 0 (a non-zero write is 507000).
     ResetOnly,
@@ -148,7 +150,8 @@ impl AttrId {
         ATTRIBUTES.iter().find(|i| i.id == self)
     }
 
-    /// Checks a raw write against SPEC.md section 3 for a pool of `pool_size` bytes.
+    /// Checks a raw write against the [attribute contract](crate::contract::attributes)
+    /// for a pool of `pool_size` bytes.
     ///
     /// # Errors
     ///
@@ -353,15 +356,18 @@ macro_rules! attributes {
 
 attributes! {
     /// Reuse memory freed on another stream when the free is ordered before this
-    /// stream's current position through recorded events and waits (chains included).
+    /// stream's current position through recorded events and waits (chains included):
+    /// rule c of the [reuse order](crate::contract::allocation).
     ReuseFollowEventDependencies = 1, REUSE_FOLLOW_EVENT_DEPENDENCIES, bool, rw, default 0;
     /// Reuse memory whose free has already executed on its stream when the allocation is
-    /// made, even without any ordering. Timing-dependent by nature.
+    /// made, even without any ordering. Timing-dependent by nature: rule d of the
+    /// [reuse order](crate::contract::allocation).
     ReuseAllowOpportunistic = 2, REUSE_ALLOW_OPPORTUNISTIC, bool, rw, default 0;
     /// Reuse any cached block; the pool makes the allocating stream wait for the freeing
-    /// stream to pass the free.
+    /// stream to pass the free: rule e of the [reuse order](crate::contract::allocation).
     ReuseAllowInternalDependencies = 3, REUSE_ALLOW_INTERNAL_DEPENDENCIES, bool, rw, default 0;
-    /// Bytes the pool keeps reserved at synchronization instead of releasing them.
+    /// Bytes the pool keeps reserved at synchronization instead of releasing them (see
+    /// [release and trim](crate::contract::release)); above the pool size is 507000.
     ReleaseThreshold = 4, RELEASE_THRESHOLD, u64, rw, default 0;
     /// Bytes the pool currently holds (live allocations plus cached blocks).
     ReservedMemCurrent = 5, RESERVED_MEM_CURRENT, u64, r, default 0;

@@ -4,7 +4,8 @@
 use crate::stats::PoolStats;
 use std::fmt;
 
-/// The ACL error codes of the pool API (SPEC.md section 8).
+/// The ACL error codes of the pool API (the error table of the
+/// [C ABI contract](crate::contract::c_abi)).
 ///
 /// Every backend reports these numbers, the emulator included, so a log line reads the
 /// same whichever backend produced it.
@@ -46,7 +47,8 @@ pub enum ErrorKind {
     ReadOnly,
     /// The attribute id is not one of the documented ids.
     UnknownAttribute,
-    /// The pool cannot satisfy the allocation. See [`Error::oom`].
+    /// The pool cannot satisfy the allocation. See [`Error::oom`] and rule g of the
+    /// [allocation contract](crate::contract::allocation).
     OutOfMemory,
     /// A pointer that is not the start of a live allocation (interior, double free,
     /// unknown address), or a copy range outside live memory.
@@ -62,9 +64,11 @@ pub enum ErrorKind {
     /// The runtime was found but lacks the feature (for example an old runtime without
     /// the pool calls).
     NotSupported,
-    /// No runtime could be loaded (or only a link stub was found).
+    /// No runtime could be loaded (or only a link stub was found); see
+    /// [loading](crate::contract::loading).
     Unavailable,
-    /// An operation would break stream order (use after free, unordered access).
+    /// An operation would break stream order (use after free, unordered access); see the
+    /// [checker](crate::contract::checker).
     StreamOrderViolation,
     /// Host memory could not be obtained.
     HostAllocation,

@@ -5,6 +5,16 @@
 //! unsafe code; frameworks depend on it (usually through the `mempool` facade) and pick a
 //! backend by cargo feature.
 //!
+//! # The contract
+//!
+//! What every backend does, rule by rule, is written down in [`contract`]: stream order and
+//! the precise meaning of "ordered after", pool properties, attributes, the reuse order of
+//! allocation, free, release and trim, statistics and lifetime, the C ABI of the drop-in
+//! library, how the real runtime is found, the conformance scenarios, the emulator's
+//! stream-order checker, and the two behaviours of installed runtimes. The trait docs state
+//! each method's part and link to the page that holds the rule; a page's "Status" note
+//! says what the project does not implement yet.
+//!
 //! # Design choices
 //!
 //! - **Static dispatch.** [`Device`] has associated `Stream`, `Event` and `Pool` types, as
@@ -43,7 +53,8 @@
 //!
 //! Implement [`Device`] and [`MemPool`]; use [`PoolProps::validate`],
 //! [`attr::AttrId::check_write`] and the [`code`] numbers so errors match every other
-//! backend; then run the `mempool-conformance` suite against your backend.
+//! backend; then run the `mempool-conformance` suite against your backend (its scenarios
+//! are listed in [`contract::conformance`]).
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]

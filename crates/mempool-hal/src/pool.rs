@@ -13,7 +13,8 @@ use crate::stats::PoolStats;
 /// Allocations and frees are enqueued on streams: an allocation made on stream `S` may
 /// be used by work ordered after it; a free on `S` means no work ordered after it may
 /// touch the memory. Bookkeeping (statistics, the choice of block) happens when the call
-/// is made, in call order.
+/// is made, in call order. "Ordered after" has one precise meaning, defined in
+/// [objects and stream order](crate::contract::objects).
 ///
 /// The typed attribute methods (`get`, `set`, `reset`, `stats`) are on [`MemPoolExt`],
 /// implemented for every pool.
@@ -21,7 +22,8 @@ use crate::stats::PoolStats;
 /// # For backend authors
 ///
 /// Implement the raw path faithfully: [`AttrId::check_write`] and
-/// [`AttrId::check_read`] give the rule checks of SPEC.md section 3. Run
+/// [`AttrId::check_read`] give the rule checks of the
+/// [attribute contract](crate::contract::attributes). Run
 /// `mempool-conformance` against your backend.
 pub trait MemPool: Send + Sync {
     /// The backend's stream handle.
@@ -29,23 +31,32 @@ pub trait MemPool: Send + Sync {
 
     /// Allocates `size` bytes (rounded up to the granularity) in stream order on `stream`.
     ///
+    /// The block comes from the first rule of the reuse order that finds one (same stream,
+    /// known complete, then the three flagged rules, then fresh address space), smallest
+    /// fit first, then lowest address: see the
+    /// [allocation contract](crate::contract::allocation).
+    ///
     /// # Errors
     ///
     /// `size == 0` or a size that overflows when rounded: `InvalidParam` (107000).
     /// A destroyed or foreign stream: `InvalidHandle` (107017). A destroyed pool:
     /// `InvalidHandle` (507000). No block and no address space left: `OutOfMemory`
-    /// (507000) with [`Error::oom`] filled in.
+    /// (507000) with [`Error::oom`] filled in (rule g of the
+    /// [allocation contract](crate::contract::allocation)).
     ///
     /// # Stream ordering
     ///
     /// The memory may be used by later work on `stream`, or by work on other streams
-    /// ordered after it through events. With [`ReuseAllowInternalDependencies`]
-    /// the pool may enqueue a wait on `stream` before the allocation.
+    /// ordered after it through events (see
+    /// [objects and stream order](crate::contract::objects)). With
+    /// [`ReuseAllowInternalDependencies`] the pool may enqueue a wait on `stream` before the
+    /// allocation.
     ///
     /// [`ReuseAllowInternalDependencies`]: crate::attr::ReuseAllowInternalDependencies
     fn malloc_async(&self, size: u64, stream: &Self::Stream) -> Result<DevicePtr>;
 
-    /// Frees `ptr` in stream order on `stream`.
+    /// Frees `ptr` in stream order on `stream`. USED falls at the call; the block stays
+    /// reserved and cached (see the [free contract](crate::contract::free)).
     ///
     /// # Safety
     ///
@@ -53,7 +64,8 @@ pub trait MemPool: Send + Sync {
     /// before this free (on `stream`, or through events). The emulator checks all of this
     /// and answers a bad pointer with an error; the real runtime cannot, so a bad pointer
     /// there is undefined behaviour on the device. The `mempool` facade's `Buffer` makes
-    /// this call for you, safely.
+    /// this call for you, safely. The emulator's [checker](crate::contract::checker)
+    /// refuses a free that is not ordered after every earlier use.
     ///
     /// # Errors
     ///
@@ -63,13 +75,19 @@ pub trait MemPool: Send + Sync {
     /// # Stream ordering
     ///
     /// The block is tagged with `stream` and its position there; reuse decisions follow
-    /// where the free is ordered, not where the allocation was.
+    /// where the free is ordered, not where the allocation was. Adjacent cached blocks
+    /// freed on the same stream merge (see the [free contract](crate::contract::free)).
     // The declaration is the crate's only `unsafe`: it states a caller obligation; the
     // crate itself performs no unsafe operation.
     #[allow(unsafe_code)]
     unsafe fn free_async(&self, ptr: DevicePtr, stream: &Self::Stream) -> Result<()>;
 
     /// Releases cached memory now, keeping at least `min_bytes_to_keep` reserved.
+    ///
+    /// Completed cached blocks are released smallest first, the last one split at the
+    /// granularity; a block whose free has not executed is never released; at or above
+    /// RESERVED nothing happens. It does not synchronize. See
+    /// [release and trim](crate::contract::release).
     ///
     /// # Errors
     ///
@@ -81,21 +99,24 @@ pub trait MemPool: Send + Sync {
     /// do we.
     fn trim_to(&self, min_bytes_to_keep: u64) -> Result<()>;
 
-    /// Reads attribute `attr`; the value has the attribute's C width.
+    /// Reads attribute `attr`; the value has the attribute's C width (see the
+    /// [attribute contract](crate::contract::attributes)).
     ///
     /// # Errors
     ///
     /// Unknown id: `UnknownAttribute` (107000). Destroyed pool: `InvalidHandle` (107000).
     fn get_attr_raw(&self, attr: AttrId) -> Result<RawAttrValue>;
 
-    /// Writes attribute `attr`, checking every rule of SPEC.md section 3 at run time.
+    /// Writes attribute `attr`, checking every rule of the
+    /// [attribute contract](crate::contract::attributes) at run time.
     ///
     /// # Errors
     ///
     /// See [`AttrId::check_write`].
     fn set_attr_raw(&self, attr: AttrId, value: RawAttrValue) -> Result<()>;
 
-    /// The pool's size in bytes (`max_size` after rounding).
+    /// The pool's size in bytes (`max_size` after rounding; see the
+    /// [property contract](crate::contract::properties)).
     fn size(&self) -> u64;
 }
 
@@ -134,7 +155,8 @@ pub trait MemPoolExt: MemPool {
     }
 
     /// Resets a high-water mark to 0 (Ascend's rule; CUDA resets it to the current
-    /// value). It rises again with the next change.
+    /// value). It rises again only when its current counter rises (see the
+    /// [attribute contract](crate::contract::attributes)).
     ///
     /// # Errors
     ///
@@ -144,7 +166,8 @@ pub trait MemPoolExt: MemPool {
         self.set_attr_raw(A::ID, <A::Value as AttrValue>::to_raw(zero::<A::Value>()))
     }
 
-    /// Reads the four statistics counters.
+    /// Reads the four statistics counters (see
+    /// [statistics and lifetime](crate::contract::statistics)).
     ///
     /// # Errors
     ///

@@ -1,4 +1,5 @@
-//! Pool properties (SPEC.md section 2), one field per field of `aclrtMemPoolProps`.
+//! Pool properties (the [property contract](crate::contract::properties)), one field per
+//! field of `aclrtMemPoolProps`.
 
 use crate::error::{Error, ErrorKind, Result, code};
 
@@ -47,7 +48,8 @@ pub struct Location {
 /// reserved @24).
 ///
 /// Fields are public and unchecked, so a test can build invalid properties; the backend
-/// validates them at creation (see [`PoolProps::validate`]).
+/// validates them at creation (see [`PoolProps::validate`] and the
+/// [property contract](crate::contract::properties)).
 ///
 /// ```
 /// use mempool_hal::PoolProps;

@@ -11,8 +11,9 @@ use std::str::FromStr;
 ///
 /// Same-stream reuse and reuse of blocks whose free the host has observed complete are
 /// always on; these flags switch on the three further rules of the reuse order (see the
-/// [allocation contract](crate::contract::allocation)). All three are off on a fresh
-/// Ascend pool.
+/// [allocation contract](crate::contract::allocation), rules c, d and e). All three are off
+/// on a fresh Ascend pool; CUDA turns them all on (see the
+/// [attribute contract](crate::contract::attributes)).
 ///
 /// ```
 /// use mempool_hal::ReuseFlags;

@@ -3,7 +3,8 @@
 /// The four statistics counters of a pool (attributes 5-8), read together.
 ///
 /// Always `reserved_current >= used_current`; each `*_high` is the maximum of its
-/// `*_current` since creation or the last reset.
+/// `*_current` since creation or the last reset. See
+/// [statistics and lifetime](crate::contract::statistics).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct PoolStats {
     /// Bytes the pool holds from the device: live allocations plus cached blocks.
