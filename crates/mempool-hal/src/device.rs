@@ -37,6 +37,48 @@ pub type HostFn = Box<dyn FnOnce() + Send + 'static>;
 /// cheap `Clone` values; destroying one makes every clone stale, and a stale handle is
 /// answered with `InvalidHandle` (code 107017), never undefined behaviour.
 ///
+/// # Stream ordering
+///
+/// Copies and memsets are enqueued on a stream and run when the stream reaches them. "Ordered
+/// after" and "ordered before" below have the one meaning defined in
+/// [objects and stream order](crate::contract::objects): later work on the same stream, work
+/// on a stream that waited on an event recorded at or after the point, or work enqueued after
+/// the host observed the point complete. Whether work has already executed never counts.
+/// Every copy and memset owes the following:
+///
+/// - **After the allocation.** Each device range must lie inside one live allocation, and
+///   the copy or memset must be ordered after that allocation
+///   ([`MemPool::malloc_async`]). Work on the allocating stream is; work on another stream
+///   needs an event recorded after the allocation and a wait on it
+///   ([`Device::record_event`], [`Device::stream_wait_event`]).
+/// - **Before the free.** The copy or memset must be enqueued before the block's free
+///   ([`MemPool::free_async`]), and that free must be ordered after it: free on the same
+///   stream, or record an event after the copy and make the freeing stream wait on it.
+/// - **Host buffers.** The host side of an asynchronous copy must stay valid until the copy
+///   has run. The typed calls take care of it: [`Device::memcpy_h2d_async`] takes its own
+///   copy of the source at the call, and [`Device::memcpy_d2h_async`] keeps a handle on the
+///   [`HostBuffer`] until it is written. What the caller still owes is not to read the
+///   destination buffer before the copy is ordered before the read: after
+///   [`Device::synchronize_stream`], [`Device::synchronize_event`] on an event recorded
+///   after the copy, [`Device::synchronize_device`], or in a host function enqueued after
+///   the copy ([`Device::launch_host_func`]).
+/// - **Device memory on both sides.** Both ranges of a device-to-device copy, and the range
+///   of a memset, follow the first two rules; a copy that writes device memory read by other
+///   streams must itself be ordered before those reads.
+///
+/// The backends differ in what happens when a program breaks these rules:
+///
+/// | backend | an unordered or freed range |
+/// |---|---|
+/// | the emulator | with its checker on (the default), refused at the call by the [stream-order checker](crate::contract::checker): `StreamOrderViolation` (107000), nothing enqueued, a message naming the streams and positions involved; a range outside live memory is `InvalidPointer` (107000) |
+/// | the Ascend backend | the runtime cannot check stream order: the device reads stale data or corrupts memory, silently and only sometimes |
+/// | the mock | whatever the test's expectations say; nothing is checked |
+///
+/// Running a program's tests on the emulator with its checker on is how these mistakes
+/// are caught at the call; on the device they show up, if at all, as wrong results. The
+/// checker does not refuse everything yet (two unordered accesses to the same memory on
+/// different streams, for example): see its status note.
+///
 /// # For backend authors
 ///
 /// Every method documents what the caller owes and what the backend promises; the
@@ -53,10 +95,12 @@ pub trait Device: Send + Sync {
     fn id(&self) -> u32;
 
     /// The pool allocation granularity in bytes (2 MiB on Ascend): sizes are rounded up
-    /// to it and statistics count rounded bytes.
+    /// to it and statistics count rounded bytes (see the
+    /// [property contract](crate::contract::properties)).
     fn pool_granularity(&self) -> u64;
 
-    /// Free and total device memory.
+    /// Free and total device memory: free is what no pool and no synchronous allocation
+    /// has reserved (see the [property contract](crate::contract::properties)).
     ///
     /// # Errors
     ///
@@ -78,7 +122,14 @@ pub trait Device: Send + Sync {
     fn destroy_stream(&self, stream: &Self::Stream) -> Result<()>;
 
     /// Blocks until all work enqueued on `stream` so far has run. Pools of the device
-    /// then release cached memory above their release threshold.
+    /// then release cached memory above their release threshold (see
+    /// [release and trim](crate::contract::release)).
+    ///
+    /// On return the host has observed that work complete: work enqueued afterwards is
+    /// ordered after it, and blocks freed on `stream` become reusable on any stream (rule b
+    /// of the [allocation contract](crate::contract::allocation); see
+    /// [objects and stream order](crate::contract::objects) for what the emulator's checker
+    /// already takes from it).
     ///
     /// # Errors
     ///
@@ -87,7 +138,8 @@ pub trait Device: Send + Sync {
     fn synchronize_stream(&self, stream: &Self::Stream) -> Result<()>;
 
     /// Blocks until all work enqueued on every stream of the device has run, then
-    /// releases as [`Device::synchronize_stream`] does.
+    /// releases as [`Device::synchronize_stream`] does. The host has then observed every
+    /// stream of the device (see [objects and stream order](crate::contract::objects)).
     ///
     /// # Errors
     ///
@@ -118,21 +170,28 @@ pub trait Device: Send + Sync {
     /// Makes later work on `stream` wait until the work before `event`'s latest record
     /// has run. Waiting on a never-recorded event is a no-op.
     ///
+    /// Later work on `stream` is then ordered after the recorded point, and after
+    /// everything that point is ordered after: chains of events order streams
+    /// transitively (see [objects and stream order](crate::contract::objects)).
+    ///
     /// # Errors
     ///
     /// A destroyed or foreign handle: `InvalidHandle` (107017).
     fn stream_wait_event(&self, stream: &Self::Stream, event: &Self::Event) -> Result<()>;
 
     /// Blocks until the work before `event` has run; then pools release as at stream
-    /// synchronization.
+    /// synchronization (see [release and trim](crate::contract::release)). The host has
+    /// then observed the recorded point complete.
     ///
     /// # Errors
     ///
     /// A destroyed or foreign event: `InvalidHandle` (107017).
     fn synchronize_event(&self, event: &Self::Event) -> Result<()>;
 
-    /// Whether the work before `event` has run. Does not count as a synchronization. An
-    /// event never recorded is [`EventStatus::NotReady`], as CANN documents it.
+    /// Whether the work before `event` has run. Does not count as a synchronization (no
+    /// release). An event never recorded is [`EventStatus::NotReady`], as CANN documents
+    /// it. In the contract, an answer of "complete" is a host observation of the point (see
+    /// [objects and stream order](crate::contract::objects)).
     ///
     /// # Errors
     ///
@@ -148,7 +207,9 @@ pub trait Device: Send + Sync {
     /// `InvalidParam` (107000). An event whose work has not completed: `NotReady`.
     fn event_elapsed_ms(&self, start: &Self::Event, end: &Self::Event) -> Result<f32>;
 
-    /// Creates a pool.
+    /// Creates a pool (see the [property contract](crate::contract::properties)). Its
+    /// attributes start at their defaults (see the
+    /// [attribute contract](crate::contract::attributes)).
     ///
     /// # Errors
     ///
@@ -157,7 +218,9 @@ pub trait Device: Send + Sync {
     fn create_pool(&self, props: &PoolProps) -> Result<Self::Pool>;
 
     /// Destroys a pool. Live allocations become unknown addresses; memory still used by
-    /// queued work is given back only once that work has run.
+    /// queued work is given back only once that work has run (see
+    /// [statistics and lifetime](crate::contract::statistics); the Ascend backend does not
+    /// wait yet, see [profiles](crate::contract::profiles)).
     ///
     /// # Errors
     ///
@@ -165,37 +228,152 @@ pub trait Device: Send + Sync {
     fn destroy_pool(&self, pool: &Self::Pool) -> Result<()>;
 
     /// Copies `src` to device memory at `dst` in stream order. `src` is staged at the
-    /// call, so the caller may reuse it at once.
+    /// call, so the caller may reuse it at once. An empty `src` enqueues nothing.
     ///
     /// # Errors
     ///
-    /// A range that is not inside live device memory: `InvalidPointer` (107000).
+    /// A destroyed or foreign stream: `InvalidHandle` (107017). A range that is not
+    /// inside live device memory: `InvalidPointer` (107000). On the emulator, a range the
+    /// stream is not ordered after, or freed memory: `StreamOrderViolation` (107000). A
+    /// range released before the copy ran: `AsyncFailure`, at the next synchronization.
+    ///
+    /// # Stream ordering
+    ///
+    /// `[dst, dst + src.len())` must lie inside one live allocation, and this call must be
+    /// ordered after that allocation and enqueued before its free, which must be ordered
+    /// after it (see the trait's "Stream ordering" and
+    /// [objects and stream order](crate::contract::objects)). Work that reads `dst` must be
+    /// ordered after this call. The host side costs nothing: the bytes are copied at the
+    /// call.
+    ///
+    /// # Portability
+    ///
+    /// - With its checker on (the default), the emulator checks the range and the
+    ///   ordering when the call is made and refuses an unordered or freed range with
+    ///   `StreamOrderViolation` (107000), enqueueing nothing (with the checker off, freed
+    ///   memory is still `InvalidPointer` unless another allocation has taken it). The
+    ///   copy itself is queued and runs when the stream reaches it.
+    /// - The Ascend backend stages `src` in ordinary (pageable) host memory and calls
+    ///   `aclrtMemcpyAsync`, then frees the staging in a host function ordered after the
+    ///   copy. The runtime may refuse an address it does not know as device memory
+    ///   (`InvalidPointer`), but it cannot check stream order: an unordered or freed `dst`
+    ///   is overwritten silently, possibly after another allocation took it over. CANN
+    ///   makes an async copy from pageable memory synchronous (it waits for the stream's
+    ///   earlier work and copies before returning), so on Ascend this call may block; do
+    ///   not rely on it blocking or not.
+    /// - The mock does what the test's expectations say and checks nothing.
     fn memcpy_h2d_async(&self, dst: DevicePtr, src: &[u8], stream: &Self::Stream) -> Result<()>;
 
     /// Copies `dst.len()` bytes from device memory at `src` into `dst` in stream order.
-    /// Read `dst` after synchronizing.
+    /// Read `dst` after synchronizing. The length is taken at the call; an empty `dst`
+    /// enqueues nothing.
     ///
     /// # Errors
     ///
-    /// A range that is not inside live device memory: `InvalidPointer` (107000).
+    /// A destroyed or foreign stream: `InvalidHandle` (107017). A range that is not
+    /// inside live device memory: `InvalidPointer` (107000). On the emulator, a range the
+    /// stream is not ordered after, or freed memory: `StreamOrderViolation` (107000). A
+    /// range released before the copy ran: `AsyncFailure`, at the next synchronization.
+    ///
+    /// # Stream ordering
+    ///
+    /// `[src, src + dst.len())` must lie inside one live allocation, and this call must be
+    /// ordered after that allocation and after the work that wrote the bytes, and be
+    /// enqueued before the block's free, which must be ordered after it (see the trait's
+    /// "Stream ordering"). The backend keeps a handle on `dst` until the copy has run, so
+    /// the buffer cannot disappear under queued work; the caller owes not reading (or
+    /// writing) it until the copy is ordered before the read: after
+    /// [`Device::synchronize_stream`] on `stream`, [`Device::synchronize_event`] on an
+    /// event recorded after the copy, [`Device::synchronize_device`], or in a host function
+    /// enqueued after it on `stream`. Before that, `dst` may hold old bytes.
+    ///
+    /// # Portability
+    ///
+    /// - With its checker on (the default), the emulator checks the range and the
+    ///   ordering when the call is made and refuses an unordered or freed range with
+    ///   `StreamOrderViolation` (107000), enqueueing nothing (with the checker off, freed
+    ///   memory is still `InvalidPointer` unless another allocation has taken it). When
+    ///   the copy runs it writes `dst` directly.
+    /// - The Ascend backend copies into a pageable staging buffer with `aclrtMemcpyAsync`,
+    ///   and a host function ordered after the copy moves the bytes into `dst`. The runtime
+    ///   cannot check stream order: an unordered or freed `src` is read silently and yields
+    ///   stale or foreign data. CANN makes an async copy to pageable memory synchronous, so
+    ///   this call may block on Ascend; `dst` is still written only by the host function,
+    ///   so synchronize before reading it on every backend.
+    /// - The mock does what the test's expectations say and checks nothing; it writes
+    ///   nothing into `dst` unless the expectation does.
     fn memcpy_d2h_async(&self, dst: &HostBuffer, src: DevicePtr, stream: &Self::Stream) -> Result<()>;
 
     /// Copies `len` bytes from `src` to `dst`, both device memory, in stream order.
+    /// `len == 0` enqueues nothing.
     ///
     /// # Errors
     ///
-    /// A range that is not inside live device memory: `InvalidPointer` (107000).
+    /// A destroyed or foreign stream: `InvalidHandle` (107017). A range that is not
+    /// inside live device memory: `InvalidPointer` (107000). On the emulator, a range the
+    /// stream is not ordered after, or freed memory: `StreamOrderViolation` (107000). A
+    /// length that does not fit in the host's address space: `InvalidParam`. A range
+    /// released before the copy ran: `AsyncFailure`, at the next synchronization.
+    ///
+    /// # Stream ordering
+    ///
+    /// Each of `[src, src + len)` and `[dst, dst + len)` must lie inside one live
+    /// allocation (the two may be different allocations, of different pools); this call
+    /// must be ordered after both allocations and after the work that wrote `src`, and be
+    /// enqueued before both frees, which must be ordered after it. Work that reads `dst`
+    /// must be ordered after this call (see the trait's "Stream ordering"). The contract
+    /// does not define overlapping ranges.
+    ///
+    /// # Portability
+    ///
+    /// - With its checker on (the default), the emulator checks both ranges and the
+    ///   ordering when the call is made and refuses an unordered or freed range with
+    ///   `StreamOrderViolation` (107000), enqueueing nothing (with the checker off, freed
+    ///   memory is still `InvalidPointer` unless another allocation has taken it). It copies through a temporary buffer, so overlapping ranges
+    ///   happen to work there.
+    /// - The Ascend backend calls `aclrtMemcpyAsync` (device to device). The runtime
+    ///   cannot check stream order: it reads stale data from an unordered `src`, and an
+    ///   unordered or freed `dst` is overwritten silently.
+    /// - The mock does what the test's expectations say and checks nothing.
     fn memcpy_d2d_async(&self, dst: DevicePtr, src: DevicePtr, len: u64, stream: &Self::Stream) -> Result<()>;
 
-    /// Sets `len` bytes at `dst` to `value` in stream order.
+    /// Sets `len` bytes at `dst` to `value` in stream order. `len == 0` enqueues nothing.
     ///
     /// # Errors
     ///
-    /// A range that is not inside live device memory: `InvalidPointer` (107000).
+    /// A destroyed or foreign stream: `InvalidHandle` (107017). A range that is not
+    /// inside live device memory: `InvalidPointer` (107000). On the emulator, a range the
+    /// stream is not ordered after, or freed memory: `StreamOrderViolation` (107000). A
+    /// length that does not fit in the host's address space: `InvalidParam`. A range
+    /// released before the memset ran: `AsyncFailure`, at the next synchronization.
+    ///
+    /// # Stream ordering
+    ///
+    /// `[dst, dst + len)` must lie inside one live allocation; this call must be ordered
+    /// after that allocation and enqueued before its free, which must be ordered after it.
+    /// Work that reads `dst` must be ordered after this call (see the trait's "Stream
+    /// ordering"). The contract promises nothing about a fresh allocation's contents, so
+    /// a memset on the allocating stream right after [`MemPool::malloc_async`] is the
+    /// usual way to clear it.
+    ///
+    /// # Portability
+    ///
+    /// - With its checker on (the default), the emulator checks the range and the
+    ///   ordering when the call is made and refuses an unordered or freed range with
+    ///   `StreamOrderViolation` (107000), enqueueing nothing (with the checker off, freed
+    ///   memory is still `InvalidPointer` unless another allocation has taken it).
+    /// - The Ascend backend calls `aclrtMemsetAsync`. The runtime cannot check stream
+    ///   order: an unordered or freed range is overwritten silently, possibly after another
+    ///   allocation took it over.
+    /// - The mock does what the test's expectations say and checks nothing.
+    /// - Through the C ABI, `aclrtMemset` and `aclrtMemsetAsync` take an `int32_t` value
+    ///   and write its low byte; this method takes the byte.
     fn memset_async(&self, dst: DevicePtr, value: u8, len: u64, stream: &Self::Stream) -> Result<()>;
 
     /// Enqueues a host function (`aclrtLaunchHostFunc`); later work on the stream waits
-    /// for it to return.
+    /// for it to return. The function runs on a runtime thread; on CANN the host functions
+    /// of one context run one at a time (see the [C ABI contract](crate::contract::c_abi)),
+    /// so a function that blocks may hold back those of other streams.
     ///
     /// # Errors
     ///
