@@ -29,6 +29,22 @@
 //! ordered after, or a destroyed pool's memory, and a free racing a pending access on
 //! another stream, answer 107000 with `aclGetRecentErrMsg` naming the streams and the
 //! operations; nothing is enqueued.
+//!
+//! # C and C++ headers
+//!
+//! `backends/acl-shim/include/acl/` holds the project's own CANN-compatible headers:
+//! `acl/acl.h` (which includes `acl/acl_base.h` and `acl/acl_rt.h`) and
+//! `acl/acl_rt_memory_soma.h` for the pool API. They declare exactly the functions this
+//! library exports, with CANN's names, types, values and struct layouts, so a program
+//! written for CANN builds unchanged (C99 or later, C++11 or later; 64-bit targets):
+//!
+//! ```text
+//! cargo build -p mempool-acl-shim
+//! cc -I backends/acl-shim/include prog.c -L target/debug -lacl_rt -Wl,-rpath,target/debug
+//! ```
+//!
+//! (`-Wl,-rpath` lets the program find the library without `LD_LIBRARY_PATH`.) The
+//! `headers` test checks every declaration against the library.
 
 #![deny(missing_docs)]
 
