@@ -1,7 +1,28 @@
-//! ACL return codes to [`Error`]s, keeping the raw code and the runtime's message.
+//! A thin wrapper around [`sys`](crate::sys): one typed function per C call, grouped by
+//! the object it works on (`aclrtCreateStream` is [`stream::create`], `aclrtMemPoolMallocAsync`
+//! is [`pool::malloc_async`]), and the rules that turn ACL codes into [`Error`]s, keeping the
+//! raw code and the runtime's message.
+//!
+//! Each wrapper resolves its symbol through the [`Runtime`], makes the call, and maps the
+//! code; every code-to-kind rule of the backend lives in this module ([`kind_of`] and the
+//! per-call refinements beside it). The wrappers are `#[inline]`: on success a call costs
+//! the C call and one compare, and failures go through `#[cold]` paths.
+//!
+//! The wrappers are crate-private and take raw handles: the safe layer passes only handles
+//! it has checked to be live and of this runtime (on hardware a destroyed handle is
+//! undefined behaviour), and host buffers that outlive the work using them. That is the
+//! promise every `// SAFETY:` comment in the submodules relies on.
 
 use crate::loader::Runtime;
+use mempool_hal::attr::{Access, AttrId};
 use mempool_hal::{Error, ErrorKind, Result, code};
+
+pub(crate) mod context;
+pub(crate) mod device;
+pub(crate) mod event;
+pub(crate) mod memory;
+pub(crate) mod pool;
+pub(crate) mod stream;
 
 /// The portable kind of an ACL code when the call gives no better context.
 pub fn kind_of(rc: i32) -> ErrorKind {
@@ -16,6 +37,34 @@ pub fn kind_of(rc: i32) -> ErrorKind {
         code::ACL_ERROR_COMPILING_STUB_MODE => ErrorKind::Unavailable,
         _ => ErrorKind::Internal,
     }
+}
+
+/// The kind of a failed call that takes a device address (copies, memsets, frees):
+/// 107000 means the address is not live memory.
+pub(crate) fn pointer_kind(rc: i32) -> ErrorKind {
+    if rc == code::ACL_ERROR_RT_PARAM_INVALID { ErrorKind::InvalidPointer } else { kind_of(rc) }
+}
+
+/// The kind of a failed `aclrtMemPoolTrimTo`: 507000 is the runtime's answer to a bad
+/// argument there.
+pub(crate) fn trim_kind(rc: i32) -> ErrorKind {
+    if rc == code::ACL_ERROR_RT_INTERNAL_ERROR { ErrorKind::InvalidParam } else { kind_of(rc) }
+}
+
+/// The portable kind of an attribute call's failure.
+pub(crate) fn attr_kind(attr: AttrId, rc: i32) -> ErrorKind {
+    match (attr.info().map(|i| i.access), rc) {
+        (None, code::ACL_ERROR_RT_PARAM_INVALID) => ErrorKind::UnknownAttribute,
+        (Some(Access::ReadOnly), code::ACL_ERROR_RT_PARAM_INVALID) => ErrorKind::ReadOnly,
+        (_, code::ACL_ERROR_RT_INTERNAL_ERROR) => ErrorKind::InvalidParam,
+        _ => kind_of(rc),
+    }
+}
+
+/// Whether a failed `aclrtMemPoolMallocAsync` is the pool's out-of-memory answer (507000),
+/// reported with the pool's statistics rather than as an internal error.
+pub(crate) fn malloc_out_of_memory(rc: i32) -> bool {
+    rc == code::ACL_ERROR_RT_INTERNAL_ERROR
 }
 
 impl Runtime {
@@ -54,5 +103,15 @@ mod tests {
         assert_eq!(kind_of(107_002), ErrorKind::NoContext);
         assert_eq!(kind_of(207_000), ErrorKind::NotSupported);
         assert_eq!(kind_of(507_000), ErrorKind::Internal);
+    }
+
+    #[test]
+    fn per_call_refinements() {
+        assert_eq!(pointer_kind(107_000), ErrorKind::InvalidPointer);
+        assert_eq!(pointer_kind(107_017), ErrorKind::InvalidHandle);
+        assert_eq!(trim_kind(507_000), ErrorKind::InvalidParam);
+        assert_eq!(attr_kind(AttrId(99), 107_000), ErrorKind::UnknownAttribute);
+        assert_eq!(attr_kind(AttrId::USED_MEM_CURRENT, 107_000), ErrorKind::ReadOnly);
+        assert!(malloc_out_of_memory(507_000));
     }
 }
