@@ -1,6 +1,6 @@
 //! A thin wrapper around [`sys`](crate::sys): one typed function per C call, grouped by
-//! the object it works on (`aclrtCreateStream` is [`stream::create`], `aclrtMemPoolMallocAsync`
-//! is [`pool::malloc_async`]), and the rules that turn ACL codes into [`Error`]s, keeping the
+//! the object it works on (`aclrtCreateStream` is `stream::create`, `aclrtMemPoolMallocAsync`
+//! is `pool::malloc_async`), and the rules that turn ACL codes into [`Error`]s, keeping the
 //! raw code and the runtime's message.
 //!
 //! Each wrapper resolves its symbol through the [`Runtime`], makes the call, and maps the
