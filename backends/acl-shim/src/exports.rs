@@ -22,7 +22,7 @@ use mempool_ascend::sys::{
 };
 use mempool_emu::Mem;
 use mempool_hal::attr::{AttrId, AttrWidth};
-use mempool_hal::{Device, DevicePtr, EventStatus, MemPool, PoolProps, RawAttrValue, code};
+use mempool_hal::{Device, DevicePtr, EventStatus, MemPool, PoolCall, PoolProps, RawAttrValue, code};
 use std::ffi::{c_char, c_void};
 
 /// Makes a raw pointer `Send` for work queued on an emulated stream. The C caller owns
@@ -729,7 +729,7 @@ pub unsafe extern "C" fn aclrtMemPoolDestroy(pool: aclrtMemPool) -> aclError {
         non_null(pool, OP, "pool")?;
         let s = shim(OP)?;
         let dev = s.dev(current(OP)?);
-        let p = s.pool(pool as usize, OP, code::ACL_ERROR_RT_INTERNAL_ERROR)?;
+        let p = s.pool(pool as usize, OP, PoolCall::Lifetime)?;
         s.pools.remove(pool as usize);
         dev.destroy_pool(&p)
     })
@@ -759,7 +759,7 @@ pub unsafe extern "C" fn aclrtMemPoolSetAttr(
     ffi(OP, || {
         non_null(pool, OP, "pool")?;
         let s = shim(OP)?;
-        let p = s.pool(pool as usize, OP, code::ACL_ERROR_RT_PARAM_INVALID)?;
+        let p = s.pool(pool as usize, OP, PoolCall::Attribute)?;
         let (id, width) = attr_width(attr, OP)?;
         if value.is_null() {
             return Err(err(code::ACL_ERROR_RT_PARAM_INVALID, OP, "value is null"));
@@ -790,7 +790,7 @@ pub unsafe extern "C" fn aclrtMemPoolGetAttr(
     ffi(OP, || {
         non_null(pool, OP, "pool")?;
         let s = shim(OP)?;
-        let p = s.pool(pool as usize, OP, code::ACL_ERROR_RT_PARAM_INVALID)?;
+        let p = s.pool(pool as usize, OP, PoolCall::Attribute)?;
         let (id, _) = attr_width(attr, OP)?;
         if value.is_null() {
             return Err(err(code::ACL_ERROR_RT_PARAM_INVALID, OP, "value is null"));
@@ -827,7 +827,7 @@ pub unsafe extern "C" fn aclrtMemPoolMallocAsync(
         if size == 0 {
             return Ok(());
         }
-        let p = s.pool(pool as usize, OP, code::ACL_ERROR_RT_INTERNAL_ERROR)?;
+        let p = s.pool(pool as usize, OP, PoolCall::Lifetime)?;
         let e = s.stream(stream as usize, OP)?;
         let d = p.malloc_async(size as u64, &e.stream).map_err(|e| e.with_op(OP))?;
         // SAFETY: non-null, and the caller passes a writable `void *`.
@@ -867,7 +867,7 @@ pub unsafe extern "C" fn aclrtMemPoolTrimTo(pool: aclrtMemPool, min_bytes_to_kee
     ffi(OP, || {
         non_null(pool, OP, "pool")?;
         let s = shim(OP)?;
-        let p = s.pool(pool as usize, OP, code::ACL_ERROR_RT_INTERNAL_ERROR)?;
+        let p = s.pool(pool as usize, OP, PoolCall::Lifetime)?;
         p.trim_to(min_bytes_to_keep as u64).map_err(|e| e.with_op(OP))
     })
 }

@@ -49,6 +49,7 @@
 #![deny(missing_docs)]
 
 pub mod exports;
+mod signatures;
 mod state;
 
 pub use mempool_emu::{ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE};

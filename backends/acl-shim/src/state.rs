@@ -2,7 +2,7 @@
 //! per-thread current context and last error message.
 
 use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator};
-use mempool_hal::{Device, Error, ErrorKind, MemPool, PoolProps, Result, code};
+use mempool_hal::{Device, Error, ErrorKind, MemPool, PoolCall, PoolProps, Result, code};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ffi::{CString, c_int};
@@ -166,10 +166,10 @@ impl Shim {
         self.events.get(h).ok_or_else(|| stale(op, "event", h))
     }
 
-    /// The pool behind handle `h`; `missing` is the code for an unknown handle (507000
-    /// for destroy/malloc/trim, 107000 for attributes).
-    pub(crate) fn pool(&self, h: usize, op: &'static str, missing: c_int) -> Result<EmuPool> {
-        self.pools.get(h).ok_or_else(|| err(missing, op, format!("pool {h:#x} is destroyed or unknown")))
+    /// The pool behind handle `h`; an unknown handle answers with the code CANN gives for
+    /// `call` (507000 for destroy/malloc/trim, 107000 for attributes).
+    pub(crate) fn pool(&self, h: usize, op: &'static str, call: PoolCall) -> Result<EmuPool> {
+        self.pools.get(h).ok_or_else(|| Error::destroyed_pool(op, call, format_args!("pool {h:#x}")))
     }
 
     /// Ends the synchronous allocation at `ptr` on `device`.
@@ -233,11 +233,7 @@ pub(crate) fn err(code: c_int, op: &'static str, msg: impl Into<String>) -> Erro
 }
 
 fn stale(op: &'static str, what: &str, h: usize) -> Error {
-    err(
-        code::ACL_ERROR_RT_INVALID_HANDLE,
-        op,
-        format!("{what} {h:#x} is destroyed, foreign or a handle of another kind"),
-    )
+    Error::stale_handle(op, format_args!("{what} {h:#x}"))
 }
 
 /// Runs the body of an exported function: errors become their code and this thread's

@@ -8,9 +8,13 @@
 //! - [`loader`]: the library search of SPEC.md section 9, link-stub detection, and lazy,
 //!   one-by-one symbol resolution: a runtime without the pool calls yields `NotSupported`
 //!   naming the missing symbol, never a panic.
-//! - [`result`]: ACL codes to [`mempool_hal::Error`], keeping the raw code and the text of
-//!   `aclGetRecentErrMsg` taken at the failing call.
-//! - [`Ascend`]: the [`mempool_hal::Device`] implementation. The device's context is made
+//! - [`result`]: one thin typed wrapper per C call, grouped by object (`stream::create`,
+//!   `pool::malloc_async`, ...), and every rule from ACL codes to [`mempool_hal::Error`],
+//!   keeping the raw code and the text of `aclGetRecentErrMsg` taken at the failing call.
+//!   All calls into the runtime are made here.
+//! - [`Ascend`]: the [`mempool_hal::Device`] implementation, the safe layer: owned handles
+//!   checked live before each call, no `unsafe` code but the declaration of
+//!   [`free_async`](mempool_hal::MemPool::free_async). The device's context is made
 //!   current on whichever thread calls, so the backend is `Send + Sync`.
 //!
 //! `aclInit` runs once per library per process, whoever loads it first, safely when

@@ -114,8 +114,8 @@ impl From<&aclrtMemPoolProps> for mempool_hal::PoolProps {
     }
 }
 
-/// Declares each C function once: its name and signature. Generates the function-pointer
-/// types (`fn_NAME`) used by the loader and the list of names.
+/// Expands the declaration table ([`for_each_acl_function!`]): the function-pointer types
+/// ([`fns`]) used by the loader, the list of names and the lazy symbol slots.
 macro_rules! acl_functions {
     ($( $name:ident ( $($arg:ident : $ty:ty),* ) ; )*) => {
         /// Function-pointer types, one per C function.
@@ -143,45 +143,63 @@ macro_rules! acl_functions {
     };
 }
 
-acl_functions! {
-    aclInit(config: *const c_char);
-    aclFinalize();
-    aclrtSetDevice(device: i32);
-    aclrtResetDevice(device: i32);
-    aclrtGetDeviceCount(count: *mut u32);
-    aclrtCreateContext(context: *mut aclrtContext, device: i32);
-    aclrtDestroyContext(context: aclrtContext);
-    aclrtSetCurrentContext(context: aclrtContext);
-    aclrtGetCurrentContext(context: *mut aclrtContext);
-    aclrtCreateStream(stream: *mut aclrtStream);
-    aclrtDestroyStream(stream: aclrtStream);
-    aclrtSynchronizeStream(stream: aclrtStream);
-    aclrtSynchronizeDevice();
-    aclrtCreateEvent(event: *mut aclrtEvent);
-    aclrtDestroyEvent(event: aclrtEvent);
-    aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream);
-    aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent);
-    aclrtSynchronizeEvent(event: aclrtEvent);
-    aclrtQueryEventStatus(event: aclrtEvent, status: *mut aclrtEventRecordedStatus);
-    aclrtEventElapsedTime(ms: *mut f32, start: aclrtEvent, end: aclrtEvent);
-    aclrtMalloc(ptr: *mut *mut c_void, size: usize, policy: aclrtMemMallocPolicy);
-    aclrtFree(ptr: *mut c_void);
-    aclrtMallocHost(ptr: *mut *mut c_void, size: usize);
-    aclrtFreeHost(ptr: *mut c_void);
-    aclrtMemcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind);
-    aclrtMemcpyAsync(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind, stream: aclrtStream);
-    aclrtMemset(ptr: *mut c_void, max_count: usize, value: i32, count: usize);
-    aclrtMemsetAsync(ptr: *mut c_void, max_count: usize, value: i32, count: usize, stream: aclrtStream);
-    aclrtLaunchHostFunc(stream: aclrtStream, func: aclrtHostFunc, args: *mut c_void);
-    aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize);
-    aclrtMemPoolCreate(pool: *mut aclrtMemPool, props: *const aclrtMemPoolProps);
-    aclrtMemPoolDestroy(pool: aclrtMemPool);
-    aclrtMemPoolSetAttr(pool: aclrtMemPool, attr: aclrtMemPoolAttr, value: *mut c_void);
-    aclrtMemPoolGetAttr(pool: aclrtMemPool, attr: aclrtMemPoolAttr, value: *mut c_void);
-    aclrtMemPoolMallocAsync(ptr: *mut *mut c_void, size: usize, pool: aclrtMemPool, stream: aclrtStream);
-    aclrtMemPoolFreeAsync(ptr: *mut c_void, stream: aclrtStream);
-    aclrtMemPoolTrimTo(pool: aclrtMemPool, min_bytes_to_keep: usize);
+/// The declaration table: every C function this project uses, once, with its name and
+/// parameters (each returns `aclError`). Calls `$callback! { NAME(arg: Type, ..); .. }` with
+/// the whole table, so other crates can expand it too: the drop-in library checks its
+/// exported functions against it at compile time. The types are written as in this module
+/// (names from [`sys`](crate::sys) and `std::ffi`), so a callback that uses them must have
+/// those in scope; one that only needs the names can match the parameters as `tt`s and
+/// name each function's type as `mempool_ascend::sys::fns::NAME`.
+///
+/// `aclGetRecentErrMsg` is not in the table: it returns a string, not an `aclError`
+/// ([`fn_aclGetRecentErrMsg`]).
+#[macro_export]
+macro_rules! for_each_acl_function {
+    ($callback:ident) => {
+        $callback! {
+            aclInit(config: *const c_char);
+            aclFinalize();
+            aclrtSetDevice(device: i32);
+            aclrtResetDevice(device: i32);
+            aclrtGetDeviceCount(count: *mut u32);
+            aclrtCreateContext(context: *mut aclrtContext, device: i32);
+            aclrtDestroyContext(context: aclrtContext);
+            aclrtSetCurrentContext(context: aclrtContext);
+            aclrtGetCurrentContext(context: *mut aclrtContext);
+            aclrtCreateStream(stream: *mut aclrtStream);
+            aclrtDestroyStream(stream: aclrtStream);
+            aclrtSynchronizeStream(stream: aclrtStream);
+            aclrtSynchronizeDevice();
+            aclrtCreateEvent(event: *mut aclrtEvent);
+            aclrtDestroyEvent(event: aclrtEvent);
+            aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream);
+            aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent);
+            aclrtSynchronizeEvent(event: aclrtEvent);
+            aclrtQueryEventStatus(event: aclrtEvent, status: *mut aclrtEventRecordedStatus);
+            aclrtEventElapsedTime(ms: *mut f32, start: aclrtEvent, end: aclrtEvent);
+            aclrtMalloc(ptr: *mut *mut c_void, size: usize, policy: aclrtMemMallocPolicy);
+            aclrtFree(ptr: *mut c_void);
+            aclrtMallocHost(ptr: *mut *mut c_void, size: usize);
+            aclrtFreeHost(ptr: *mut c_void);
+            aclrtMemcpy(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind);
+            aclrtMemcpyAsync(dst: *mut c_void, dest_max: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind, stream: aclrtStream);
+            aclrtMemset(ptr: *mut c_void, max_count: usize, value: i32, count: usize);
+            aclrtMemsetAsync(ptr: *mut c_void, max_count: usize, value: i32, count: usize, stream: aclrtStream);
+            aclrtLaunchHostFunc(stream: aclrtStream, func: aclrtHostFunc, args: *mut c_void);
+            aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize);
+            aclrtMemPoolCreate(pool: *mut aclrtMemPool, props: *const aclrtMemPoolProps);
+            aclrtMemPoolDestroy(pool: aclrtMemPool);
+            aclrtMemPoolSetAttr(pool: aclrtMemPool, attr: aclrtMemPoolAttr, value: *mut c_void);
+            aclrtMemPoolGetAttr(pool: aclrtMemPool, attr: aclrtMemPoolAttr, value: *mut c_void);
+            aclrtMemPoolMallocAsync(ptr: *mut *mut c_void, size: usize, pool: aclrtMemPool, stream: aclrtStream);
+            aclrtMemPoolFreeAsync(ptr: *mut c_void, stream: aclrtStream);
+            aclrtMemPoolTrimTo(pool: aclrtMemPool, min_bytes_to_keep: usize);
+        }
+    };
 }
+pub use crate::for_each_acl_function;
+
+for_each_acl_function!(acl_functions);
 
 /// `const char *aclGetRecentErrMsg(void)` (it returns a string, not an `aclError`).
 pub type fn_aclGetRecentErrMsg = unsafe extern "C" fn() -> *const c_char;

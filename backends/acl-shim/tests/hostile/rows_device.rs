@@ -1,0 +1,182 @@
+//! Rows for devices, contexts, host functions and the remaining entry points.
+
+use super::*;
+
+pub(super) fn device_rows(t: &mut Table) {
+    for dev in [-1, 2, i32::MAX, i32::MIN] {
+        t.add("aclrtSetDevice", format!("device {dev}"), DEVICE_ID, move |_| {
+            // SAFETY: takes an integer only.
+            unsafe { aclrtSetDevice(dev) }
+        });
+        t.add("aclrtResetDevice", format!("device {dev}"), DEVICE_ID, move |_| {
+            // SAFETY: takes an integer only.
+            unsafe { aclrtResetDevice(dev) }
+        });
+    }
+    t.fresh("aclrtSetDevice", "device 1, without a current device", OK, |_| {
+        // SAFETY: takes an integer only.
+        unsafe { aclrtSetDevice(1) }
+    });
+    t.fresh("aclrtResetDevice", "device 0, without a current device", OK, |_| {
+        // SAFETY: takes an integer only.
+        unsafe { aclrtResetDevice(0) }
+    });
+    t.add("aclrtGetDeviceCount", "null count", PARAM, |_| {
+        // SAFETY: a null out-pointer, which the shim refuses before writing.
+        unsafe { aclrtGetDeviceCount(null_mut()) }
+    });
+    t.fresh("aclrtGetDeviceCount", "without a current device", OK, |_| {
+        let mut n = 0u32;
+        // SAFETY: a valid out-pointer.
+        let rc = unsafe { aclrtGetDeviceCount(&mut n) };
+        assert_eq!(n, 2, "two devices were configured");
+        rc
+    });
+}
+
+pub(super) fn context_rows(t: &mut Table) {
+    t.add("aclrtCreateContext", "null context", PARAM, |_| {
+        // SAFETY: a null out-pointer, refused before any write.
+        unsafe { aclrtCreateContext(null_mut(), 0) }
+    });
+    for dev in [-1, 2, i32::MAX, i32::MIN] {
+        t.add("aclrtCreateContext", format!("device {dev}"), DEVICE_ID, move |_| {
+            let mut c = SENTINEL as aclrtContext;
+            // SAFETY: a valid out-pointer.
+            untouched(unsafe { aclrtCreateContext(&mut c, dev) }, c as usize)
+        });
+    }
+    t.fresh("aclrtCreateContext", "device 0, without a current device", OK, |_| {
+        let mut c: aclrtContext = null_mut();
+        // SAFETY: a valid out-pointer; the new context is destroyed again.
+        unsafe {
+            let rc = aclrtCreateContext(&mut c, 0);
+            check(aclrtDestroyContext(c), "destroying it");
+            rc
+        }
+    });
+    t.add("aclrtDestroyContext", "null", PARAM, |_| {
+        // SAFETY: handles are looked up, never dereferenced.
+        unsafe { aclrtDestroyContext(null_mut()) }
+    });
+    t.add("aclrtSetCurrentContext", "null", PARAM, |_| {
+        // SAFETY: handles are looked up, never dereferenced.
+        unsafe { aclrtSetCurrentContext(null_mut()) }
+    });
+    for (input, h) in bad_handles(Kind::Context) {
+        t.add("aclrtDestroyContext", input.clone(), HANDLE, move |f| {
+            // SAFETY: handles are looked up in the shim's registry, never dereferenced.
+            unsafe { aclrtDestroyContext(sv(f.h(h))) }
+        });
+        t.add("aclrtSetCurrentContext", input, HANDLE, move |f| {
+            // SAFETY: handles are looked up in the shim's registry, never dereferenced.
+            unsafe { aclrtSetCurrentContext(sv(f.h(h))) }
+        });
+    }
+    t.add("aclrtDestroyContext", "device 0's default context", HANDLE, |f| {
+        // SAFETY: handles are looked up in the shim's registry, never dereferenced.
+        unsafe { aclrtDestroyContext(sv(f.h(H::DefaultCtx))) }
+    });
+    t.fresh("aclrtDestroyContext", "a live context, without a current device", OK, |_| {
+        let mut c: aclrtContext = null_mut();
+        // SAFETY: a valid out-pointer, then the handle it received.
+        unsafe {
+            check(aclrtCreateContext(&mut c, 0), "a context to destroy");
+            check(aclrtResetDevice(0), "no current device again");
+            aclrtDestroyContext(c)
+        }
+    });
+    t.fresh("aclrtSetCurrentContext", "a live context, without a current device", OK, |f| {
+        // SAFETY: a live context handle.
+        unsafe { aclrtSetCurrentContext(sv(f.ctx)) }
+    });
+    t.add("aclrtGetCurrentContext", "null context", PARAM, |_| {
+        // SAFETY: a null out-pointer, refused before any write.
+        unsafe { aclrtGetCurrentContext(null_mut()) }
+    });
+    t.fresh("aclrtGetCurrentContext", "without a current device", NO_CONTEXT, |_| {
+        let mut c = SENTINEL as aclrtContext;
+        // SAFETY: a valid out-pointer.
+        untouched(unsafe { aclrtGetCurrentContext(&mut c) }, c as usize)
+    });
+}
+
+pub(super) fn misc_rows(t: &mut Table) {
+    const L: &str = "aclrtLaunchHostFunc";
+    let launch = |stream: usize, func: aclrtHostFunc, args: usize| {
+        // SAFETY: the function ignores its argument, so any `args` value is fine; handles
+        // are looked up, never dereferenced.
+        unsafe { aclrtLaunchHostFunc(sv(stream), func, sv(args)) }
+    };
+    t.add(L, "null fn", PARAM, move |f| launch(f.s, None, 0));
+    for (input, h) in bad_handles(Kind::Stream) {
+        t.add(L, format!("stream: {input}"), HANDLE, move |f| launch(f.h(h), Some(ignore_args), 0));
+    }
+    t.add(L, "a stream of another device", STREAM_CONTEXT, move |f| launch(f.s1, Some(ignore_args), 0));
+    t.add(L, "garbage args (passed through untouched)", OK, move |f| {
+        let rc = launch(f.s, Some(ignore_args), 0xdead_beef);
+        // SAFETY: a live stream.
+        check(unsafe { aclrtSynchronizeStream(sv(f.s)) }, "synchronizing");
+        rc
+    });
+    t.fresh(L, "the default stream, without a current device", NO_CONTEXT, move |_| launch(0, Some(ignore_args), 0));
+
+    const M: &str = "aclrtGetMemInfo";
+    t.add(M, "null free", PARAM, |_| {
+        let mut total = SENTINEL;
+        // SAFETY: one null and one valid out-pointer; refused before any write.
+        untouched(unsafe { aclrtGetMemInfo(ACL_HBM_MEM, null_mut(), &mut total) }, total)
+    });
+    t.add(M, "null total", PARAM, |_| {
+        let mut free = SENTINEL;
+        // SAFETY: one valid and one null out-pointer; refused before any write.
+        untouched(unsafe { aclrtGetMemInfo(ACL_HBM_MEM, &mut free, null_mut()) }, free)
+    });
+    for attr in [-1, 99] {
+        t.add(M, format!("attribute {attr} (not used: every attribute reports device memory)"), OK, move |_| {
+            let (mut free, mut total) = (0, 0);
+            // SAFETY: valid out-pointers.
+            unsafe { aclrtGetMemInfo(attr, &mut free, &mut total) }
+        });
+    }
+    t.fresh(M, "without a current device", NO_CONTEXT, |_| {
+        let (mut free, mut total) = (SENTINEL, SENTINEL);
+        // SAFETY: valid out-pointers.
+        let rc = unsafe { aclrtGetMemInfo(ACL_HBM_MEM, &mut free, &mut total) };
+        untouched(untouched(rc, free), total)
+    });
+
+    const R: &str = "aclGetRecentErrMsg";
+    t.fresh(R, "on a thread with no error yet: an empty string, not null", OK, |_| {
+        // SAFETY: takes no arguments.
+        let p = unsafe { aclGetRecentErrMsg() };
+        assert!(!p.is_null());
+        assert_eq!(message(), "");
+        OK
+    });
+    t.fresh(R, "after a refused call: the message names the entry point", OK, |_| {
+        // SAFETY: garbage handles are looked up, never dereferenced.
+        assert_eq!(unsafe { aclrtSetCurrentContext(sv(0x1234)) }, HANDLE);
+        assert!(message().starts_with("aclrtSetCurrentContext: "), "{}", message());
+        OK
+    });
+
+    const I: &str = "aclInit";
+    t.add(I, "null config, again (repeat calls are accepted)", OK, |_| {
+        // SAFETY: the configuration path is not read.
+        unsafe { aclInit(std::ptr::null()) }
+    });
+    t.fresh(I, "a config file that does not exist, on another thread (the file is not read)", OK, |_| {
+        // SAFETY: a NUL-terminated string (not read by the shim).
+        unsafe { aclInit(c"/nonexistent/acl.json".as_ptr()) }
+    });
+    const FI: &str = "aclFinalize";
+    t.fresh(FI, "without a current device (the shim keeps working afterwards)", OK, |_| {
+        // SAFETY: takes no arguments.
+        unsafe { aclFinalize() }
+    });
+    t.add(FI, "twice (repeat calls are accepted)", OK, |_| {
+        // SAFETY: takes no arguments.
+        unsafe { aclFinalize() }
+    });
+}

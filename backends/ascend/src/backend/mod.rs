@@ -1,0 +1,191 @@
+//! The [`Device`](mempool_hal::Device) and [`MemPool`](mempool_hal::MemPool)
+//! implementation over the loaded runtime: owned handles, liveness, and the device's
+//! context. Every runtime call goes through [`result`](crate::result); this layer has no
+//! `unsafe` code but the declaration of `free_async`, whose contract is the trait's.
+
+#![deny(unsafe_code)]
+
+mod device;
+mod pool;
+
+pub use pool::AscendPool;
+
+use crate::loader::{LoadOptions, Runtime, load};
+use crate::{result, sys};
+use mempool_hal::{Error, ErrorKind, Result, code};
+use std::cell::Cell;
+use std::ffi::c_void;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The device instance whose context this thread last made current through this
+    /// backend (instances are never reused, unlike context addresses).
+    static CURRENT: Cell<u64> = const { Cell::new(0) };
+}
+
+/// What every handle of one device shares: the runtime and the device's context.
+struct Shared {
+    rt: Arc<Runtime>,
+    device: u32,
+    /// The `aclrtContext`, as an address.
+    ctx: usize,
+    instance: u64,
+    granularity: OnceLock<u64>,
+}
+
+impl Shared {
+    /// Makes the device's context current on the calling thread (ACL contexts are per
+    /// thread), so the backend works from any thread. When this thread last entered this
+    /// device it is one thread-local compare.
+    #[inline]
+    fn enter(&self) -> Result<()> {
+        if CURRENT.with(Cell::get) == self.instance { Ok(()) } else { self.enter_slow() }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn enter_slow(&self) -> Result<()> {
+        // `ctx` was created by `aclrtCreateContext` on this runtime and is only destroyed
+        // when the last handle of the device is dropped.
+        result::context::set_current(&self.rt, self.ctx as sys::aclrtContext)?;
+        CURRENT.with(|c| c.set(self.instance));
+        Ok(())
+    }
+
+    /// The raw value of `h` if it is a live handle of this device; otherwise a
+    /// `stale_handle` error naming `what` (the one liveness check of the backend; pools
+    /// use [`Handle::is_live_in`] with their own error).
+    #[inline]
+    fn live(&self, h: &Handle, op: &'static str, what: &'static str) -> Result<usize> {
+        if h.is_live_in(self.instance) { Ok(h.raw) } else { Err(Error::stale_handle(op, what)) }
+    }
+
+    /// Marks `h` destroyed if it is a live handle of this device, so that no clone passes
+    /// it to the runtime again; `false` if it was not (destroyed already, or foreign).
+    #[inline]
+    fn retire(&self, h: &Handle) -> bool {
+        h.instance == self.instance && h.alive.swap(false, Ordering::AcqRel)
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // The context is ours and no handle of this device is left.
+        let _ = result::context::destroy(&self.rt, self.ctx as sys::aclrtContext);
+        CURRENT.with(|c| {
+            if c.get() == self.instance {
+                c.set(0);
+            }
+        });
+    }
+}
+
+/// One device of the real Ascend runtime; implements [`Device`](mempool_hal::Device).
+///
+/// Cheap to clone. `Send + Sync`: every call first makes the device's context current on
+/// the calling thread.
+#[derive(Clone)]
+pub struct Ascend {
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for Ascend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ascend").field("library", &self.shared.rt.path()).field("device", &self.shared.device).finish()
+    }
+}
+
+/// A handle's liveness, shared by its clones: destroyed handles are never passed to the
+/// runtime again (on hardware that would be undefined behaviour).
+#[derive(Debug)]
+struct Handle {
+    raw: usize,
+    instance: u64,
+    alive: AtomicBool,
+}
+
+impl Handle {
+    fn new(raw: *mut c_void, instance: u64) -> Arc<Handle> {
+        Arc::new(Handle { raw: raw as usize, instance, alive: AtomicBool::new(true) })
+    }
+
+    /// Whether the handle belongs to device instance `instance` and is not destroyed.
+    #[inline]
+    fn is_live_in(&self, instance: u64) -> bool {
+        self.instance == instance && self.alive.load(Ordering::Acquire)
+    }
+}
+
+/// A stream of the Ascend backend.
+#[derive(Debug, Clone)]
+pub struct AscendStream(Arc<Handle>);
+
+impl AscendStream {
+    /// The runtime's `aclrtStream`, to pass to other CANN calls (a kernel launch, say).
+    /// It is valid until the stream is destroyed through the backend; using it is up to
+    /// the caller's own `unsafe` code.
+    pub fn as_raw(&self) -> sys::aclrtStream {
+        self.0.raw as sys::aclrtStream
+    }
+}
+
+/// An event of the Ascend backend.
+#[derive(Debug, Clone)]
+pub struct AscendEvent(Arc<Handle>);
+
+impl Ascend {
+    /// Finds the runtime with the default search (SPEC.md section 9) and opens `device`.
+    ///
+    /// # Errors
+    ///
+    /// `Unavailable` when no runtime is found (the message lists every path tried);
+    /// `InvalidDevice` for a device that does not exist.
+    pub fn open(device: u32) -> Result<Ascend> {
+        Ascend::open_with(&LoadOptions::default(), device)
+    }
+
+    /// Like [`Ascend::open`] with explicit search options.
+    ///
+    /// # Errors
+    ///
+    /// As [`Ascend::open`].
+    pub fn open_with(opts: &LoadOptions, device: u32) -> Result<Ascend> {
+        let rt = load(opts)?;
+        let dev = i32::try_from(device).map_err(|_| {
+            Error::new(ErrorKind::InvalidDevice, code::ACL_ERROR_RT_INVALID_DEVICEID, "open", "device id too large")
+        })?;
+        result::device::set(&rt, dev)?;
+        let ctx = result::context::create(&rt, dev)?;
+        let instance = NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed);
+        // aclrtCreateContext makes the new context current on this thread.
+        CURRENT.with(|c| c.set(instance));
+        Ok(Ascend {
+            shared: Arc::new(Shared { rt, device, ctx: ctx as usize, instance, granularity: OnceLock::new() }),
+        })
+    }
+
+    /// The runtime library in use.
+    pub fn runtime(&self) -> &Runtime {
+        &self.shared.rt
+    }
+
+    /// The raw stream of `s`, checked live, with the device's context current.
+    #[inline]
+    fn stream(&self, s: &AscendStream, op: &'static str) -> Result<sys::aclrtStream> {
+        let raw = self.shared.live(&s.0, op, "stream")?;
+        self.shared.enter()?;
+        Ok(raw as sys::aclrtStream)
+    }
+
+    /// The raw event of `e`, checked live, with the device's context current.
+    #[inline]
+    fn event(&self, e: &AscendEvent, op: &'static str) -> Result<sys::aclrtEvent> {
+        let raw = self.shared.live(&e.0, op, "event")?;
+        self.shared.enter()?;
+        Ok(raw as sys::aclrtEvent)
+    }
+}

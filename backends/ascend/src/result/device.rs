@@ -1,0 +1,32 @@
+//! Devices: `aclrtSetDevice`, `aclrtSynchronizeDevice`, `aclrtGetMemInfo`.
+
+use crate::loader::{Runtime, sym};
+use crate::sys;
+use mempool_hal::Result;
+
+/// `aclrtSetDevice`.
+#[inline]
+pub(crate) fn set(rt: &Runtime, device: i32) -> Result<()> {
+    let f = sym!(rt, aclrtSetDevice)?;
+    // SAFETY: plain integer argument.
+    rt.check(unsafe { f(device) }, "aclrtSetDevice")
+}
+
+/// `aclrtSynchronizeDevice`: waits for the current device's work.
+#[inline]
+pub(crate) fn synchronize(rt: &Runtime) -> Result<()> {
+    let f = sym!(rt, aclrtSynchronizeDevice)?;
+    // SAFETY: no arguments; the caller has made a context current.
+    rt.check(unsafe { f() }, "aclrtSynchronizeDevice")
+}
+
+/// `aclrtGetMemInfo(ACL_HBM_MEM)`: the current device's (free, total) bytes.
+#[inline]
+pub(crate) fn mem_info(rt: &Runtime) -> Result<(usize, usize)> {
+    let f = sym!(rt, aclrtGetMemInfo)?;
+    let (mut free, mut total) = (0usize, 0usize);
+    // SAFETY: valid out-pointers.
+    let rc = unsafe { f(sys::ACL_HBM_MEM, &mut free, &mut total) };
+    rt.check(rc, "aclrtGetMemInfo")?;
+    Ok((free, total))
+}

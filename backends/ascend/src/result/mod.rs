@@ -1,0 +1,117 @@
+//! A thin wrapper around [`sys`](crate::sys): one typed function per C call, grouped by
+//! the object it works on (`aclrtCreateStream` is `stream::create`, `aclrtMemPoolMallocAsync`
+//! is `pool::malloc_async`), and the rules that turn ACL codes into [`Error`]s, keeping the
+//! raw code and the runtime's message.
+//!
+//! Each wrapper resolves its symbol through the [`Runtime`], makes the call, and maps the
+//! code; every code-to-kind rule of the backend lives in this module ([`kind_of`] and the
+//! per-call refinements beside it). The wrappers are `#[inline]`: on success a call costs
+//! the C call and one compare, and failures go through `#[cold]` paths.
+//!
+//! The wrappers are crate-private and take raw handles: the safe layer passes only handles
+//! it has checked to be live and of this runtime (on hardware a destroyed handle is
+//! undefined behaviour), and host buffers that outlive the work using them. That is the
+//! promise every `// SAFETY:` comment in the submodules relies on.
+
+use crate::loader::Runtime;
+use mempool_hal::attr::{Access, AttrId};
+use mempool_hal::{Error, ErrorKind, Result, code};
+
+pub(crate) mod context;
+pub(crate) mod device;
+pub(crate) mod event;
+pub(crate) mod memory;
+pub(crate) mod pool;
+pub(crate) mod stream;
+
+/// The portable kind of an ACL code when the call gives no better context.
+pub fn kind_of(rc: i32) -> ErrorKind {
+    match rc {
+        code::ACL_ERROR_INVALID_PARAM | code::ACL_ERROR_RT_PARAM_INVALID => ErrorKind::InvalidParam,
+        code::ACL_ERROR_RT_INVALID_DEVICEID => ErrorKind::InvalidDevice,
+        code::ACL_ERROR_RT_CONTEXT_NULL => ErrorKind::NoContext,
+        code::ACL_ERROR_RT_STREAM_CONTEXT => ErrorKind::WrongContext,
+        code::ACL_ERROR_RT_INVALID_HANDLE => ErrorKind::InvalidHandle,
+        code::ACL_ERROR_RT_FEATURE_NOT_SUPPORT => ErrorKind::NotSupported,
+        code::ACL_ERROR_RT_MEMORY_ALLOCATION => ErrorKind::HostAllocation,
+        code::ACL_ERROR_COMPILING_STUB_MODE => ErrorKind::Unavailable,
+        _ => ErrorKind::Internal,
+    }
+}
+
+/// The kind of a failed call that takes a device address (copies, memsets, frees):
+/// 107000 means the address is not live memory.
+pub(crate) fn pointer_kind(rc: i32) -> ErrorKind {
+    if rc == code::ACL_ERROR_RT_PARAM_INVALID { ErrorKind::InvalidPointer } else { kind_of(rc) }
+}
+
+/// The kind of a failed `aclrtMemPoolTrimTo`: 507000 is the runtime's answer to a bad
+/// argument there.
+pub(crate) fn trim_kind(rc: i32) -> ErrorKind {
+    if rc == code::ACL_ERROR_RT_INTERNAL_ERROR { ErrorKind::InvalidParam } else { kind_of(rc) }
+}
+
+/// The portable kind of an attribute call's failure.
+pub(crate) fn attr_kind(attr: AttrId, rc: i32) -> ErrorKind {
+    match (attr.info().map(|i| i.access), rc) {
+        (None, code::ACL_ERROR_RT_PARAM_INVALID) => ErrorKind::UnknownAttribute,
+        (Some(Access::ReadOnly), code::ACL_ERROR_RT_PARAM_INVALID) => ErrorKind::ReadOnly,
+        (_, code::ACL_ERROR_RT_INTERNAL_ERROR) => ErrorKind::InvalidParam,
+        _ => kind_of(rc),
+    }
+}
+
+/// Whether a failed `aclrtMemPoolMallocAsync` is the pool's out-of-memory answer (507000),
+/// reported with the pool's statistics rather than as an internal error.
+pub(crate) fn malloc_out_of_memory(rc: i32) -> bool {
+    rc == code::ACL_ERROR_RT_INTERNAL_ERROR
+}
+
+impl Runtime {
+    /// `Ok(())` for 0; otherwise an error of kind `kind(rc)` for operation `op`, with the
+    /// runtime's recent error message taken now (it is per thread and the next call
+    /// would overwrite it). Success costs one compare: the message is only read on failure.
+    #[inline]
+    pub(crate) fn check_with(&self, rc: i32, op: &'static str, kind: impl FnOnce(i32) -> ErrorKind) -> Result<()> {
+        if rc == code::ACL_SUCCESS { Ok(()) } else { Err(self.failure(rc, op, kind(rc))) }
+    }
+
+    /// The error of a failed call: `kind`, the raw code `rc`, and the runtime's recent error
+    /// message, taken now.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn failure(&self, rc: i32, op: &'static str, kind: ErrorKind) -> Error {
+        let msg = self.recent_error_message().unwrap_or_else(|| "the runtime gave no message".to_string());
+        Error::new(kind, rc, op, msg)
+    }
+
+    /// [`Runtime::check_with`] with [`kind_of`].
+    #[inline]
+    pub(crate) fn check(&self, rc: i32, op: &'static str) -> Result<()> {
+        self.check_with(rc, op, kind_of)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_map_to_kinds() {
+        assert_eq!(kind_of(100_000), ErrorKind::InvalidParam);
+        assert_eq!(kind_of(107_017), ErrorKind::InvalidHandle);
+        assert_eq!(kind_of(107_002), ErrorKind::NoContext);
+        assert_eq!(kind_of(207_000), ErrorKind::NotSupported);
+        assert_eq!(kind_of(507_000), ErrorKind::Internal);
+    }
+
+    #[test]
+    fn per_call_refinements() {
+        assert_eq!(pointer_kind(107_000), ErrorKind::InvalidPointer);
+        assert_eq!(pointer_kind(107_017), ErrorKind::InvalidHandle);
+        assert_eq!(trim_kind(507_000), ErrorKind::InvalidParam);
+        assert_eq!(attr_kind(AttrId(99), 107_000), ErrorKind::UnknownAttribute);
+        assert_eq!(attr_kind(AttrId::USED_MEM_CURRENT, 107_000), ErrorKind::ReadOnly);
+        assert!(malloc_out_of_memory(507_000));
+    }
+}
