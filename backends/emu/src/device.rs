@@ -2,11 +2,12 @@
 //! [`Device`] implementation.
 
 use crate::Mem;
+use crate::config::{Config, ExecutionMode};
 use crate::event::{EventShared, Record};
 use crate::pool::{EmuPool, Faults, PoolEnv, PoolShared, enqueue_touching};
 use crate::raw::{Side, copy};
 use crate::stream::{StreamShared, Work, lock};
-use crate::{Config, EmuEvent, EmuStream, Emulator, ExecutionMode};
+use crate::{EmuEvent, EmuStream, Emulator};
 use mempool_hal::{
     Device, DevicePtr, Error, ErrorKind, EventStatus, HostBuffer, HostFn, MemInfo, PoolProps, Result, code,
 };
