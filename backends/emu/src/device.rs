@@ -1,13 +1,13 @@
 //! The emulated platform (devices, the registries of streams and pools) and the
 //! [`Device`] implementation.
 
+use crate::Emulator;
 use crate::Mem;
 use crate::config::{Config, ExecutionMode};
-use crate::event::{EventShared, Record};
+use crate::event::{EmuEvent, EventShared, Record};
 use crate::pool::{EmuPool, Faults, PoolEnv, PoolShared, enqueue_touching};
 use crate::raw::{Side, copy};
-use crate::stream::{StreamShared, Work, lock};
-use crate::{EmuEvent, EmuStream, Emulator};
+use crate::stream::{EmuStream, StreamShared, Work, lock};
 use mempool_hal::{
     Device, DevicePtr, Error, ErrorKind, EventStatus, HostBuffer, HostFn, MemInfo, PoolProps, Result, code,
 };
@@ -43,28 +43,6 @@ impl Drop for Platform {
             s.close();
         }
     }
-}
-
-fn invalid_handle(op: &'static str, what: &str) -> Error {
-    Error::new(
-        ErrorKind::InvalidHandle,
-        code::ACL_ERROR_RT_INVALID_HANDLE,
-        op,
-        format!("{what} is destroyed or foreign"),
-    )
-}
-
-/// Checks that `stream` is a live stream of `platform`.
-pub(crate) fn check_stream<'a>(
-    platform: &Platform,
-    stream: &'a EmuStream,
-    op: &'static str,
-) -> Result<&'a Arc<StreamShared>> {
-    let s = &stream.shared;
-    if s.platform != platform.id || s.is_destroyed() {
-        return Err(invalid_handle(op, &format!("stream {}", s.id)));
-    }
-    Ok(s)
 }
 
 impl Platform {
@@ -175,16 +153,8 @@ impl Emulator {
         self.platform.faults.commit_failures.store(n, Ordering::Release);
     }
 
-    fn check_event<'a>(&self, event: &'a EmuEvent, op: &'static str) -> Result<&'a Arc<EventShared>> {
-        let e = &event.shared;
-        if e.platform != self.platform.id || e.is_destroyed() {
-            return Err(invalid_handle(op, &format!("event {}", e.id)));
-        }
-        Ok(e)
-    }
-
     fn enqueue(&self, stream: &EmuStream, op: &'static str, work: Work) -> Result<()> {
-        let s = check_stream(self.platform(), stream, op)?;
+        let s = stream.live(self.platform.id, op)?;
         s.push(work).map(|_| ())
     }
 
@@ -202,7 +172,7 @@ impl Emulator {
     ///
     /// A destroyed or foreign stream: `InvalidHandle` (107017).
     pub fn run_pending(&self, stream: &EmuStream) -> Result<()> {
-        let s = check_stream(self.platform(), stream, "run_pending")?;
+        let s = stream.live(self.platform.id, "run_pending")?;
         s.drain(self.timeout(), "run_pending").map(|_| ())
     }
 
@@ -213,7 +183,7 @@ impl Emulator {
     ///
     /// A destroyed or foreign stream: `InvalidHandle` (107017).
     pub fn step(&self, stream: &EmuStream, n: usize) -> Result<usize> {
-        let s = check_stream(self.platform(), stream, "step")?;
+        let s = stream.live(self.platform.id, "step")?;
         let target = s.nth_pending(n);
         if let Some((pos, count)) = target {
             s.wait_for(pos, self.timeout(), "step")?;
@@ -229,7 +199,7 @@ impl Emulator {
     ///
     /// A destroyed or foreign stream: `InvalidHandle` (107017).
     pub fn is_idle(&self, stream: &EmuStream) -> Result<bool> {
-        Ok(check_stream(self.platform(), stream, "is_idle")?.is_idle())
+        Ok(stream.live(self.platform.id, "is_idle")?.is_idle())
     }
 }
 
@@ -261,15 +231,15 @@ impl Device for Emulator {
     }
 
     fn destroy_stream(&self, stream: &EmuStream) -> Result<()> {
-        let s = check_stream(self.platform(), stream, "destroy_stream")?;
+        let s = stream.live(self.platform.id, "destroy_stream")?;
         if !s.close() {
-            return Err(invalid_handle("destroy_stream", &format!("stream {}", s.id)));
+            return Err(Error::stale_handle("destroy_stream", format_args!("stream {}", s.id)));
         }
         Ok(())
     }
 
     fn synchronize_stream(&self, stream: &EmuStream) -> Result<()> {
-        let s = check_stream(self.platform(), stream, "synchronize_stream")?;
+        let s = stream.live(self.platform.id, "synchronize_stream")?;
         let (tail, clock) = s.drain_with_clock(self.timeout(), "synchronize_stream")?;
         s.observe(tail);
         self.platform.observe_clock(&clock);
@@ -301,17 +271,17 @@ impl Device for Emulator {
     }
 
     fn destroy_event(&self, event: &EmuEvent) -> Result<()> {
-        let e = self.check_event(event, "destroy_event")?;
+        let e = event.live(self.platform.id, "destroy_event")?;
         if !e.mark_destroyed() {
-            return Err(invalid_handle("destroy_event", &format!("event {}", e.id)));
+            return Err(Error::stale_handle("destroy_event", format_args!("event {}", e.id)));
         }
         Ok(())
     }
 
     fn record_event(&self, event: &EmuEvent, stream: &EmuStream) -> Result<()> {
         const OP: &str = "record_event";
-        let e = self.check_event(event, OP)?;
-        let s = check_stream(self.platform(), stream, OP)?;
+        let e = event.live(self.platform.id, OP)?;
+        let s = stream.live(self.platform.id, OP)?;
         let stamp = Arc::new(OnceLock::new());
         let record = {
             let mut st = s.state();
@@ -329,8 +299,8 @@ impl Device for Emulator {
 
     fn stream_wait_event(&self, stream: &EmuStream, event: &EmuEvent) -> Result<()> {
         const OP: &str = "stream_wait_event";
-        let s = check_stream(self.platform(), stream, OP)?;
-        let e = self.check_event(event, OP)?;
+        let s = stream.live(self.platform.id, OP)?;
+        let e = event.live(self.platform.id, OP)?;
         let Some(rec) = e.record() else { return Ok(()) };
         let mut st = s.state();
         if rec.stream.id != s.id && !rec.complete() {
@@ -342,7 +312,7 @@ impl Device for Emulator {
     }
 
     fn synchronize_event(&self, event: &EmuEvent) -> Result<()> {
-        let e = self.check_event(event, "synchronize_event")?;
+        let e = event.live(self.platform.id, "synchronize_event")?;
         if let Some(rec) = e.record() {
             rec.stream.wait_for(rec.dep_real, self.timeout(), "synchronize_event")?;
             self.platform.observe_clock(&rec.clock);
@@ -353,7 +323,7 @@ impl Device for Emulator {
     }
 
     fn query_event(&self, event: &EmuEvent) -> Result<EventStatus> {
-        let e = self.check_event(event, "query_event")?;
+        let e = event.live(self.platform.id, "query_event")?;
         // CANN: NOT_READY also when the event was never recorded.
         Ok(match e.record() {
             Some(r) if r.complete() => EventStatus::Complete,
@@ -365,7 +335,7 @@ impl Device for Emulator {
         const OP: &str = "event_elapsed_ms";
         let mut times = [None; 2];
         for (i, ev) in [start, end].into_iter().enumerate() {
-            let e = self.check_event(ev, OP)?;
+            let e = ev.live(self.platform.id, OP)?;
             let rec = e.record().ok_or_else(|| {
                 Error::new(
                     ErrorKind::InvalidParam,
@@ -434,7 +404,7 @@ impl Device for Emulator {
 
     fn memcpy_h2d_async(&self, dst: DevicePtr, src: &[u8], stream: &EmuStream) -> Result<()> {
         const OP: &str = "memcpy_h2d_async";
-        let s = check_stream(self.platform(), stream, OP)?;
+        let s = stream.live(self.platform.id, OP)?;
         if src.is_empty() {
             return Ok(());
         }
@@ -455,7 +425,7 @@ impl Device for Emulator {
 
     fn memcpy_d2h_async(&self, dst: &HostBuffer, src: DevicePtr, stream: &EmuStream) -> Result<()> {
         const OP: &str = "memcpy_d2h_async";
-        let s = check_stream(self.platform(), stream, OP)?;
+        let s = stream.live(self.platform.id, OP)?;
         let len = dst.len() as u64;
         if len == 0 {
             return Ok(());
@@ -482,7 +452,7 @@ impl Device for Emulator {
 
     fn memset_async(&self, dst: DevicePtr, value: u8, len: u64, stream: &EmuStream) -> Result<()> {
         const OP: &str = "memset_async";
-        let s = check_stream(self.platform(), stream, OP)?;
+        let s = stream.live(self.platform.id, OP)?;
         if len == 0 {
             return Ok(());
         }

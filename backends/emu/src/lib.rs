@@ -90,8 +90,10 @@ use std::sync::Arc;
 
 pub use config::{Config, ExecutionMode, MAX_DEVICE_MEMORY, MAX_DEVICES, MAX_GRANULARITY};
 pub use env::{ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, parse_bytes};
+pub use event::EmuEvent;
 pub use pool::{EmuPool, ReuseCounts};
 pub use raw::{Access, KernelMem, Mem};
+pub use stream::EmuStream;
 
 /// Which rule of SPEC.md section 4 served an allocation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -248,43 +250,5 @@ impl Emulator {
             ));
         }
         Ok(Emulator { platform: Arc::clone(&self.platform), device: id })
-    }
-}
-
-/// A stream of the emulator. Clones name the same stream.
-#[derive(Clone)]
-pub struct EmuStream {
-    shared: Arc<stream::StreamShared>,
-}
-
-impl fmt::Debug for EmuStream {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&*self.shared, f)
-    }
-}
-
-impl EmuStream {
-    /// The stream's id (unique within its platform, never reused).
-    pub fn id(&self) -> u64 {
-        self.shared.id
-    }
-}
-
-/// An event of the emulator. Clones name the same event.
-#[derive(Clone)]
-pub struct EmuEvent {
-    shared: Arc<event::EventShared>,
-}
-
-impl fmt::Debug for EmuEvent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Event").field("id", &self.shared.id).field("device", &self.shared.device).finish()
-    }
-}
-
-impl EmuEvent {
-    /// The event's id (unique within its platform, never reused).
-    pub fn id(&self) -> u64 {
-        self.shared.id
     }
 }

@@ -2,9 +2,9 @@
 //! drop-in ACL library), and host functions that declare the device memory they use
 //! ("kernels"). Every device range goes through the stream-order checker.
 
-use crate::device::check_stream;
+use crate::Emulator;
 use crate::pool::{PoolShared, Touch, check_now, enqueue_touching};
-use crate::{EmuStream, Emulator};
+use crate::stream::EmuStream;
 use mempool_hal::{DevicePtr, Error, ErrorKind, Result, code};
 use std::sync::Arc;
 
@@ -102,7 +102,7 @@ impl Emulator {
     ///
     /// As [`mempool_hal::MemPool::free_async`].
     pub fn free(&self, ptr: DevicePtr, stream: &EmuStream) -> Result<()> {
-        let s = check_stream(&self.platform, stream, "free_async")?;
+        let s = stream.live(self.platform.id, "free_async")?;
         self.platform.free(ptr, s)
     }
 
@@ -170,7 +170,7 @@ impl Emulator {
     }
 
     pub(crate) fn copy_async(&self, dst: Mem, src: Mem, len: u64, stream: &EmuStream, op: &'static str) -> Result<()> {
-        let s = check_stream(&self.platform, stream, op)?;
+        let s = stream.live(self.platform.id, op)?;
         if len == 0 {
             return Ok(());
         }
@@ -262,7 +262,7 @@ impl Emulator {
         f: impl FnOnce(&KernelMem) -> Result<()> + Send + 'static,
     ) -> Result<()> {
         const OP: &str = "launch_kernel";
-        let s = check_stream(&self.platform, stream, OP)?;
+        let s = stream.live(self.platform.id, OP)?;
         let touches = accesses
             .iter()
             .map(|a| match *a {

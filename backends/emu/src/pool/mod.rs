@@ -5,10 +5,10 @@ mod blocks;
 mod mapping;
 mod starts;
 
+use crate::ReuseRule;
 use crate::clock::Clock;
-use crate::device::{Platform, check_stream};
-use crate::stream::{StreamShared, Work, lock};
-use crate::{EmuStream, ReuseRule};
+use crate::device::Platform;
+use crate::stream::{EmuStream, StreamShared, Work, lock};
 use blocks::Blocks;
 pub(crate) use mapping::quarantined;
 use mapping::{Commits, Mapping};
@@ -553,7 +553,7 @@ impl EmuPool {
     ///
     /// As [`MemPool::malloc_async`].
     pub fn malloc_async_traced(&self, size: u64, stream: &EmuStream) -> Result<(DevicePtr, ReuseRule)> {
-        let s = check_stream(&self.platform, stream, "malloc_async")?;
+        let s = stream.live(self.shared.platform, "malloc_async")?;
         self.shared.malloc(size, s)
     }
 
@@ -563,7 +563,7 @@ impl EmuPool {
     ///
     /// As [`MemPool::free_async`].
     pub fn free(&self, ptr: DevicePtr, stream: &EmuStream) -> Result<()> {
-        let s = check_stream(&self.platform, stream, "free_async")?;
+        let s = stream.live(self.shared.platform, "free_async")?;
         if self.shared.contains(ptr.addr()) {
             // Its own memory: no need to look the pool up.
             return self.shared.free(ptr.addr(), s);
