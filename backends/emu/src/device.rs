@@ -5,15 +5,17 @@ use crate::Emulator;
 use crate::Mem;
 use crate::config::{Config, ExecutionMode};
 use crate::event::{EmuEvent, EventShared, Record};
-use crate::pool::{EmuPool, Faults, PoolEnv, PoolShared, enqueue_touching};
+use crate::pool::EmuPool;
+use crate::pool::registry::PoolRegistry;
+use crate::pool::shared::{Faults, PoolEnv, PoolShared, enqueue_touching};
 use crate::raw::{Side, copy};
 use crate::stream::{EmuStream, StreamShared, Work, lock};
 use mempool_hal::{
-    Device, DevicePtr, Error, ErrorKind, EventStatus, HostBuffer, HostFn, MemInfo, PoolProps, Result, code,
+    Device, DevicePtr, Error, ErrorKind, EventStatus, HostBuffer, HostFn, MemInfo, PoolCall, PoolProps, Result, code,
 };
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 static NEXT_PLATFORM: AtomicU64 = AtomicU64::new(1);
 
@@ -29,12 +31,9 @@ pub(crate) struct Platform {
     pub(crate) config: Config,
     next_id: AtomicU64,
     streams: Mutex<HashMap<u64, Arc<StreamShared>>>,
-    pools: RwLock<BTreeMap<u64, Arc<PoolShared>>>,
+    pub(crate) registry: Arc<PoolRegistry>,
     graveyard: Mutex<Vec<Grave>>,
     pub(crate) faults: Arc<Faults>,
-    /// Address ranges of destroyed pools (for the checker's messages, and to know a
-    /// pointer that outlived its pool), with the pool while anything still holds it.
-    destroyed: Mutex<Vec<(u64, u64, Weak<PoolShared>)>>,
 }
 
 impl Drop for Platform {
@@ -52,58 +51,14 @@ impl Platform {
             config,
             next_id: AtomicU64::new(1),
             streams: Mutex::new(HashMap::new()),
-            pools: RwLock::new(BTreeMap::new()),
+            registry: Arc::new(PoolRegistry::default()),
             graveyard: Mutex::new(Vec::new()),
             faults: Arc::new(Faults::default()),
-            destroyed: Mutex::new(Vec::new()),
         }
     }
 
     fn next_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// The live pool whose range holds `addr`.
-    pub(crate) fn pool_at(&self, addr: u64) -> Option<Arc<PoolShared>> {
-        let pools = self.pools.read().unwrap_or_else(PoisonError::into_inner);
-        pools.range(..=addr).next_back().map(|(_, p)| p).filter(|p| p.contains(addr)).cloned()
-    }
-
-    fn pools_of(&self, device: u32) -> Vec<Arc<PoolShared>> {
-        let pools = self.pools.read().unwrap_or_else(PoisonError::into_inner);
-        pools.values().filter(|p| p.device == device).cloned().collect()
-    }
-
-    /// Frees `ptr` on stream `s`, whichever pool it belongs to.
-    pub(crate) fn free(&self, ptr: DevicePtr, s: &Arc<StreamShared>) -> Result<()> {
-        const OP: &str = "free_async";
-        if ptr.is_null() {
-            return Err(Error::new(ErrorKind::InvalidPointer, code::ACL_ERROR_INVALID_PARAM, OP, "null pointer"));
-        }
-        let Some(pool) = self.pool_at(ptr.addr()) else {
-            return Err(Error::new(
-                ErrorKind::InvalidPointer,
-                code::ACL_ERROR_RT_PARAM_INVALID,
-                OP,
-                format!("{ptr} is not an address of any pool"),
-            ));
-        };
-        pool.free(ptr.addr(), s)
-    }
-
-    /// Whether `addr` lay in a pool that has been destroyed.
-    pub(crate) fn was_destroyed(&self, addr: u64) -> bool {
-        self.destroyed_at(addr).is_some()
-    }
-
-    /// For an address in a destroyed pool's range: whether the pool's mapping still
-    /// exists (queued work or a handle holds the pool), so that the range is still the
-    /// emulator's. `None` for other addresses.
-    pub(crate) fn destroyed_at(&self, addr: u64) -> Option<bool> {
-        let d = lock(&self.destroyed);
-        let inside = |&&(base, size, _): &&(u64, u64, Weak<PoolShared>)| addr >= base && addr - base < size;
-        // The latest destroy first: a range may have been reused by a later pool since.
-        d.iter().rev().find(inside).map(|(_, _, pool)| pool.strong_count() > 0)
     }
 
     fn stream(&self, id: u64) -> Option<Arc<StreamShared>> {
@@ -126,7 +81,7 @@ impl Platform {
     /// Pools release above their threshold; destroyed pools whose streams have passed the
     /// destroy give their memory back.
     fn after_sync(&self, device: u32) {
-        for p in self.pools_of(device) {
+        for p in self.registry.pools_of(device) {
             p.release_at_sync();
         }
         self.bury();
@@ -218,7 +173,7 @@ impl Device for Emulator {
 
     fn mem_info(&self) -> Result<MemInfo> {
         let total = self.platform.config.device_memory;
-        let reserved: u64 = self.platform.pools_of(self.device).iter().map(|p| p.reserved()).sum();
+        let reserved: u64 = self.platform.registry.pools_of(self.device).iter().map(|p| p.reserved()).sum();
         Ok(MemInfo { free: total.saturating_sub(reserved), total })
     }
 
@@ -371,9 +326,9 @@ impl Device for Emulator {
             c.granularity,
             PoolEnv { faults: Arc::clone(&p.faults), wait_timeout: c.wait_timeout, checker: c.checker },
         )?);
-        p.pools.write().unwrap_or_else(PoisonError::into_inner).insert(shared.base, Arc::clone(&shared));
+        p.registry.insert(&shared);
         p.bury();
-        Ok(EmuPool { shared, platform: Arc::clone(&self.platform) })
+        Ok(EmuPool { shared, registry: Arc::clone(&p.registry) })
     }
 
     fn destroy_pool(&self, pool: &EmuPool) -> Result<()> {
@@ -381,15 +336,9 @@ impl Device for Emulator {
         let p = self.platform();
         let shared = &pool.shared;
         if shared.platform != p.id || !shared.mark_destroyed() {
-            return Err(Error::new(
-                ErrorKind::InvalidHandle,
-                code::ACL_ERROR_RT_INTERNAL_ERROR,
-                OP,
-                format!("pool {} is destroyed or foreign", shared.id),
-            ));
+            return Err(Error::destroyed_pool(OP, PoolCall::Lifetime, format_args!("pool {}", shared.id)));
         }
-        p.pools.write().unwrap_or_else(PoisonError::into_inner).remove(&shared.base);
-        lock(&p.destroyed).push((shared.base, shared.size, Arc::downgrade(shared)));
+        p.registry.retire(shared);
         let waits: Vec<_> = lock(&p.streams)
             .values()
             .map(|s| (Arc::clone(s), s.state().last_real))

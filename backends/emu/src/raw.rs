@@ -3,7 +3,7 @@
 //! ("kernels"). Every device range goes through the stream-order checker.
 
 use crate::Emulator;
-use crate::pool::{PoolShared, Touch, check_now, enqueue_touching};
+use crate::pool::shared::{PoolShared, Touch, check_now, enqueue_touching};
 use crate::stream::EmuStream;
 use mempool_hal::{DevicePtr, Error, ErrorKind, Result, code};
 use std::sync::Arc;
@@ -92,7 +92,7 @@ impl Emulator {
     /// Whether `[addr, addr + len)` lies inside one live allocation of a pool of this
     /// platform (so it is device memory).
     pub fn is_device_memory(&self, addr: DevicePtr, len: u64) -> bool {
-        self.platform.pool_at(addr.addr()).is_some_and(|p| p.is_live(addr.addr(), len.max(1)))
+        self.platform.registry.pool_at(addr.addr()).is_some_and(|p| p.is_live(addr.addr(), len.max(1)))
     }
 
     /// Frees `ptr` in stream order on `stream`, whichever pool of the platform holds it
@@ -103,7 +103,7 @@ impl Emulator {
     /// As [`mempool_hal::MemPool::free_async`].
     pub fn free(&self, ptr: DevicePtr, stream: &EmuStream) -> Result<()> {
         let s = stream.live(self.platform.id, "free_async")?;
-        self.platform.free(ptr, s)
+        self.platform.registry.free_async(ptr, s)
     }
 
     /// Whether `addr` is device memory of this platform: it lies in a live pool's range, or
@@ -115,19 +115,21 @@ impl Emulator {
     pub fn is_pool_address(&self, addr: DevicePtr) -> bool {
         let a = addr.addr();
         let kept = |held: bool| held || crate::pool::quarantined(a) || !host_mapped(a);
-        self.platform.pool_at(a).is_some() || self.platform.destroyed_at(a).is_some_and(kept)
+        self.platform.registry.pool_at(a).is_some() || self.platform.registry.destroyed_at(a).is_some_and(kept)
     }
 
     /// Resolves a device range to its pool; the checks come when it is enqueued.
     pub(crate) fn touch(&self, ptr: DevicePtr, len: u64, write: bool, op: &'static str) -> Result<Touch> {
-        match self.platform.pool_at(ptr.addr()) {
+        match self.platform.registry.pool_at(ptr.addr()) {
             Some(pool) => Ok(Touch { pool, addr: ptr.addr(), len, write }),
-            None if self.platform.config.checker && self.platform.was_destroyed(ptr.addr()) => Err(Error::new(
-                ErrorKind::StreamOrderViolation,
-                code::ACL_ERROR_RT_PARAM_INVALID,
-                op,
-                format!("{op} touches {ptr}: memory of a destroyed pool"),
-            )),
+            None if self.platform.config.checker && self.platform.registry.was_destroyed(ptr.addr()) => {
+                Err(Error::new(
+                    ErrorKind::StreamOrderViolation,
+                    code::ACL_ERROR_RT_PARAM_INVALID,
+                    op,
+                    format!("{op} touches {ptr}: memory of a destroyed pool"),
+                ))
+            }
             None => Err(Error::new(
                 ErrorKind::InvalidPointer,
                 code::ACL_ERROR_RT_PARAM_INVALID,
