@@ -2,13 +2,12 @@
 //! [`Device`] implementation.
 
 use crate::Emulator;
-use crate::Mem;
 use crate::config::{Config, ExecutionMode};
 use crate::event::{EmuEvent, EventShared, Record};
 use crate::pool::EmuPool;
+use crate::pool::access::{self, CopySide, ResolvedSide, copy, enqueue_touching};
 use crate::pool::registry::PoolRegistry;
-use crate::pool::shared::{Faults, PoolEnv, PoolShared, enqueue_touching};
-use crate::raw::{Side, copy};
+use crate::pool::shared::{Faults, PoolEnv, PoolShared};
 use crate::stream::{EmuStream, StreamShared, Work, lock};
 use mempool_hal::{
     Device, DevicePtr, Error, ErrorKind, EventStatus, HostBuffer, HostFn, MemInfo, PoolCall, PoolProps, Result, code,
@@ -358,8 +357,8 @@ impl Device for Emulator {
             return Ok(());
         }
         let len = src.len() as u64;
-        let t = self.touch(dst, len, true, OP)?;
-        let d = Side::Device(Arc::clone(&t.pool), dst.addr());
+        let t = self.range(dst, len, true, OP)?;
+        let d = ResolvedSide::Device(Arc::clone(&t.pool), dst.addr());
         let data: Box<[u8]> = src.into();
         enqueue_touching(
             s,
@@ -367,7 +366,7 @@ impl Device for Emulator {
             OP,
             Box::new(move || {
                 // SAFETY: the host side is `data`, owned by this work until it returns.
-                unsafe { copy(d, Side::Host(data.as_ptr() as usize), len, OP) }
+                unsafe { copy(d, ResolvedSide::Host(data.as_ptr() as usize), len, OP) }
             }),
         )
     }
@@ -379,8 +378,8 @@ impl Device for Emulator {
         if len == 0 {
             return Ok(());
         }
-        let t = self.touch(src, len, false, OP)?;
-        let from = Side::Device(Arc::clone(&t.pool), src.addr());
+        let t = self.range(src, len, false, OP)?;
+        let from = ResolvedSide::Device(Arc::clone(&t.pool), src.addr());
         let dst = dst.clone();
         enqueue_touching(
             s,
@@ -390,13 +389,17 @@ impl Device for Emulator {
                 let mut out = dst.lock();
                 let n = (out.len() as u64).min(len);
                 // SAFETY: the host side is the locked buffer, holding at least `n` bytes.
-                unsafe { copy(Side::Host(out.as_mut_ptr() as usize), from, n, OP) }
+                unsafe { copy(ResolvedSide::Host(out.as_mut_ptr() as usize), from, n, OP) }
             }),
         )
     }
 
     fn memcpy_d2d_async(&self, dst: DevicePtr, src: DevicePtr, len: u64, stream: &EmuStream) -> Result<()> {
-        self.copy_async(Mem::Device(dst), Mem::Device(src), len, stream, "memcpy_d2d_async")
+        const OP: &str = "memcpy_d2d_async";
+        let s = stream.live(self.platform.id, OP)?;
+        let (registry, checker) = (&self.platform.registry, self.platform.config.checker);
+        // SAFETY: both sides are device memory, checked when enqueued and when the copy runs.
+        unsafe { access::copy_async(registry, checker, s, (CopySide::Device(dst), CopySide::Device(src)), len, OP) }
     }
 
     fn memset_async(&self, dst: DevicePtr, value: u8, len: u64, stream: &EmuStream) -> Result<()> {
@@ -405,10 +408,8 @@ impl Device for Emulator {
         if len == 0 {
             return Ok(());
         }
-        let n = usize::try_from(len).map_err(|_| {
-            Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_RT_PARAM_INVALID, OP, "length too large")
-        })?;
-        let t = self.touch(dst, len, true, OP)?;
+        let n = usize::try_from(len).map_err(|_| Error::invalid_param(OP, "length too large"))?;
+        let t = self.range(dst, len, true, OP)?;
         let pool = Arc::clone(&t.pool);
         enqueue_touching(
             s,

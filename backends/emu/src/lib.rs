@@ -91,8 +91,9 @@ use std::sync::Arc;
 pub use config::{Config, ExecutionMode, MAX_DEVICE_MEMORY, MAX_DEVICES, MAX_GRANULARITY};
 pub use env::{ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, parse_bytes};
 pub use event::EmuEvent;
+pub use pool::access::CopySide;
 pub use pool::{EmuPool, ReuseCounts};
-pub use raw::{Access, KernelMem, Mem};
+pub use raw::{Access, KernelMem};
 pub use stream::EmuStream;
 
 /// Which rule of SPEC.md section 4 served an allocation.

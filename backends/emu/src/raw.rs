@@ -3,20 +3,9 @@
 //! ("kernels"). Every device range goes through the stream-order checker.
 
 use crate::Emulator;
-use crate::pool::shared::{PoolShared, Touch, check_now, enqueue_touching};
+use crate::pool::access::{self, CheckedRange, CopySide, enqueue_touching};
 use crate::stream::EmuStream;
-use mempool_hal::{DevicePtr, Error, ErrorKind, Result, code};
-use std::sync::Arc;
-
-/// One side of a raw copy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mem {
-    /// Host memory at this address: the caller guarantees it is valid for the copy's
-    /// length until the copy has run.
-    Host(*mut u8),
-    /// Device memory: checked to lie inside one live allocation, ordered after it.
-    Device(DevicePtr),
-}
+use mempool_hal::{DevicePtr, Error, Result};
 
 /// Device memory a kernel declares it touches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,33 +16,23 @@ pub enum Access {
     Write(DevicePtr, u64),
 }
 
-/// A side resolved; host addresses travel as integers so the work is `Send`.
-pub(crate) enum Side {
-    Host(usize),
-    Device(Arc<PoolShared>, u64),
-}
-
 /// The device memory a kernel declared, for it to read and write while it runs.
 #[derive(Debug)]
 pub struct KernelMem {
-    touches: Vec<Touch>,
+    ranges: Vec<CheckedRange>,
 }
 
 impl KernelMem {
-    fn find(&self, ptr: DevicePtr, len: u64, write: bool) -> Result<&Touch> {
+    fn find(&self, ptr: DevicePtr, len: u64, write: bool) -> Result<&CheckedRange> {
         let end = ptr.addr().checked_add(len);
-        self.touches
+        self.ranges
             .iter()
             .find(|t| ptr.addr() >= t.addr && end.is_some_and(|e| e <= t.addr + t.len) && (t.write || !write))
             .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::StreamOrderViolation,
-                    code::ACL_ERROR_RT_PARAM_INVALID,
+                let what = if write { "writes" } else { "reads" };
+                Error::stream_order_violation(
                     "launch_kernel",
-                    format!(
-                        "the kernel {} [{ptr}, +{len}), which it did not declare",
-                        if write { "writes" } else { "reads" }
-                    ),
+                    format!("the kernel {what} [{ptr}, +{len}), which it did not declare"),
                 )
             })
     }
@@ -119,46 +98,15 @@ impl Emulator {
     }
 
     /// Resolves a device range to its pool; the checks come when it is enqueued.
-    pub(crate) fn touch(&self, ptr: DevicePtr, len: u64, write: bool, op: &'static str) -> Result<Touch> {
-        match self.platform.registry.pool_at(ptr.addr()) {
-            Some(pool) => Ok(Touch { pool, addr: ptr.addr(), len, write }),
-            None if self.platform.config.checker && self.platform.registry.was_destroyed(ptr.addr()) => {
-                Err(Error::new(
-                    ErrorKind::StreamOrderViolation,
-                    code::ACL_ERROR_RT_PARAM_INVALID,
-                    op,
-                    format!("{op} touches {ptr}: memory of a destroyed pool"),
-                ))
-            }
-            None => Err(Error::new(
-                ErrorKind::InvalidPointer,
-                code::ACL_ERROR_RT_PARAM_INVALID,
-                op,
-                format!("{ptr} is not device memory"),
-            )),
-        }
-    }
-
-    fn side(&self, m: Mem, len: u64, write: bool, op: &'static str, touches: &mut Vec<Touch>) -> Result<Side> {
-        match m {
-            Mem::Host(p) if p.is_null() => {
-                Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, op, "null host pointer"))
-            }
-            Mem::Host(p) => Ok(Side::Host(p as usize)),
-            Mem::Device(d) => {
-                let t = self.touch(d, len, write, op)?;
-                let side = Side::Device(Arc::clone(&t.pool), d.addr());
-                touches.push(t);
-                Ok(side)
-            }
-        }
+    pub(crate) fn range(&self, ptr: DevicePtr, len: u64, write: bool, op: &'static str) -> Result<CheckedRange> {
+        access::resolve(&self.platform.registry, self.platform.config.checker, ptr, len, write, op)
     }
 
     /// Copies `len` bytes from `src` to `dst` in stream order on `stream`.
     ///
     /// # Safety
     ///
-    /// Every [`Mem::Host`] side must be valid for `len` bytes (readable for `src`,
+    /// Every [`CopySide::Host`] side must be valid for `len` bytes (readable for `src`,
     /// writable for `dst`) until the copy has run on the stream, and not be written by
     /// anyone else meanwhile.
     ///
@@ -167,50 +115,25 @@ impl Emulator {
     /// A device side outside live memory: `InvalidPointer` (107000); one the stream is
     /// not ordered after, or freed: `StreamOrderViolation` (107000); a null host side:
     /// `InvalidParam` (100000); a destroyed stream: `InvalidHandle` (107017).
-    pub unsafe fn memcpy_raw_async(&self, dst: Mem, src: Mem, len: u64, stream: &EmuStream) -> Result<()> {
-        self.copy_async(dst, src, len, stream, "memcpy_async")
-    }
-
-    pub(crate) fn copy_async(&self, dst: Mem, src: Mem, len: u64, stream: &EmuStream, op: &'static str) -> Result<()> {
-        let s = stream.live(self.platform.id, op)?;
-        if len == 0 {
-            return Ok(());
-        }
-        let mut touches = Vec::new();
-        let d = self.side(dst, len, true, op, &mut touches)?;
-        let sr = self.side(src, len, false, op, &mut touches)?;
-        enqueue_touching(
-            s,
-            &touches,
-            op,
-            Box::new(move || {
-                // SAFETY: the callers guarantee the host sides stay valid until this work
-                // runs (`memcpy_raw_async`'s contract, or buffers the work owns).
-                unsafe { copy(d, sr, len, op) }
-            }),
-        )
+    pub unsafe fn memcpy_raw_async(&self, dst: CopySide, src: CopySide, len: u64, stream: &EmuStream) -> Result<()> {
+        const OP: &str = "memcpy_async";
+        let s = stream.live(self.platform.id, OP)?;
+        // SAFETY: the caller's guarantee above is `copy_async`'s.
+        unsafe { access::copy_async(&self.platform.registry, self.platform.config.checker, s, (dst, src), len, OP) }
     }
 
     /// Copies `len` bytes from `src` to `dst` now, on the calling thread.
     ///
     /// # Safety
     ///
-    /// Every [`Mem::Host`] side must be valid for `len` bytes for the duration of the call.
+    /// Every [`CopySide::Host`] side must be valid for `len` bytes for the duration of the call.
     ///
     /// # Errors
     ///
     /// As [`Emulator::memcpy_raw_async`].
-    pub unsafe fn memcpy_raw(&self, dst: Mem, src: Mem, len: u64) -> Result<()> {
-        const OP: &str = "memcpy";
-        if len == 0 {
-            return Ok(());
-        }
-        let mut touches = Vec::new();
-        let d = self.side(dst, len, true, OP, &mut touches)?;
-        let s = self.side(src, len, false, OP, &mut touches)?;
-        check_now(&touches, OP)?;
-        // SAFETY: the caller guarantees the host sides for the duration of the call.
-        unsafe { copy(d, s, len, OP) }
+    pub unsafe fn memcpy_raw(&self, dst: CopySide, src: CopySide, len: u64) -> Result<()> {
+        // SAFETY: the caller's guarantee above is `copy_now`'s.
+        unsafe { access::copy_now(&self.platform.registry, self.platform.config.checker, (dst, src), len, "memcpy") }
     }
 
     /// Sets `len` bytes of device memory at `dst` to `value` now, on the calling thread.
@@ -224,8 +147,8 @@ impl Emulator {
         if len == 0 {
             return Ok(());
         }
-        let t = self.touch(dst, len, true, OP)?;
-        check_now(std::slice::from_ref(&t), OP)?;
+        let t = self.range(dst, len, true, OP)?;
+        access::check_now(std::slice::from_ref(&t), OP)?;
         t.pool.with_memory(dst.addr(), len, OP, |p| {
             // SAFETY: the range is committed read/write memory, locked against release.
             unsafe { std::ptr::write_bytes(p, value, len as usize) }
@@ -265,51 +188,15 @@ impl Emulator {
     ) -> Result<()> {
         const OP: &str = "launch_kernel";
         let s = stream.live(self.platform.id, OP)?;
-        let touches = accesses
+        let ranges = accesses
             .iter()
             .map(|a| match *a {
-                Access::Read(p, len) => self.touch(p, len, false, OP),
-                Access::Write(p, len) => self.touch(p, len, true, OP),
+                Access::Read(p, len) => self.range(p, len, false, OP),
+                Access::Write(p, len) => self.range(p, len, true, OP),
             })
             .collect::<Result<Vec<_>>>()?;
-        let mem = KernelMem { touches: touches.clone() };
-        enqueue_touching(s, &touches, OP, Box::new(move || f(&mem)))
-    }
-}
-
-/// Performs a resolved copy.
-///
-/// # Safety
-///
-/// Host sides must be valid for `len` bytes.
-pub(crate) unsafe fn copy(dst: Side, src: Side, len: u64, op: &'static str) -> Result<()> {
-    let n = len as usize;
-    match (dst, src) {
-        (Side::Host(d), Side::Host(s)) => {
-            // SAFETY: both host ranges are valid for `n` bytes (caller's guarantee); `copy`
-            // allows overlap.
-            unsafe { std::ptr::copy(s as *const u8, d as *mut u8, n) };
-            Ok(())
-        }
-        (Side::Device(p, a), Side::Host(s)) => p.with_memory(a, len, op, |dp| {
-            // SAFETY: the device range is committed and locked; the host range is valid.
-            unsafe { std::ptr::copy(s as *const u8, dp, n) }
-        }),
-        (Side::Host(d), Side::Device(p, a)) => p.with_memory(a, len, op, |sp| {
-            // SAFETY: the device range is committed and locked; the host range is valid.
-            unsafe { std::ptr::copy(sp.cast_const(), d as *mut u8, n) }
-        }),
-        (Side::Device(dp, da), Side::Device(sp, sa)) => {
-            let mut tmp = vec![0u8; n];
-            sp.with_memory(sa, len, op, |p| {
-                // SAFETY: the source range is committed and locked; `tmp` holds `n` bytes.
-                unsafe { std::ptr::copy_nonoverlapping(p.cast_const(), tmp.as_mut_ptr(), n) }
-            })?;
-            dp.with_memory(da, len, op, |p| {
-                // SAFETY: the destination range is committed and locked; `tmp` holds `n` bytes.
-                unsafe { std::ptr::copy_nonoverlapping(tmp.as_ptr(), p, n) }
-            })
-        }
+        let mem = KernelMem { ranges: ranges.clone() };
+        enqueue_touching(s, &ranges, OP, Box::new(move || f(&mem)))
     }
 }
 

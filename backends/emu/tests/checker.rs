@@ -193,7 +193,12 @@ fn bug_14_copy_through_the_c_style_raw_path_after_free() {
     let mut host = vec![0u8; 8];
     // SAFETY: `host` outlives the call; the call is refused before anything is enqueued.
     let res = unsafe {
-        r.emu.memcpy_raw_async(mempool_emu::Mem::Host(host.as_mut_ptr()), mempool_emu::Mem::Device(x), 8, &r.s[0])
+        r.emu.memcpy_raw_async(
+            mempool_emu::CopySide::Host(host.as_mut_ptr()),
+            mempool_emu::CopySide::Device(x),
+            8,
+            &r.s[0],
+        )
     };
     caught(res, "use after free");
 }

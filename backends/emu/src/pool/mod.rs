@@ -1,5 +1,6 @@
 //! The emulated pool: [`EmuPool`] and the [`MemPool`] implementation.
 
+pub(crate) mod access;
 mod bins;
 mod blocks;
 mod mapping;

@@ -5,9 +5,9 @@ use super::blocks::Blocks;
 use super::mapping::{Commits, Mapping};
 use crate::ReuseRule;
 use crate::clock::Clock;
-use crate::stream::{StreamShared, Work, lock};
+use crate::stream::{StreamShared, lock};
 use mempool_hal::attr::{AttrId, AttrWrite};
-use mempool_hal::{DevicePtr, Error, ErrorKind, OomInfo, RawAttrValue, Result, code, round_up};
+use mempool_hal::{DevicePtr, Error, ErrorKind, OomInfo, PoolCall, RawAttrValue, Result, code, round_up};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -64,7 +64,7 @@ pub(crate) struct PoolShared {
     mapping: Mapping,
     inner: Mutex<Inner>,
     destroyed: AtomicBool,
-    env: PoolEnv,
+    pub(crate) env: PoolEnv,
 }
 
 /// What a pool takes from its platform's configuration.
@@ -97,14 +97,6 @@ impl fmt::Debug for PoolShared {
             .field("size", &self.size)
             .finish()
     }
-}
-
-fn param(op: &'static str, msg: impl Into<String>) -> Error {
-    Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_RT_PARAM_INVALID, op, msg)
-}
-
-fn bad_ptr(op: &'static str, msg: impl Into<String>) -> Error {
-    Error::new(ErrorKind::InvalidPointer, code::ACL_ERROR_RT_PARAM_INVALID, op, msg)
 }
 
 impl PoolShared {
@@ -171,7 +163,7 @@ impl PoolShared {
         !self.destroyed.swap(true, Ordering::AcqRel)
     }
 
-    fn is_destroyed(&self) -> bool {
+    pub(crate) fn is_destroyed(&self) -> bool {
         self.destroyed.load(Ordering::Acquire)
     }
 
@@ -196,12 +188,13 @@ impl PoolShared {
             ));
         }
         if size == 0 {
-            return Err(param(OP, "size 0"));
+            return Err(Error::invalid_param(OP, "size 0"));
         }
-        let len = round_up(size, self.gran).ok_or_else(|| param(OP, format!("size {size} overflows when rounded")))?;
+        let len = round_up(size, self.gran)
+            .ok_or_else(|| Error::invalid_param(OP, format!("size {size} overflows when rounded")))?;
         let mut inner = self.inner();
         if self.is_destroyed() {
-            return Err(destroyed(OP));
+            return Err(Error::destroyed_pool(OP, PoolCall::Lifetime, format_args!("pool {}", self.id)));
         }
         let inner = &mut *inner;
         let b = s.id;
@@ -262,9 +255,10 @@ impl PoolShared {
         const OP: &str = "free_async";
         let mut inner = self.inner();
         if self.is_destroyed() {
-            return Err(bad_ptr(OP, format!("{addr:#x} belongs to a destroyed pool")));
+            return Err(Error::invalid_pointer(OP, format!("{addr:#x} belongs to a destroyed pool")));
         }
-        let (block, _) = inner.blocks.live_block(addr).map_err(|why| bad_ptr(OP, format!("{addr:#x} is {why}")))?;
+        let (block, _) =
+            inner.blocks.live_block(addr).map_err(|why| Error::invalid_pointer(OP, format!("{addr:#x} is {why}")))?;
         let mut st = s.state();
         if self.env.checker {
             self.check_free_races(&inner.blocks, addr, s, &st.clock)?;
@@ -305,7 +299,7 @@ impl PoolShared {
         const OP: &str = "trim_to";
         let mut inner = self.inner();
         if self.is_destroyed() {
-            return Err(destroyed(OP));
+            return Err(Error::destroyed_pool(OP, PoolCall::Lifetime, format_args!("pool {}", self.id)));
         }
         let stats = inner.blocks.stats;
         let misuse = |msg: String| Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_RT_INTERNAL_ERROR, OP, msg));
@@ -326,7 +320,7 @@ impl PoolShared {
         id.check_read()?;
         let inner = self.inner();
         if self.is_destroyed() {
-            return Err(destroyed_attr("get_attr"));
+            return Err(Error::destroyed_pool("get_attr", PoolCall::Attribute, format_args!("pool {}", self.id)));
         }
         let s = inner.blocks.stats;
         Ok(match id.0 {
@@ -343,7 +337,7 @@ impl PoolShared {
         let write = id.check_write(value, self.size)?;
         let mut inner = self.inner();
         if self.is_destroyed() {
-            return Err(destroyed_attr("set_attr"));
+            return Err(Error::destroyed_pool("set_attr", PoolCall::Attribute, format_args!("pool {}", self.id)));
         }
         match write {
             AttrWrite::Flag(id, on) => inner.flags[id.0 as usize - 1] = on,
@@ -359,71 +353,12 @@ impl PoolShared {
         !self.is_destroyed() && self.inner().blocks.within_live(addr, len)
     }
 
-    /// Checks one access to `[t.addr, t.addr + t.len)` by stream `s` (whose clock is
-    /// `clock`; `None` for a synchronous access with no stream), and returns the start of
-    /// the live allocation it touches.
-    fn check_touch(
-        &self,
-        blocks: &Blocks,
-        t: &Touch,
-        s: Option<(&StreamShared, &Clock)>,
-        op: &'static str,
-    ) -> Result<u64> {
-        let checker = self.env.checker;
-        let (addr, len) = (t.addr, t.len);
-        let what = if t.write { "writes" } else { "reads" };
-        let on = s.map_or_else(|| "the host".to_string(), |(s, _)| format!("stream {}", s.id));
-        if self.is_destroyed() {
-            return Err(if checker {
-                violation(op, format!("{op} on {on} {what} [{addr:#x}, +{len}): memory of a destroyed pool"))
-            } else {
-                bad_ptr(op, format!("[{addr:#x}, +{len}) belongs to a destroyed pool"))
-            });
-        }
-        let Some(end) = addr.checked_add(len) else { return Err(bad_ptr(op, "the range overflows")) };
-        if let Some((start, live_len, live)) = blocks.containing_live(addr) {
-            if end > start + live_len {
-                return Err(bad_ptr(op, format!("[{addr:#x}, +{len}) runs past the end of its allocation")));
-            }
-            if let (true, Some((s, clock))) = (checker, s) {
-                if live.owner != s.id && clock.get(live.owner) <= live.pos {
-                    return Err(violation(
-                        op,
-                        format!(
-                            "{op} on stream {sid} {what} [{addr:#x}, +{len}), allocated on stream {owner} after its position {pos}, \
-                             but stream {sid} is not ordered after that allocation (it is ordered after stream {owner} up to \
-                             position {seen}): record an event on stream {owner} after the allocation and make stream {sid} wait for it",
-                            sid = s.id,
-                            owner = live.owner,
-                            pos = live.pos,
-                            seen = clock.get(live.owner),
-                        ),
-                    ));
-                }
-            }
-            return Ok(start);
-        }
-        if checker {
-            if let Some((start, c)) = blocks.containing_cached_block(addr) {
-                return Err(violation(
-                    op,
-                    format!(
-                        "use after free: {op} on {on} {what} [{addr:#x}, +{len}), inside the block at {start:#x} \
-                         freed on stream {} (its position {})",
-                        c.stream, c.pos
-                    ),
-                ));
-            }
-        }
-        Err(bad_ptr(op, format!("[{addr:#x}, +{len}) is not inside a live allocation")))
-    }
-
     /// The checker's rule for frees: no access to the block may still be pending on
     /// another stream unless it is ordered before the free.
     fn check_free_races(&self, blocks: &Blocks, addr: u64, s: &StreamShared, clock: &Clock) -> Result<()> {
         for (other, pos, what) in blocks.pending_accesses(addr) {
             if other.id != s.id && other.completed() < *pos && clock.get(other.id) < *pos {
-                return Err(violation(
+                return Err(Error::stream_order_violation(
                     "free_async",
                     format!(
                         "free_async on stream {} of {addr:#x} races with {what} still pending on stream {} (its position {pos}), \
@@ -447,7 +382,7 @@ impl PoolShared {
     ) -> Result<R> {
         let inner = self.inner();
         if !inner.blocks.committed(addr, len, self.base, self.size) {
-            return Err(bad_ptr(op, format!("[{addr:#x}, +{len}) was released before the work ran")));
+            return Err(Error::invalid_pointer(op, format!("[{addr:#x}, +{len}) was released before the work ran")));
         }
         let r = f(addr as *mut u8);
         drop(inner);
@@ -458,70 +393,4 @@ impl PoolShared {
     pub(crate) fn check_invariants(&self) {
         self.inner().blocks.check(self.base, self.size);
     }
-}
-
-fn violation(op: &'static str, msg: String) -> Error {
-    Error::new(ErrorKind::StreamOrderViolation, code::ACL_ERROR_RT_PARAM_INVALID, op, msg)
-}
-
-/// One device range an operation touches.
-#[derive(Debug, Clone)]
-pub(crate) struct Touch {
-    pub(crate) pool: Arc<PoolShared>,
-    pub(crate) addr: u64,
-    pub(crate) len: u64,
-    pub(crate) write: bool,
-}
-
-/// Locks the pools of `touches` in id order (so two operations never lock in opposite
-/// orders) and runs `f` with each touch's pool state.
-fn with_locked<R>(touches: &[Touch], f: impl FnOnce(&mut [(u64, MutexGuard<'_, Inner>)]) -> R) -> R {
-    let mut pools: Vec<&Arc<PoolShared>> = touches.iter().map(|t| &t.pool).collect();
-    pools.sort_by_key(|p| p.id);
-    pools.dedup_by_key(|p| p.id);
-    let mut guards: Vec<(u64, MutexGuard<'_, Inner>)> = pools.iter().map(|p| (p.id, p.inner())).collect();
-    f(&mut guards)
-}
-
-fn blocks_of<'a>(guards: &'a mut [(u64, MutexGuard<'_, Inner>)], pool: u64) -> &'a mut Blocks {
-    &mut guards.iter_mut().find(|(id, _)| *id == pool).expect("every touched pool is locked").1.blocks
-}
-
-/// Checks every touch of an operation on stream `s` and enqueues `work` there, under the
-/// pool locks, so no free or release can slip between the check and the enqueue.
-pub(crate) fn enqueue_touching(s: &Arc<StreamShared>, touches: &[Touch], op: &'static str, work: Work) -> Result<()> {
-    with_locked(touches, |guards| {
-        let mut st = s.state();
-        let mut starts = Vec::with_capacity(touches.len());
-        for t in touches {
-            let blocks = blocks_of(guards, t.pool.id);
-            starts.push(t.pool.check_touch(blocks, t, Some((s, &st.clock)), op)?);
-        }
-        let pos = s.push_locked(&mut st, work)?;
-        for (t, start) in touches.iter().zip(starts) {
-            if t.pool.env.checker {
-                blocks_of(guards, t.pool.id).note_access(start, s, pos, op);
-            }
-        }
-        Ok(())
-    })
-}
-
-/// Checks the touches of a synchronous host-side operation (no stream order to check,
-/// but live memory and, with the checker, no use after free).
-pub(crate) fn check_now(touches: &[Touch], op: &'static str) -> Result<()> {
-    with_locked(touches, |guards| {
-        for t in touches {
-            t.pool.check_touch(blocks_of(guards, t.pool.id), t, None, op)?;
-        }
-        Ok(())
-    })
-}
-
-fn destroyed(op: &'static str) -> Error {
-    Error::new(ErrorKind::InvalidHandle, code::ACL_ERROR_RT_INTERNAL_ERROR, op, "the pool was destroyed")
-}
-
-fn destroyed_attr(op: &'static str) -> Error {
-    Error::new(ErrorKind::InvalidHandle, code::ACL_ERROR_RT_PARAM_INVALID, op, "the pool was destroyed")
 }
