@@ -7,7 +7,7 @@ use crate::event::{EmuEvent, EventShared, Record};
 use crate::pool::EmuPool;
 use crate::pool::access::{self, CopySide, ResolvedSide, copy, enqueue_touching};
 use crate::pool::registry::PoolRegistry;
-use crate::pool::shared::{Faults, PoolEnv, PoolShared};
+use crate::pool::shared::{Faults, PoolSettings, PoolShared};
 use crate::stream::{EmuStream, StreamShared, Work, lock};
 use mempool_hal::{
     Device, DevicePtr, Error, ErrorKind, EventStatus, HostBuffer, HostFn, MemInfo, PoolCall, PoolProps, Result, code,
@@ -323,7 +323,7 @@ impl Device for Emulator {
             p.id,
             size,
             c.granularity,
-            PoolEnv { faults: Arc::clone(&p.faults), wait_timeout: c.wait_timeout, checker: c.checker },
+            PoolSettings { faults: Arc::clone(&p.faults), wait_timeout: c.wait_timeout, checker: c.checker },
         )?);
         p.registry.insert(&shared);
         p.bury();

@@ -92,40 +92,9 @@ pub use config::{Config, ExecutionMode, MAX_DEVICE_MEMORY, MAX_DEVICES, MAX_GRAN
 pub use env::{ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, parse_bytes};
 pub use event::EmuEvent;
 pub use pool::access::CopySide;
-pub use pool::{EmuPool, ReuseCounts};
+pub use pool::{EmuPool, ReuseCounts, ReuseRule};
 pub use raw::{Access, KernelMem};
 pub use stream::EmuStream;
-
-/// Which rule of SPEC.md section 4 served an allocation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ReuseRule {
-    /// a. A block freed on the same stream.
-    SameStream,
-    /// b. A block whose free the host has observed complete.
-    KnownComplete,
-    /// c. A block whose free is ordered before this stream through events
-    ///    (`ReuseFollowEventDependencies`).
-    EventDependency,
-    /// d. A block whose free had already executed (`ReuseAllowOpportunistic`).
-    Opportunistic,
-    /// e. Any cached block, with a wait inserted (`ReuseAllowInternalDependencies`).
-    InternalDependency,
-    /// f. Fresh address space.
-    Fresh,
-}
-
-impl fmt::Display for ReuseRule {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ReuseRule::SameStream => "same stream",
-            ReuseRule::KnownComplete => "known complete",
-            ReuseRule::EventDependency => "event dependency",
-            ReuseRule::Opportunistic => "opportunistic",
-            ReuseRule::InternalDependency => "internal dependency",
-            ReuseRule::Fresh => "fresh",
-        })
-    }
-}
 
 /// Builds an [`Emulator`].
 #[derive(Debug, Clone, Copy, Default)]

@@ -18,7 +18,7 @@
 
 use super::blocks::Blocks;
 use super::registry::PoolRegistry;
-use super::shared::{Inner, PoolShared};
+use super::shared::{PoolShared, PoolState};
 use crate::clock::Clock;
 use crate::stream::{StreamShared, Work};
 use mempool_hal::{DevicePtr, Error, ErrorKind, Result, code};
@@ -102,7 +102,7 @@ fn check(
     s: Option<(&StreamShared, &Clock)>,
     op: &'static str,
 ) -> Result<u64> {
-    let checker = pool.env.checker;
+    let checker = pool.settings.checker;
     let (addr, len) = (t.addr, t.len);
     let what = if t.write { "writes" } else { "reads" };
     let on = s.map_or_else(|| "the host".to_string(), |(s, _)| format!("stream {}", s.id));
@@ -156,15 +156,15 @@ fn check(
 
 /// Locks the pools of `ranges` in id order (so two operations never lock in opposite
 /// orders) and runs `f` with each range's pool state.
-fn with_locked<R>(ranges: &[CheckedRange], f: impl FnOnce(&mut [(u64, MutexGuard<'_, Inner>)]) -> R) -> R {
+fn with_locked<R>(ranges: &[CheckedRange], f: impl FnOnce(&mut [(u64, MutexGuard<'_, PoolState>)]) -> R) -> R {
     let mut pools: Vec<&Arc<PoolShared>> = ranges.iter().map(|t| &t.pool).collect();
     pools.sort_by_key(|p| p.id);
     pools.dedup_by_key(|p| p.id);
-    let mut guards: Vec<(u64, MutexGuard<'_, Inner>)> = pools.iter().map(|p| (p.id, p.inner())).collect();
+    let mut guards: Vec<(u64, MutexGuard<'_, PoolState>)> = pools.iter().map(|p| (p.id, p.state())).collect();
     f(&mut guards)
 }
 
-fn blocks_of<'a>(guards: &'a mut [(u64, MutexGuard<'_, Inner>)], pool: u64) -> &'a mut Blocks {
+fn blocks_of<'a>(guards: &'a mut [(u64, MutexGuard<'_, PoolState>)], pool: u64) -> &'a mut Blocks {
     &mut guards.iter_mut().find(|(id, _)| *id == pool).expect("every touched pool is locked").1.blocks
 }
 
@@ -185,7 +185,7 @@ pub(crate) fn enqueue_touching(
         }
         let pos = s.push_locked(&mut st, work)?;
         for (t, start) in ranges.iter().zip(starts) {
-            if t.pool.env.checker {
+            if t.pool.settings.checker {
                 blocks_of(guards, t.pool.id).note_access(start, s, pos, op);
             }
         }

@@ -5,17 +5,17 @@ mod bins;
 mod blocks;
 mod mapping;
 pub(crate) mod registry;
+mod reuse;
 pub(crate) mod shared;
 mod starts;
 
-use crate::ReuseRule;
 use crate::stream::EmuStream;
 pub(crate) use mapping::quarantined;
 use mempool_hal::attr::AttrId;
 use mempool_hal::{DevicePtr, MemPool, RawAttrValue, Result};
 use registry::PoolRegistry;
+pub use reuse::{ReuseCounts, ReuseRule};
 use shared::PoolShared;
-pub use shared::ReuseCounts;
 use std::fmt;
 use std::sync::Arc;
 
@@ -60,17 +60,17 @@ impl EmuPool {
 
     /// How many allocations each reuse rule has served since creation.
     pub fn reuse_counts(&self) -> ReuseCounts {
-        self.shared.inner().counts
+        self.shared.state().counts
     }
 
     /// Number of live allocations.
     pub fn live_allocations(&self) -> usize {
-        self.shared.inner().blocks.live_count()
+        self.shared.state().blocks.live_count()
     }
 
     /// Cached bytes whose free has not executed yet (never released).
     pub fn pending_cached_bytes(&self) -> u64 {
-        self.shared.inner().blocks.pending_cached()
+        self.shared.state().blocks.pending_cached()
     }
 
     /// The first address of the pool's range.

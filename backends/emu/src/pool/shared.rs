@@ -3,52 +3,23 @@
 
 use super::blocks::Blocks;
 use super::mapping::{Commits, Mapping};
-use crate::ReuseRule;
+use super::reuse::{Choice, ReuseCounts, ReuseRule, choose};
 use crate::clock::Clock;
 use crate::stream::{StreamShared, lock};
 use mempool_hal::attr::{AttrId, AttrWrite};
-use mempool_hal::{DevicePtr, Error, ErrorKind, OomInfo, PoolCall, RawAttrValue, Result, code, round_up};
+use mempool_hal::{DevicePtr, Error, ErrorKind, OomInfo, PoolCall, RawAttrValue, Result, ReuseFlags, code, round_up};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-/// How many allocations each reuse rule served, in rule order.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ReuseCounts {
-    /// Rule a: same stream.
-    pub same_stream: u64,
-    /// Rule b: free observed complete by the host.
-    pub known_complete: u64,
-    /// Rule c: free ordered before through events.
-    pub event_dependency: u64,
-    /// Rule d: free already executed.
-    pub opportunistic: u64,
-    /// Rule e: the pool inserted a wait.
-    pub internal_dependency: u64,
-    /// Rule f: fresh address space.
-    pub fresh: u64,
-}
-
-impl ReuseCounts {
-    fn bump(&mut self, rule: ReuseRule) {
-        match rule {
-            ReuseRule::SameStream => self.same_stream += 1,
-            ReuseRule::KnownComplete => self.known_complete += 1,
-            ReuseRule::EventDependency => self.event_dependency += 1,
-            ReuseRule::Opportunistic => self.opportunistic += 1,
-            ReuseRule::InternalDependency => self.internal_dependency += 1,
-            ReuseRule::Fresh => self.fresh += 1,
-        }
-    }
-}
-
-pub(crate) struct Inner {
+/// A pool's state, under one lock (see [`PoolShared::state`]).
+pub(crate) struct PoolState {
     pub(crate) blocks: Blocks,
     /// Which chunks of the mapping are accessible.
     commits: Commits,
-    /// Reuse flags 1-3.
-    pub(crate) flags: [bool; 3],
+    /// Reuse flags, attributes 1-3.
+    pub(crate) flags: ReuseFlags,
     pub(crate) threshold: u64,
     pub(crate) counts: ReuseCounts,
 }
@@ -62,14 +33,14 @@ pub(crate) struct PoolShared {
     pub(crate) size: u64,
     gran: u64,
     mapping: Mapping,
-    inner: Mutex<Inner>,
+    state: Mutex<PoolState>,
     destroyed: AtomicBool,
-    pub(crate) env: PoolEnv,
+    pub(crate) settings: PoolSettings,
 }
 
 /// What a pool takes from its platform's configuration.
 #[derive(Debug, Clone)]
-pub(crate) struct PoolEnv {
+pub(crate) struct PoolSettings {
     pub(crate) faults: Arc<Faults>,
     pub(crate) wait_timeout: Duration,
     pub(crate) checker: bool,
@@ -107,7 +78,7 @@ impl PoolShared {
         platform: u64,
         size: u64,
         gran: u64,
-        env: PoolEnv,
+        settings: PoolSettings,
     ) -> Result<PoolShared> {
         let mapping = Mapping::reserve(size, gran).map_err(|e| {
             Error::new(
@@ -134,28 +105,30 @@ impl PoolShared {
             size,
             gran,
             mapping,
-            inner: Mutex::new(Inner {
+            state: Mutex::new(PoolState {
                 blocks,
                 commits: Commits::new(size, gran),
-                flags: [false; 3],
+                flags: ReuseFlags::NONE,
                 threshold: 0,
                 counts: ReuseCounts::default(),
             }),
             destroyed: AtomicBool::new(false),
-            env,
+            settings,
         })
     }
 
     /// Commits host memory for a fresh block (or fails as injected).
     fn commit(&self, commits: &mut Commits, addr: u64, len: u64) -> std::io::Result<()> {
-        if self.env.faults.take_commit_failure() {
+        if self.settings.faults.take_commit_failure() {
             return Err(std::io::Error::other("injected commit failure"));
         }
         commits.commit(&self.mapping, addr, len)
     }
 
-    pub(crate) fn inner(&self) -> MutexGuard<'_, Inner> {
-        lock(&self.inner)
+    /// Locks the pool's state. Taken before any stream's state; the pools of one
+    /// operation are locked by id (`access::with_locked`).
+    pub(crate) fn state(&self) -> MutexGuard<'_, PoolState> {
+        lock(&self.state)
     }
 
     /// Marks the pool destroyed; `false` if it already was.
@@ -174,7 +147,7 @@ impl PoolShared {
 
     /// Bytes reserved now.
     pub(crate) fn reserved(&self) -> u64 {
-        self.inner().blocks.stats.reserved_current
+        self.state().blocks.stats.reserved_current
     }
 
     pub(crate) fn malloc(&self, size: u64, s: &Arc<StreamShared>) -> Result<(DevicePtr, ReuseRule)> {
@@ -192,48 +165,29 @@ impl PoolShared {
         }
         let len = round_up(size, self.gran)
             .ok_or_else(|| Error::invalid_param(OP, format!("size {size} overflows when rounded")))?;
-        let mut inner = self.inner();
+        let mut state = self.state();
         if self.is_destroyed() {
             return Err(Error::destroyed_pool(OP, PoolCall::Lifetime, format_args!("pool {}", self.id)));
         }
-        let inner = &mut *inner;
-        let b = s.id;
-        let mut choice = inner.blocks.same_stream(len, b).map(|a| (ReuseRule::SameStream, a));
-        if choice.is_none() && inner.blocks.has_other_bins(b) {
-            // Rules b-e read (and rule e extends) the stream's clock.
-            let mut st = s.state();
-            choice = inner.blocks.cross_stream(len, b, inner.flags, Some(&st.clock));
-            if let Some((ReuseRule::InternalDependency, block)) = choice {
-                let (src, tags) = inner.blocks.cached_tags(block);
-                let clock = Arc::make_mut(&mut st.clock);
-                clock.merge(&tags.clock);
-                clock.raise(src.id, tags.pos);
-                if src.completed() < tags.dep_real {
-                    let (target, timeout) = (tags.dep_real, self.env.wait_timeout);
-                    s.push_locked(&mut st, Box::new(move || src.wait_for_work(target, timeout)))?;
-                }
-            }
-        }
-        let (rule, addr) = match choice {
-            Some((rule, block)) => {
+        let state = &mut *state;
+        let (rule, addr) = match choose(&state.blocks, len, s, state.flags, self.settings.wait_timeout)? {
+            Choice::Cached(rule, block) => {
                 let pos = s.alloc_position()?;
-                (rule, inner.blocks.take_cached(block, len, (b, pos)))
+                (rule, state.blocks.take_cached(block, len, (s.id, pos)))
             }
-            None => {
-                let Some(block) = inner.blocks.fresh(len) else {
-                    return Err(self.oom(OP, &inner.blocks, len));
-                };
-                let addr = inner.blocks.addr(block);
+            Choice::Fresh(block) => {
+                let addr = state.blocks.addr(block);
                 let pos = s.alloc_position()?;
-                if let Err(e) = self.commit(&mut inner.commits, addr, len) {
-                    let err = self.oom(OP, &inner.blocks, len);
+                if let Err(e) = self.commit(&mut state.commits, addr, len) {
+                    let err = self.oom(OP, &state.blocks, len);
                     let msg = format!("host memory commit failed ({e}); {}", err.message());
                     return Err(err.with_message(msg));
                 }
-                (ReuseRule::Fresh, inner.blocks.take_fresh(block, len, (b, pos)))
+                (ReuseRule::Fresh, state.blocks.take_fresh(block, len, (s.id, pos)))
             }
+            Choice::Exhausted => return Err(self.oom(OP, &state.blocks, len)),
         };
-        inner.counts.bump(rule);
+        state.counts.bump(rule);
         Ok((DevicePtr::from_addr(addr), rule))
     }
 
@@ -253,55 +207,55 @@ impl PoolShared {
     /// Frees `addr` in stream order on `s`.
     pub(crate) fn free_async(&self, addr: u64, s: &Arc<StreamShared>) -> Result<()> {
         const OP: &str = "free_async";
-        let mut inner = self.inner();
+        let mut state = self.state();
         if self.is_destroyed() {
             return Err(Error::invalid_pointer(OP, format!("{addr:#x} belongs to a destroyed pool")));
         }
         let (block, _) =
-            inner.blocks.live_block(addr).map_err(|why| Error::invalid_pointer(OP, format!("{addr:#x} is {why}")))?;
+            state.blocks.live_block(addr).map_err(|why| Error::invalid_pointer(OP, format!("{addr:#x} is {why}")))?;
         let mut st = s.state();
-        if self.env.checker {
-            self.check_free_races(&inner.blocks, addr, s, &st.clock)?;
+        if self.settings.checker {
+            self.check_free_races(&state.blocks, addr, s, &st.clock)?;
         }
         let marker = s.marker_locked(&mut st)?;
-        inner.blocks.free(block, s, marker, &st.clock);
+        state.blocks.cache(block, s, marker, &st.clock);
         Ok(())
     }
 
-    fn release_locked(&self, inner: &mut Inner, target: u64) {
-        let plan = inner.blocks.plan_release(target);
+    fn release_locked(&self, state: &mut PoolState, target: u64) {
+        let plan = state.blocks.plan_release(target);
         if plan.is_empty() {
             return;
         }
         for (block, addr, take) in plan {
             // A failed decommit leaves pages resident but the range is still returned
             // to the address space: bookkeeping stays exact.
-            let _ = inner.commits.decommit(&self.mapping, addr, take);
-            inner.blocks.release(block, take);
+            let _ = state.commits.decommit(&self.mapping, addr, take);
+            state.blocks.release(block, take);
         }
         // A mark is the maximum since the last reset: a release after a reset raises it
         // to what is left (once per release, the value a caller can observe).
-        let stats = &mut inner.blocks.stats;
+        let stats = &mut state.blocks.stats;
         stats.reserved_high = stats.reserved_high.max(stats.reserved_current);
     }
 
     /// The release at synchronization: down to max(threshold, USED).
     pub(crate) fn release_at_sync(&self) {
-        let mut inner = self.inner();
+        let mut state = self.state();
         if self.is_destroyed() {
             return;
         }
-        let target = inner.threshold.max(inner.blocks.stats.used_current);
-        self.release_locked(&mut inner, target);
+        let target = state.threshold.max(state.blocks.stats.used_current);
+        self.release_locked(&mut state, target);
     }
 
     pub(crate) fn trim_to(&self, keep: u64) -> Result<()> {
         const OP: &str = "trim_to";
-        let mut inner = self.inner();
+        let mut state = self.state();
         if self.is_destroyed() {
             return Err(Error::destroyed_pool(OP, PoolCall::Lifetime, format_args!("pool {}", self.id)));
         }
-        let stats = inner.blocks.stats;
+        let stats = state.blocks.stats;
         let misuse = |msg: String| Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_RT_INTERNAL_ERROR, OP, msg));
         if keep > self.size {
             return misuse(format!("{keep} bytes to keep is above the pool size {}", self.size));
@@ -312,45 +266,50 @@ impl PoolShared {
         if keep >= stats.reserved_current {
             return Ok(());
         }
-        self.release_locked(&mut inner, keep);
+        self.release_locked(&mut state, keep);
         Ok(())
     }
 
     pub(crate) fn get_attr(&self, id: AttrId) -> Result<RawAttrValue> {
         id.check_read()?;
-        let inner = self.inner();
+        let state = self.state();
         if self.is_destroyed() {
             return Err(Error::destroyed_pool("get_attr", PoolCall::Attribute, format_args!("pool {}", self.id)));
         }
-        let s = inner.blocks.stats;
-        Ok(match id.0 {
-            1..=3 => RawAttrValue::U32(u32::from(inner.flags[id.0 as usize - 1])),
-            4 => RawAttrValue::U64(inner.threshold),
-            5 => RawAttrValue::U64(s.reserved_current),
-            6 => RawAttrValue::U64(s.reserved_high),
-            7 => RawAttrValue::U64(s.used_current),
-            _ => RawAttrValue::U64(s.used_high),
-        })
+        let s = state.blocks.stats;
+        if let Some(on) = state.flags.get(id) {
+            return Ok(RawAttrValue::U32(u32::from(on)));
+        }
+        Ok(RawAttrValue::U64(match id {
+            AttrId::RELEASE_THRESHOLD => state.threshold,
+            AttrId::RESERVED_MEM_CURRENT => s.reserved_current,
+            AttrId::RESERVED_MEM_HIGH => s.reserved_high,
+            AttrId::USED_MEM_CURRENT => s.used_current,
+            // USED_MEM_HIGH, the last id `check_read` accepts.
+            _ => s.used_high,
+        }))
     }
 
     pub(crate) fn set_attr(&self, id: AttrId, value: RawAttrValue) -> Result<()> {
         let write = id.check_write(value, self.size)?;
-        let mut inner = self.inner();
+        let mut state = self.state();
         if self.is_destroyed() {
             return Err(Error::destroyed_pool("set_attr", PoolCall::Attribute, format_args!("pool {}", self.id)));
         }
         match write {
-            AttrWrite::Flag(id, on) => inner.flags[id.0 as usize - 1] = on,
-            AttrWrite::ReleaseThreshold(t) => inner.threshold = t,
-            AttrWrite::ResetHigh(AttrId::RESERVED_MEM_HIGH) => inner.blocks.stats.reserved_high = 0,
-            AttrWrite::ResetHigh(_) => inner.blocks.stats.used_high = 0,
+            AttrWrite::Flag(id, on) => {
+                state.flags.set(id, on);
+            }
+            AttrWrite::ReleaseThreshold(t) => state.threshold = t,
+            AttrWrite::ResetHigh(AttrId::RESERVED_MEM_HIGH) => state.blocks.stats.reserved_high = 0,
+            AttrWrite::ResetHigh(_) => state.blocks.stats.used_high = 0,
         }
         Ok(())
     }
 
     /// Whether `[addr, addr + len)` lies inside one live allocation.
     pub(crate) fn is_live(&self, addr: u64, len: u64) -> bool {
-        !self.is_destroyed() && self.inner().blocks.within_live(addr, len)
+        !self.is_destroyed() && self.state().blocks.within_live(addr, len)
     }
 
     /// The checker's rule for frees: no access to the block may still be pending on
@@ -380,17 +339,17 @@ impl PoolShared {
         op: &'static str,
         f: impl FnOnce(*mut u8) -> R,
     ) -> Result<R> {
-        let inner = self.inner();
-        if !inner.blocks.committed(addr, len, self.base, self.size) {
+        let state = self.state();
+        if !state.blocks.committed(addr, len, self.base, self.size) {
             return Err(Error::invalid_pointer(op, format!("[{addr:#x}, +{len}) was released before the work ran")));
         }
         let r = f(addr as *mut u8);
-        drop(inner);
+        drop(state);
         Ok(r)
     }
 
     #[cfg(test)]
     pub(crate) fn check_invariants(&self) {
-        self.inner().blocks.check(self.base, self.size);
+        self.state().blocks.check(self.base, self.size);
     }
 }
