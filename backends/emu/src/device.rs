@@ -1,93 +1,146 @@
-//! The emulated platform (devices, the registries of streams and pools) and the
-//! [`Device`] implementation.
+//! [`Emulator`], one device of an emulated platform, with its builder, the [`Device`]
+//! implementation (streams, events, pools, copies, memsets, host functions) and the test
+//! controls (`step`, `run_pending`, `is_idle`, `inject_commit_failures`).
 
-use crate::Emulator;
 use crate::config::{Config, ExecutionMode};
+use crate::env;
 use crate::event::{EmuEvent, EventShared, Record};
+use crate::platform::Platform;
 use crate::pool::EmuPool;
-use crate::pool::access::{self, CopySide, ResolvedSide, copy, enqueue_touching};
-use crate::pool::registry::PoolRegistry;
-use crate::pool::shared::{Faults, PoolSettings, PoolShared};
-use crate::stream::{EmuStream, StreamShared, Work, lock};
+use crate::pool::access::{self, CheckedRange, CopySide, ResolvedSide, copy, enqueue_touching};
+use crate::pool::shared::{PoolSettings, PoolShared};
+use crate::stream::{EmuStream, StreamShared, Work};
 use mempool_hal::{
     Device, DevicePtr, Error, ErrorKind, EventStatus, HostBuffer, HostFn, MemInfo, PoolCall, PoolProps, Result, code,
 };
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::fmt;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
 
-static NEXT_PLATFORM: AtomicU64 = AtomicU64::new(1);
-
-/// A destroyed pool whose memory waits for the streams to pass the destroy.
-struct Grave {
-    _pool: Arc<PoolShared>,
-    waits: Vec<(Arc<StreamShared>, u64)>,
+/// Builds an [`Emulator`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EmulatorBuilder {
+    config: Config,
 }
 
-/// Everything the devices of one emulator instance share.
-pub(crate) struct Platform {
-    pub(crate) id: u64,
-    pub(crate) config: Config,
-    next_id: AtomicU64,
-    streams: Mutex<HashMap<u64, Arc<StreamShared>>>,
-    pub(crate) registry: Arc<PoolRegistry>,
-    graveyard: Mutex<Vec<Grave>>,
-    pub(crate) faults: Arc<Faults>,
+impl EmulatorBuilder {
+    /// Number of devices.
+    pub fn devices(mut self, n: u32) -> Self {
+        self.config.devices = n;
+        self
+    }
+    /// Memory of each device, in bytes.
+    pub fn device_memory(mut self, bytes: u64) -> Self {
+        self.config.device_memory = bytes;
+        self
+    }
+    /// Pool granularity, in bytes.
+    pub fn granularity(mut self, bytes: u64) -> Self {
+        self.config.granularity = bytes;
+        self
+    }
+    /// Execution mode.
+    pub fn mode(mut self, mode: ExecutionMode) -> Self {
+        self.config.mode = mode;
+        self
+    }
+    /// Turns the stream-order checker on (the default) or off.
+    pub fn checker(mut self, on: bool) -> Self {
+        self.config.checker = on;
+        self
+    }
+    /// The longest any wait inside the emulator may take (default 60 s).
+    pub fn wait_timeout(mut self, t: std::time::Duration) -> Self {
+        self.config.wait_timeout = t;
+        self
+    }
+    /// Shorthand for `mode(ExecutionMode::Deferred)`.
+    pub fn deferred(self) -> Self {
+        self.mode(ExecutionMode::Deferred)
+    }
+
+    /// Applies the `MEMPOOL_EMU_*` variables that are set (see the `ENV_*` constants);
+    /// unset or empty ones keep the builder's value.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidParam` (100000) naming the variable and its value when a value does not
+    /// parse, or is out of the range [`EmulatorBuilder::build`] enforces.
+    pub fn with_env(self) -> Result<Self> {
+        Ok(EmulatorBuilder { config: env::read_vars(self.config, |name| std::env::var_os(name))? })
+    }
+
+    /// Device 0 of a new emulated platform.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidParam` (100000) for no devices or more than [`MAX_DEVICES`], a
+    /// granularity that is not a power of two from the host page size to
+    /// [`MAX_GRANULARITY`], or device memory below one granule or above
+    /// [`MAX_DEVICE_MEMORY`].
+    pub fn build(self) -> Result<Emulator> {
+        let c = self.config;
+        if let Err((_, m)) = c.check() {
+            return Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, "Emulator::build", m));
+        }
+        Ok(Emulator { platform: Arc::new(Platform::new(c)), device: 0 })
+    }
 }
 
-impl Drop for Platform {
-    fn drop(&mut self) {
-        for s in self.streams.get_mut().unwrap_or_else(PoisonError::into_inner).values() {
-            s.close();
-        }
+/// One device of an emulated platform; implements [`mempool_hal::Device`].
+///
+/// Cheap to clone; clones are the same device. Handles (streams, events, pools) of one
+/// platform are foreign to another: using them there is `InvalidHandle`.
+#[derive(Clone)]
+pub struct Emulator {
+    pub(crate) platform: Arc<Platform>,
+    pub(crate) device: u32,
+}
+
+impl fmt::Debug for Emulator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Emulator").field("platform", &self.platform.id).field("device", &self.device).finish()
     }
 }
 
-impl Platform {
-    pub(crate) fn new(config: Config) -> Platform {
-        Platform {
-            id: NEXT_PLATFORM.fetch_add(1, Ordering::Relaxed),
-            config,
-            next_id: AtomicU64::new(1),
-            streams: Mutex::new(HashMap::new()),
-            registry: Arc::new(PoolRegistry::default()),
-            graveyard: Mutex::new(Vec::new()),
-            faults: Arc::new(Faults::default()),
+impl Default for Emulator {
+    fn default() -> Self {
+        Emulator::new()
+    }
+}
+
+impl Emulator {
+    /// Device 0 of a platform with the default [`Config`]: one 16 GiB device, 2 MiB
+    /// granularity, threaded.
+    pub fn new() -> Emulator {
+        Emulator { platform: Arc::new(Platform::new(Config::default())), device: 0 }
+    }
+
+    /// A builder for another configuration.
+    pub fn builder() -> EmulatorBuilder {
+        EmulatorBuilder::default()
+    }
+
+    /// The platform's configuration.
+    pub fn config(&self) -> Config {
+        self.platform.config
+    }
+
+    /// Device `id` of the same platform.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidDevice` (107001) for an id out of range.
+    pub fn device(&self, id: u32) -> Result<Emulator> {
+        if id >= self.platform.config.devices {
+            return Err(Error::new(
+                ErrorKind::InvalidDevice,
+                code::ACL_ERROR_RT_INVALID_DEVICEID,
+                "Emulator::device",
+                format!("device {id} does not exist ({} device(s))", self.platform.config.devices),
+            ));
         }
-    }
-
-    fn next_id(&self) -> u64 {
-        self.next_id.fetch_add(1, Ordering::Relaxed)
-    }
-
-    fn stream(&self, id: u64) -> Option<Arc<StreamShared>> {
-        lock(&self.streams).get(&id).cloned()
-    }
-
-    fn streams_of(&self, device: u32) -> Vec<Arc<StreamShared>> {
-        lock(&self.streams).values().filter(|s| s.device == device).cloned().collect()
-    }
-
-    /// Marks everything in `clock` observed complete by the host.
-    fn observe_clock(&self, clock: &crate::clock::Clock) {
-        for (sid, pos) in clock.iter() {
-            if let Some(s) = self.stream(sid) {
-                s.observe(pos);
-            }
-        }
-    }
-
-    /// Pools release above their threshold; destroyed pools whose streams have passed the
-    /// destroy give their memory back.
-    fn after_sync(&self, device: u32) {
-        for p in self.registry.pools_of(device) {
-            p.release_at_sync();
-        }
-        self.bury();
-    }
-
-    fn bury(&self) {
-        lock(&self.graveyard).retain(|g| g.waits.iter().any(|(s, pos)| s.completed() < *pos));
+        Ok(Emulator { platform: Arc::clone(&self.platform), device: id })
     }
 }
 
@@ -98,6 +151,11 @@ impl Emulator {
 
     fn timeout(&self) -> std::time::Duration {
         self.platform.config.wait_timeout
+    }
+
+    /// Resolves a device range to its pool; the checks come when it is enqueued.
+    pub(crate) fn range(&self, ptr: DevicePtr, len: u64, write: bool, op: &'static str) -> Result<CheckedRange> {
+        access::resolve(&self.platform.registry, self.platform.config.checker, ptr, len, write, op)
     }
 
     /// Makes the next `n` host-memory commits of this platform fail, as if the host were
@@ -180,7 +238,7 @@ impl Device for Emulator {
         let p = self.platform();
         let deferred = p.config.mode == ExecutionMode::Deferred;
         let shared = StreamShared::spawn(p.next_id(), self.device, p.id, deferred)?;
-        lock(&p.streams).insert(shared.id, Arc::clone(&shared));
+        p.add_stream(&shared);
         Ok(EmuStream { shared })
     }
 
@@ -214,7 +272,7 @@ impl Device for Emulator {
         }
         // Destroyed streams that have drained are forgotten; their blocks stay known
         // complete through the observation above.
-        lock(&p.streams).retain(|_, s| !(s.is_destroyed() && s.is_idle()));
+        p.forget_drained_streams();
         p.after_sync(self.device);
         first_failure.map_or(Ok(()), Err)
     }
@@ -338,14 +396,7 @@ impl Device for Emulator {
             return Err(Error::destroyed_pool(OP, PoolCall::Lifetime, format_args!("pool {}", shared.id)));
         }
         p.registry.retire(shared);
-        let waits: Vec<_> = lock(&p.streams)
-            .values()
-            .map(|s| (Arc::clone(s), s.state().last_real))
-            .filter(|(s, pos)| s.completed() < *pos)
-            .collect();
-        if !waits.is_empty() {
-            lock(&p.graveyard).push(Grave { _pool: Arc::clone(shared), waits });
-        }
+        p.entomb(shared);
         p.bury();
         Ok(())
     }

@@ -79,146 +79,16 @@ mod config;
 mod device;
 mod env;
 mod event;
+mod kernel;
+mod platform;
 mod pool;
-mod raw;
 mod stream;
 
-use device::Platform;
-use mempool_hal::{Error, ErrorKind, Result, code};
-use std::fmt;
-use std::sync::Arc;
-
 pub use config::{Config, ExecutionMode, MAX_DEVICE_MEMORY, MAX_DEVICES, MAX_GRANULARITY};
+pub use device::{Emulator, EmulatorBuilder};
 pub use env::{ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, parse_bytes};
 pub use event::EmuEvent;
+pub use kernel::{KernelAccess, KernelMem};
 pub use pool::access::CopySide;
 pub use pool::{EmuPool, ReuseCounts, ReuseRule};
-pub use raw::{Access, KernelMem};
 pub use stream::EmuStream;
-
-/// Builds an [`Emulator`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct EmulatorBuilder {
-    config: Config,
-}
-
-impl EmulatorBuilder {
-    /// Number of devices.
-    pub fn devices(mut self, n: u32) -> Self {
-        self.config.devices = n;
-        self
-    }
-    /// Memory of each device, in bytes.
-    pub fn device_memory(mut self, bytes: u64) -> Self {
-        self.config.device_memory = bytes;
-        self
-    }
-    /// Pool granularity, in bytes.
-    pub fn granularity(mut self, bytes: u64) -> Self {
-        self.config.granularity = bytes;
-        self
-    }
-    /// Execution mode.
-    pub fn mode(mut self, mode: ExecutionMode) -> Self {
-        self.config.mode = mode;
-        self
-    }
-    /// Turns the stream-order checker on (the default) or off.
-    pub fn checker(mut self, on: bool) -> Self {
-        self.config.checker = on;
-        self
-    }
-    /// The longest any wait inside the emulator may take (default 60 s).
-    pub fn wait_timeout(mut self, t: std::time::Duration) -> Self {
-        self.config.wait_timeout = t;
-        self
-    }
-    /// Shorthand for `mode(ExecutionMode::Deferred)`.
-    pub fn deferred(self) -> Self {
-        self.mode(ExecutionMode::Deferred)
-    }
-
-    /// Applies the `MEMPOOL_EMU_*` variables that are set (see the `ENV_*` constants);
-    /// unset or empty ones keep the builder's value.
-    ///
-    /// # Errors
-    ///
-    /// `InvalidParam` (100000) naming the variable and its value when a value does not
-    /// parse, or is out of the range [`EmulatorBuilder::build`] enforces.
-    pub fn with_env(self) -> Result<Self> {
-        Ok(EmulatorBuilder { config: env::read_vars(self.config, |name| std::env::var_os(name))? })
-    }
-
-    /// Device 0 of a new emulated platform.
-    ///
-    /// # Errors
-    ///
-    /// `InvalidParam` (100000) for no devices or more than [`MAX_DEVICES`], a
-    /// granularity that is not a power of two from the host page size to
-    /// [`MAX_GRANULARITY`], or device memory below one granule or above
-    /// [`MAX_DEVICE_MEMORY`].
-    pub fn build(self) -> Result<Emulator> {
-        let c = self.config;
-        if let Err((_, m)) = c.check() {
-            return Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, "Emulator::build", m));
-        }
-        Ok(Emulator { platform: Arc::new(Platform::new(c)), device: 0 })
-    }
-}
-
-/// One device of an emulated platform; implements [`mempool_hal::Device`].
-///
-/// Cheap to clone; clones are the same device. Handles (streams, events, pools) of one
-/// platform are foreign to another: using them there is `InvalidHandle`.
-#[derive(Clone)]
-pub struct Emulator {
-    platform: Arc<Platform>,
-    device: u32,
-}
-
-impl fmt::Debug for Emulator {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Emulator").field("platform", &self.platform.id).field("device", &self.device).finish()
-    }
-}
-
-impl Default for Emulator {
-    fn default() -> Self {
-        Emulator::new()
-    }
-}
-
-impl Emulator {
-    /// Device 0 of a platform with the default [`Config`]: one 16 GiB device, 2 MiB
-    /// granularity, threaded.
-    pub fn new() -> Emulator {
-        Emulator { platform: Arc::new(Platform::new(Config::default())), device: 0 }
-    }
-
-    /// A builder for another configuration.
-    pub fn builder() -> EmulatorBuilder {
-        EmulatorBuilder::default()
-    }
-
-    /// The platform's configuration.
-    pub fn config(&self) -> Config {
-        self.platform.config
-    }
-
-    /// Device `id` of the same platform.
-    ///
-    /// # Errors
-    ///
-    /// `InvalidDevice` (107001) for an id out of range.
-    pub fn device(&self, id: u32) -> Result<Emulator> {
-        if id >= self.platform.config.devices {
-            return Err(Error::new(
-                ErrorKind::InvalidDevice,
-                code::ACL_ERROR_RT_INVALID_DEVICEID,
-                "Emulator::device",
-                format!("device {id} does not exist ({} device(s))", self.platform.config.devices),
-            ));
-        }
-        Ok(Emulator { platform: Arc::clone(&self.platform), device: id })
-    }
-}

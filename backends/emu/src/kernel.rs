@@ -1,15 +1,17 @@
-//! Checked access to device memory: copies with raw host pointers for C callers (the
-//! drop-in ACL library), and host functions that declare the device memory they use
-//! ("kernels"). Every device range goes through the stream-order checker.
+//! What C callers and kernels use beyond [`mempool_hal::Device`]: host functions that
+//! declare the device memory they use ("kernels", [`KernelAccess`], [`KernelMem`]),
+//! copies and memsets with raw host pointers or now on the calling thread (for the drop-in
+//! ACL library), the free by address, and which addresses are device memory. Every device
+//! range goes through the stream-order checker (`pool/access.rs`).
 
-use crate::Emulator;
+use crate::device::Emulator;
 use crate::pool::access::{self, CheckedRange, CopySide, enqueue_touching};
 use crate::stream::EmuStream;
 use mempool_hal::{DevicePtr, Error, Result};
 
 /// Device memory a kernel declares it touches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
+pub enum KernelAccess {
     /// Reads `len` bytes at the pointer.
     Read(DevicePtr, u64),
     /// Writes (and may read) `len` bytes at the pointer.
@@ -97,11 +99,6 @@ impl Emulator {
         self.platform.registry.pool_at(a).is_some() || self.platform.registry.destroyed_at(a).is_some_and(kept)
     }
 
-    /// Resolves a device range to its pool; the checks come when it is enqueued.
-    pub(crate) fn range(&self, ptr: DevicePtr, len: u64, write: bool, op: &'static str) -> Result<CheckedRange> {
-        access::resolve(&self.platform.registry, self.platform.config.checker, ptr, len, write, op)
-    }
-
     /// Copies `len` bytes from `src` to `dst` in stream order on `stream`.
     ///
     /// # Safety
@@ -161,13 +158,13 @@ impl Emulator {
     /// writes exactly those ranges.
     ///
     /// ```
-    /// use mempool_emu::{Access, Emulator};
+    /// use mempool_emu::{KernelAccess, Emulator};
     /// use mempool_hal::{Device, HostBuffer, MemPool, PoolProps};
     /// let emu = Emulator::new();
     /// let s = emu.create_stream()?;
     /// let pool = emu.create_pool(&PoolProps::builder().max_size(64 << 20).build())?;
     /// let x = pool.malloc_async(16, &s)?;
-    /// emu.launch_kernel(&s, &[Access::Write(x, 16)], move |mem| mem.write(x, &[7; 16]))?;
+    /// emu.launch_kernel(&s, &[KernelAccess::Write(x, 16)], move |mem| mem.write(x, &[7; 16]))?;
     /// let out = HostBuffer::new(16);
     /// emu.memcpy_d2h_async(&out, x, &s)?;
     /// emu.synchronize_stream(&s)?;
@@ -183,7 +180,7 @@ impl Emulator {
     pub fn launch_kernel(
         &self,
         stream: &EmuStream,
-        accesses: &[Access],
+        accesses: &[KernelAccess],
         f: impl FnOnce(&KernelMem) -> Result<()> + Send + 'static,
     ) -> Result<()> {
         const OP: &str = "launch_kernel";
@@ -191,8 +188,8 @@ impl Emulator {
         let ranges = accesses
             .iter()
             .map(|a| match *a {
-                Access::Read(p, len) => self.range(p, len, false, OP),
-                Access::Write(p, len) => self.range(p, len, true, OP),
+                KernelAccess::Read(p, len) => self.range(p, len, false, OP),
+                KernelAccess::Write(p, len) => self.range(p, len, true, OP),
             })
             .collect::<Result<Vec<_>>>()?;
         let mem = KernelMem { ranges: ranges.clone() };
