@@ -74,10 +74,10 @@ impl EmulatorBuilder {
     ///
     /// # Errors
     ///
-    /// `InvalidParam` (100000) for no devices or more than [`MAX_DEVICES`], a
+    /// `InvalidParam` (100000) for no devices or more than [`MAX_DEVICES`](crate::MAX_DEVICES), a
     /// granularity that is not a power of two from the host page size to
-    /// [`MAX_GRANULARITY`], or device memory below one granule or above
-    /// [`MAX_DEVICE_MEMORY`].
+    /// [`MAX_GRANULARITY`](crate::MAX_GRANULARITY), or device memory below one granule or above
+    /// [`MAX_DEVICE_MEMORY`](crate::MAX_DEVICE_MEMORY).
     pub fn build(self) -> Result<Emulator> {
         let c = self.config;
         if let Err((_, m)) = c.check() {

@@ -6,6 +6,7 @@
 
 use crate::device::Emulator;
 use crate::pool::access::{self, CheckedRange, CopySide, enqueue_touching};
+use crate::pool::quarantined;
 use crate::stream::EmuStream;
 use mempool_hal::{DevicePtr, Error, Result};
 
@@ -77,7 +78,8 @@ impl Emulator {
     }
 
     /// Frees `ptr` in stream order on `stream`, whichever pool of the platform holds it
-    /// (as `aclrtMemPoolFreeAsync` does: it takes no pool).
+    /// (as `aclrtMemPoolFreeAsync` does: it takes no pool). Through a pool handle, the
+    /// same free is [`EmuPool::free`](crate::EmuPool::free).
     ///
     /// # Errors
     ///
@@ -95,7 +97,7 @@ impl Emulator {
     /// host memory.
     pub fn is_pool_address(&self, addr: DevicePtr) -> bool {
         let a = addr.addr();
-        let kept = |held: bool| held || crate::pool::quarantined(a) || !host_mapped(a);
+        let kept = |held: bool| held || quarantined(a) || !host_mapped(a);
         self.platform.registry.pool_at(a).is_some() || self.platform.registry.destroyed_at(a).is_some_and(kept)
     }
 

@@ -49,6 +49,48 @@
 //!   synchronizes, calls [`Emulator::step`] or [`Emulator::run_pending`]; tests use it to
 //!   pin states such as "free enqueued but not executed".
 //!
+//! # Where each rule lives
+//!
+//! | contract | rule | file |
+//! |---|---|---|
+//! | [§1](mempool_hal::contract::objects) | streams, positions and markers; the worker | `stream.rs` |
+//! | §1 | events; vector clocks | `event.rs`; `clock.rs` |
+//! | §1 | stale and foreign handles | `EmuStream::live` (`stream.rs`), `EmuEvent::live` (`event.rs`) |
+//! | §1 | synchronization and what the host observes | `device.rs`, `platform.rs` (`observe_clock`) |
+//! | [§2](mempool_hal::contract::properties) | pool properties (validated by `PoolProps::validate`) | `device.rs` (`create_pool`) |
+//! | [§3](mempool_hal::contract::attributes) | attributes | `pool/shared.rs` (`get_attr`, `set_attr`) |
+//! | [§4](mempool_hal::contract::allocation) | the reuse order, rules a-f, rule e's wait | `pool/reuse.rs` (`choose`) |
+//! | §4 | best fit: smallest block, then lowest address | `pool/blocks.rs`, `pool/bins.rs` |
+//! | §4 | validation, commit, counting | `pool/shared.rs` (`malloc`); `pool/mapping.rs` |
+//! | [§5](mempool_hal::contract::free) | the stream-ordered free | `pool/shared.rs` (`free_async`), `pool/blocks.rs` (`cache`) |
+//! | §5 | the free by address (no pool named) | `pool/registry.rs` (`free_async`) |
+//! | [§6](mempool_hal::contract::release) | release at synchronization, trim | `pool/shared.rs`, `pool/blocks.rs` (`plan_release`), `pool/mapping.rs`, `platform.rs` (`after_sync`) |
+//! | [§7](mempool_hal::contract::statistics) | statistics | `pool/blocks.rs` (`stats`), `pool/shared.rs` |
+//! | §7 | a destroyed pool: graveyard, destroyed ranges, quarantine | `device.rs` (`destroy_pool`), `platform.rs`, `pool/registry.rs`, `pool/mapping.rs` |
+//! | [§8](mempool_hal::contract::c_abi) | what the drop-in ACL library needs: raw copies, free by address, pool addresses | `kernel.rs` |
+//! | [§11](mempool_hal::contract::checker) | checked ranges of copies, memsets and kernels | `pool/access.rs`, `kernel.rs` |
+//! | §11 | a free racing with pending accesses | `pool/shared.rs` (`check_free_races`) |
+//! | - | configuration and its limits; the environment | `config.rs`; `env.rs` |
+//!
+//! # Lock order
+//!
+//! Every path takes locks in this order, never the reverse:
+//!
+//! 1. a pool's state (`PoolShared::state`); the pools of one operation by pool id
+//!    (`pool/access.rs`, `with_locked`);
+//! 2. a stream's state (`StreamShared::state`), under the pool state for an allocation
+//!    (rules b-e), a free and a checked enqueue, or under the platform's stream registry
+//!    when a pool is destroyed (`Platform::entomb`) and when drained streams are
+//!    forgotten;
+//! 3. the stream's completion lock (`done_mx`), under its state.
+//!
+//! The other locks are taken alone: the registry of pools (its map and its destroyed
+//! ranges), an event's record, a stream's failure and the platform's stream registry
+//! (except as in 2). The graveyard's lock may drop a pool's last reference, which takes
+//! the process-wide quarantine lock of `pool/mapping.rs`. Queued work runs with no lock
+//! held; a copy or kernel then holds one pool's state at a time while it touches that
+//! pool's memory.
+//!
 //! # Example
 //!
 //! ```
@@ -83,6 +125,8 @@ mod kernel;
 mod platform;
 mod pool;
 mod stream;
+#[cfg(test)]
+mod tests;
 
 pub use config::{Config, ExecutionMode, MAX_DEVICE_MEMORY, MAX_DEVICES, MAX_GRANULARITY};
 pub use device::{Emulator, EmulatorBuilder};
