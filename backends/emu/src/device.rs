@@ -348,14 +348,8 @@ impl Device for Emulator {
         let mut times = [None; 2];
         for (i, ev) in [start, end].into_iter().enumerate() {
             let e = ev.live(self.platform.id, OP)?;
-            let rec = e.record().ok_or_else(|| {
-                Error::new(
-                    ErrorKind::InvalidParam,
-                    code::ACL_ERROR_RT_PARAM_INVALID,
-                    OP,
-                    format!("event {} was never recorded", e.id),
-                )
-            })?;
+            let rec =
+                e.record().ok_or_else(|| Error::invalid_param(OP, format!("event {} was never recorded", e.id)))?;
             times[i] = Some(*rec.stamp.get().filter(|_| rec.complete()).ok_or_else(|| {
                 Error::new(
                     ErrorKind::NotReady,

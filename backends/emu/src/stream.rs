@@ -395,12 +395,7 @@ impl StreamShared {
 }
 
 fn closed(id: u64) -> Error {
-    Error::new(
-        ErrorKind::InvalidHandle,
-        code::ACL_ERROR_RT_INVALID_HANDLE,
-        "enqueue",
-        format!("stream {id} was destroyed"),
-    )
+    Error::stale_handle("enqueue", format_args!("stream {id}"))
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
