@@ -1,4 +1,12 @@
-//! The emulated pool: [`EmuPool`] and the [`MemPool`] implementation.
+//! The emulated pool: [`EmuPool`] and the [`MemPool`] implementation, over
+//!
+//! - `shared.rs`: one pool's state under its lock (allocation, the stream-ordered free,
+//!   release, trim, attributes);
+//! - `reuse.rs`: which block serves an allocation (contract §4), rules a-f in order;
+//! - `registry.rs`: the pools of a platform by address, and what outlives a destroyed pool;
+//! - `access.rs`: checked access to device memory (copies, memsets, kernels);
+//! - below them, pure structures: `blocks.rs` (the ranges of a pool), `bins.rs` (size
+//!   classes), `starts.rs` (where ranges start) and `mapping.rs` (the host memory).
 
 pub(crate) mod access;
 mod bins;
