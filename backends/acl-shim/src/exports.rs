@@ -20,7 +20,7 @@ use mempool_ascend::sys::{
     aclError, aclrtContext, aclrtEvent, aclrtEventRecordedStatus, aclrtHostFunc, aclrtMemAttr, aclrtMemMallocPolicy,
     aclrtMemPool, aclrtMemPoolAttr, aclrtMemPoolProps, aclrtMemcpyKind, aclrtStream,
 };
-use mempool_emu::Mem;
+use mempool_emu::CopySide;
 use mempool_hal::attr::{AttrId, AttrWidth};
 use mempool_hal::{Device, DevicePtr, EventStatus, MemPool, PoolCall, PoolProps, RawAttrValue, code};
 use std::ffi::{c_char, c_void};
@@ -497,7 +497,7 @@ fn copy_sides(
     count: usize,
     kind: aclrtMemcpyKind,
     op: &'static str,
-) -> mempool_hal::Result<Option<(Mem, Mem)>> {
+) -> mempool_hal::Result<Option<(CopySide, CopySide)>> {
     non_null(dst, op, "dst")?;
     non_null(src, op, "src")?;
     if count == 0 {
@@ -507,8 +507,8 @@ fn copy_sides(
         return Err(err(code::ACL_ERROR_INVALID_PARAM, op, format!("count {count} is larger than destMax {dest_max}")));
     }
     let s = shim(op)?;
-    let host = |p: *const c_void| Mem::Host(p.cast_mut().cast());
-    let dev = |p: *const c_void| Mem::Device(dptr(p));
+    let host = |p: *const c_void| CopySide::Host(p.cast_mut().cast());
+    let dev = |p: *const c_void| CopySide::Device(dptr(p));
     // DEFAULT: device memory is any pool's, of any device (they share one platform),
     // including a pool destroyed since, whose pointer is then refused rather than copied
     // through as host memory.
@@ -521,7 +521,7 @@ fn copy_sides(
         ACL_MEMCPY_DEFAULT => (auto(dst), auto(src)),
         other => return Err(err(code::ACL_ERROR_INVALID_PARAM, op, format!("memcpy kind {other} is not 0-4"))),
     };
-    if matches!(sides, (Mem::Device(_), _) | (_, Mem::Device(_))) {
+    if matches!(sides, (CopySide::Device(_), _) | (_, CopySide::Device(_))) {
         current(op)?;
     }
     Ok(Some(sides))

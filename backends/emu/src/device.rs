@@ -1,160 +1,146 @@
-//! The emulated platform (devices, the registries of streams and pools) and the
-//! [`Device`] implementation.
+//! [`Emulator`], one device of an emulated platform, with its builder, the [`Device`]
+//! implementation (streams, events, pools, copies, memsets, host functions) and the test
+//! controls (`step`, `run_pending`, `is_idle`, `inject_commit_failures`).
 
-use crate::Mem;
-use crate::event::{EventShared, Record};
-use crate::pool::{EmuPool, Faults, PoolEnv, PoolShared, enqueue_touching};
-use crate::raw::{Side, copy};
-use crate::stream::{StreamShared, Work, lock};
-use crate::{Config, EmuEvent, EmuStream, Emulator, ExecutionMode};
+use crate::config::{Config, ExecutionMode};
+use crate::env;
+use crate::event::{EmuEvent, EventShared, Record};
+use crate::platform::Platform;
+use crate::pool::EmuPool;
+use crate::pool::access::{self, CheckedRange, CopySide, ResolvedSide, copy, enqueue_touching};
+use crate::pool::shared::{PoolSettings, PoolShared};
+use crate::stream::{EmuStream, StreamShared, Work};
 use mempool_hal::{
-    Device, DevicePtr, Error, ErrorKind, EventStatus, HostBuffer, HostFn, MemInfo, PoolProps, Result, code,
+    Device, DevicePtr, Error, ErrorKind, EventStatus, HostBuffer, HostFn, MemInfo, PoolCall, PoolProps, Result, code,
 };
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
+use std::fmt;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
 
-static NEXT_PLATFORM: AtomicU64 = AtomicU64::new(1);
-
-/// A destroyed pool whose memory waits for the streams to pass the destroy.
-struct Grave {
-    _pool: Arc<PoolShared>,
-    waits: Vec<(Arc<StreamShared>, u64)>,
+/// Builds an [`Emulator`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EmulatorBuilder {
+    config: Config,
 }
 
-/// Everything the devices of one emulator instance share.
-pub(crate) struct Platform {
-    pub(crate) id: u64,
-    pub(crate) config: Config,
-    next_id: AtomicU64,
-    streams: Mutex<HashMap<u64, Arc<StreamShared>>>,
-    pools: RwLock<BTreeMap<u64, Arc<PoolShared>>>,
-    graveyard: Mutex<Vec<Grave>>,
-    pub(crate) faults: Arc<Faults>,
-    /// Address ranges of destroyed pools (for the checker's messages, and to know a
-    /// pointer that outlived its pool), with the pool while anything still holds it.
-    destroyed: Mutex<Vec<(u64, u64, Weak<PoolShared>)>>,
-}
+impl EmulatorBuilder {
+    /// Number of devices.
+    pub fn devices(mut self, n: u32) -> Self {
+        self.config.devices = n;
+        self
+    }
+    /// Memory of each device, in bytes.
+    pub fn device_memory(mut self, bytes: u64) -> Self {
+        self.config.device_memory = bytes;
+        self
+    }
+    /// Pool granularity, in bytes.
+    pub fn granularity(mut self, bytes: u64) -> Self {
+        self.config.granularity = bytes;
+        self
+    }
+    /// Execution mode.
+    pub fn mode(mut self, mode: ExecutionMode) -> Self {
+        self.config.mode = mode;
+        self
+    }
+    /// Turns the stream-order checker on (the default) or off.
+    pub fn checker(mut self, on: bool) -> Self {
+        self.config.checker = on;
+        self
+    }
+    /// The longest any wait inside the emulator may take (default 60 s).
+    pub fn wait_timeout(mut self, t: std::time::Duration) -> Self {
+        self.config.wait_timeout = t;
+        self
+    }
+    /// Shorthand for `mode(ExecutionMode::Deferred)`.
+    pub fn deferred(self) -> Self {
+        self.mode(ExecutionMode::Deferred)
+    }
 
-impl Drop for Platform {
-    fn drop(&mut self) {
-        for s in self.streams.get_mut().unwrap_or_else(PoisonError::into_inner).values() {
-            s.close();
+    /// Applies the `MEMPOOL_EMU_*` variables that are set (see the `ENV_*` constants);
+    /// unset or empty ones keep the builder's value.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidParam` (100000) naming the variable and its value when a value does not
+    /// parse, or is out of the range [`EmulatorBuilder::build`] enforces.
+    pub fn with_env(self) -> Result<Self> {
+        Ok(EmulatorBuilder { config: env::read_vars(self.config, |name| std::env::var_os(name))? })
+    }
+
+    /// Device 0 of a new emulated platform.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidParam` (100000) for no devices or more than [`MAX_DEVICES`](crate::MAX_DEVICES), a
+    /// granularity that is not a power of two from the host page size to
+    /// [`MAX_GRANULARITY`](crate::MAX_GRANULARITY), or device memory below one granule or above
+    /// [`MAX_DEVICE_MEMORY`](crate::MAX_DEVICE_MEMORY).
+    pub fn build(self) -> Result<Emulator> {
+        let c = self.config;
+        if let Err((_, m)) = c.check() {
+            return Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, "Emulator::build", m));
         }
+        Ok(Emulator { platform: Arc::new(Platform::new(c)), device: 0 })
     }
 }
 
-fn invalid_handle(op: &'static str, what: &str) -> Error {
-    Error::new(
-        ErrorKind::InvalidHandle,
-        code::ACL_ERROR_RT_INVALID_HANDLE,
-        op,
-        format!("{what} is destroyed or foreign"),
-    )
+/// One device of an emulated platform; implements [`mempool_hal::Device`].
+///
+/// Cheap to clone; clones are the same device. Handles (streams, events, pools) of one
+/// platform are foreign to another: using them there is `InvalidHandle`.
+#[derive(Clone)]
+pub struct Emulator {
+    pub(crate) platform: Arc<Platform>,
+    pub(crate) device: u32,
 }
 
-/// Checks that `stream` is a live stream of `platform`.
-pub(crate) fn check_stream<'a>(
-    platform: &Platform,
-    stream: &'a EmuStream,
-    op: &'static str,
-) -> Result<&'a Arc<StreamShared>> {
-    let s = &stream.shared;
-    if s.platform != platform.id || s.is_destroyed() {
-        return Err(invalid_handle(op, &format!("stream {}", s.id)));
+impl fmt::Debug for Emulator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Emulator").field("platform", &self.platform.id).field("device", &self.device).finish()
     }
-    Ok(s)
 }
 
-impl Platform {
-    pub(crate) fn new(config: Config) -> Platform {
-        Platform {
-            id: NEXT_PLATFORM.fetch_add(1, Ordering::Relaxed),
-            config,
-            next_id: AtomicU64::new(1),
-            streams: Mutex::new(HashMap::new()),
-            pools: RwLock::new(BTreeMap::new()),
-            graveyard: Mutex::new(Vec::new()),
-            faults: Arc::new(Faults::default()),
-            destroyed: Mutex::new(Vec::new()),
-        }
+impl Default for Emulator {
+    fn default() -> Self {
+        Emulator::new()
+    }
+}
+
+impl Emulator {
+    /// Device 0 of a platform with the default [`Config`]: one 16 GiB device, 2 MiB
+    /// granularity, threaded.
+    pub fn new() -> Emulator {
+        Emulator { platform: Arc::new(Platform::new(Config::default())), device: 0 }
     }
 
-    fn next_id(&self) -> u64 {
-        self.next_id.fetch_add(1, Ordering::Relaxed)
+    /// A builder for another configuration.
+    pub fn builder() -> EmulatorBuilder {
+        EmulatorBuilder::default()
     }
 
-    /// The live pool whose range holds `addr`.
-    pub(crate) fn pool_at(&self, addr: u64) -> Option<Arc<PoolShared>> {
-        let pools = self.pools.read().unwrap_or_else(PoisonError::into_inner);
-        pools.range(..=addr).next_back().map(|(_, p)| p).filter(|p| p.contains(addr)).cloned()
+    /// The platform's configuration.
+    pub fn config(&self) -> Config {
+        self.platform.config
     }
 
-    fn pools_of(&self, device: u32) -> Vec<Arc<PoolShared>> {
-        let pools = self.pools.read().unwrap_or_else(PoisonError::into_inner);
-        pools.values().filter(|p| p.device == device).cloned().collect()
-    }
-
-    /// Frees `ptr` on stream `s`, whichever pool it belongs to.
-    pub(crate) fn free(&self, ptr: DevicePtr, s: &Arc<StreamShared>) -> Result<()> {
-        const OP: &str = "free_async";
-        if ptr.is_null() {
-            return Err(Error::new(ErrorKind::InvalidPointer, code::ACL_ERROR_INVALID_PARAM, OP, "null pointer"));
-        }
-        let Some(pool) = self.pool_at(ptr.addr()) else {
+    /// Device `id` of the same platform.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidDevice` (107001) for an id out of range.
+    pub fn device(&self, id: u32) -> Result<Emulator> {
+        if id >= self.platform.config.devices {
             return Err(Error::new(
-                ErrorKind::InvalidPointer,
-                code::ACL_ERROR_RT_PARAM_INVALID,
-                OP,
-                format!("{ptr} is not an address of any pool"),
+                ErrorKind::InvalidDevice,
+                code::ACL_ERROR_RT_INVALID_DEVICEID,
+                "Emulator::device",
+                format!("device {id} does not exist ({} device(s))", self.platform.config.devices),
             ));
-        };
-        pool.free(ptr.addr(), s)
-    }
-
-    /// Whether `addr` lay in a pool that has been destroyed.
-    pub(crate) fn was_destroyed(&self, addr: u64) -> bool {
-        self.destroyed_at(addr).is_some()
-    }
-
-    /// For an address in a destroyed pool's range: whether the pool's mapping still
-    /// exists (queued work or a handle holds the pool), so that the range is still the
-    /// emulator's. `None` for other addresses.
-    pub(crate) fn destroyed_at(&self, addr: u64) -> Option<bool> {
-        let d = lock(&self.destroyed);
-        let inside = |&&(base, size, _): &&(u64, u64, Weak<PoolShared>)| addr >= base && addr - base < size;
-        // The latest destroy first: a range may have been reused by a later pool since.
-        d.iter().rev().find(inside).map(|(_, _, pool)| pool.strong_count() > 0)
-    }
-
-    fn stream(&self, id: u64) -> Option<Arc<StreamShared>> {
-        lock(&self.streams).get(&id).cloned()
-    }
-
-    fn streams_of(&self, device: u32) -> Vec<Arc<StreamShared>> {
-        lock(&self.streams).values().filter(|s| s.device == device).cloned().collect()
-    }
-
-    /// Marks everything in `clock` observed complete by the host.
-    fn observe_clock(&self, clock: &crate::clock::Clock) {
-        for (sid, pos) in clock.iter() {
-            if let Some(s) = self.stream(sid) {
-                s.observe(pos);
-            }
         }
-    }
-
-    /// Pools release above their threshold; destroyed pools whose streams have passed the
-    /// destroy give their memory back.
-    fn after_sync(&self, device: u32) {
-        for p in self.pools_of(device) {
-            p.release_at_sync();
-        }
-        self.bury();
-    }
-
-    fn bury(&self) {
-        lock(&self.graveyard).retain(|g| g.waits.iter().any(|(s, pos)| s.completed() < *pos));
+        Ok(Emulator { platform: Arc::clone(&self.platform), device: id })
     }
 }
 
@@ -167,6 +153,11 @@ impl Emulator {
         self.platform.config.wait_timeout
     }
 
+    /// Resolves a device range to its pool; the checks come when it is enqueued.
+    pub(crate) fn range(&self, ptr: DevicePtr, len: u64, write: bool, op: &'static str) -> Result<CheckedRange> {
+        access::resolve(&self.platform.registry, self.platform.config.checker, ptr, len, write, op)
+    }
+
     /// Makes the next `n` host-memory commits of this platform fail, as if the host were
     /// out of memory: the allocations that need them get `OutOfMemory` (with a message
     /// saying the commit failed) and the pool stays intact. For tests of failure paths.
@@ -174,16 +165,8 @@ impl Emulator {
         self.platform.faults.commit_failures.store(n, Ordering::Release);
     }
 
-    fn check_event<'a>(&self, event: &'a EmuEvent, op: &'static str) -> Result<&'a Arc<EventShared>> {
-        let e = &event.shared;
-        if e.platform != self.platform.id || e.is_destroyed() {
-            return Err(invalid_handle(op, &format!("event {}", e.id)));
-        }
-        Ok(e)
-    }
-
     fn enqueue(&self, stream: &EmuStream, op: &'static str, work: Work) -> Result<()> {
-        let s = check_stream(self.platform(), stream, op)?;
+        let s = stream.live(self.platform.id, op)?;
         s.push(work).map(|_| ())
     }
 
@@ -201,7 +184,7 @@ impl Emulator {
     ///
     /// A destroyed or foreign stream: `InvalidHandle` (107017).
     pub fn run_pending(&self, stream: &EmuStream) -> Result<()> {
-        let s = check_stream(self.platform(), stream, "run_pending")?;
+        let s = stream.live(self.platform.id, "run_pending")?;
         s.drain(self.timeout(), "run_pending").map(|_| ())
     }
 
@@ -212,7 +195,7 @@ impl Emulator {
     ///
     /// A destroyed or foreign stream: `InvalidHandle` (107017).
     pub fn step(&self, stream: &EmuStream, n: usize) -> Result<usize> {
-        let s = check_stream(self.platform(), stream, "step")?;
+        let s = stream.live(self.platform.id, "step")?;
         let target = s.nth_pending(n);
         if let Some((pos, count)) = target {
             s.wait_for(pos, self.timeout(), "step")?;
@@ -228,7 +211,7 @@ impl Emulator {
     ///
     /// A destroyed or foreign stream: `InvalidHandle` (107017).
     pub fn is_idle(&self, stream: &EmuStream) -> Result<bool> {
-        Ok(check_stream(self.platform(), stream, "is_idle")?.is_idle())
+        Ok(stream.live(self.platform.id, "is_idle")?.is_idle())
     }
 }
 
@@ -247,7 +230,7 @@ impl Device for Emulator {
 
     fn mem_info(&self) -> Result<MemInfo> {
         let total = self.platform.config.device_memory;
-        let reserved: u64 = self.platform.pools_of(self.device).iter().map(|p| p.reserved()).sum();
+        let reserved: u64 = self.platform.registry.pools_of(self.device).iter().map(|p| p.reserved()).sum();
         Ok(MemInfo { free: total.saturating_sub(reserved), total })
     }
 
@@ -255,20 +238,20 @@ impl Device for Emulator {
         let p = self.platform();
         let deferred = p.config.mode == ExecutionMode::Deferred;
         let shared = StreamShared::spawn(p.next_id(), self.device, p.id, deferred)?;
-        lock(&p.streams).insert(shared.id, Arc::clone(&shared));
+        p.add_stream(&shared);
         Ok(EmuStream { shared })
     }
 
     fn destroy_stream(&self, stream: &EmuStream) -> Result<()> {
-        let s = check_stream(self.platform(), stream, "destroy_stream")?;
+        let s = stream.live(self.platform.id, "destroy_stream")?;
         if !s.close() {
-            return Err(invalid_handle("destroy_stream", &format!("stream {}", s.id)));
+            return Err(Error::stale_handle("destroy_stream", format_args!("stream {}", s.id)));
         }
         Ok(())
     }
 
     fn synchronize_stream(&self, stream: &EmuStream) -> Result<()> {
-        let s = check_stream(self.platform(), stream, "synchronize_stream")?;
+        let s = stream.live(self.platform.id, "synchronize_stream")?;
         let (tail, clock) = s.drain_with_clock(self.timeout(), "synchronize_stream")?;
         s.observe(tail);
         self.platform.observe_clock(&clock);
@@ -289,7 +272,7 @@ impl Device for Emulator {
         }
         // Destroyed streams that have drained are forgotten; their blocks stay known
         // complete through the observation above.
-        lock(&p.streams).retain(|_, s| !(s.is_destroyed() && s.is_idle()));
+        p.forget_drained_streams();
         p.after_sync(self.device);
         first_failure.map_or(Ok(()), Err)
     }
@@ -300,17 +283,17 @@ impl Device for Emulator {
     }
 
     fn destroy_event(&self, event: &EmuEvent) -> Result<()> {
-        let e = self.check_event(event, "destroy_event")?;
+        let e = event.live(self.platform.id, "destroy_event")?;
         if !e.mark_destroyed() {
-            return Err(invalid_handle("destroy_event", &format!("event {}", e.id)));
+            return Err(Error::stale_handle("destroy_event", format_args!("event {}", e.id)));
         }
         Ok(())
     }
 
     fn record_event(&self, event: &EmuEvent, stream: &EmuStream) -> Result<()> {
         const OP: &str = "record_event";
-        let e = self.check_event(event, OP)?;
-        let s = check_stream(self.platform(), stream, OP)?;
+        let e = event.live(self.platform.id, OP)?;
+        let s = stream.live(self.platform.id, OP)?;
         let stamp = Arc::new(OnceLock::new());
         let record = {
             let mut st = s.state();
@@ -328,8 +311,8 @@ impl Device for Emulator {
 
     fn stream_wait_event(&self, stream: &EmuStream, event: &EmuEvent) -> Result<()> {
         const OP: &str = "stream_wait_event";
-        let s = check_stream(self.platform(), stream, OP)?;
-        let e = self.check_event(event, OP)?;
+        let s = stream.live(self.platform.id, OP)?;
+        let e = event.live(self.platform.id, OP)?;
         let Some(rec) = e.record() else { return Ok(()) };
         let mut st = s.state();
         if rec.stream.id != s.id && !rec.complete() {
@@ -341,7 +324,7 @@ impl Device for Emulator {
     }
 
     fn synchronize_event(&self, event: &EmuEvent) -> Result<()> {
-        let e = self.check_event(event, "synchronize_event")?;
+        let e = event.live(self.platform.id, "synchronize_event")?;
         if let Some(rec) = e.record() {
             rec.stream.wait_for(rec.dep_real, self.timeout(), "synchronize_event")?;
             self.platform.observe_clock(&rec.clock);
@@ -352,7 +335,7 @@ impl Device for Emulator {
     }
 
     fn query_event(&self, event: &EmuEvent) -> Result<EventStatus> {
-        let e = self.check_event(event, "query_event")?;
+        let e = event.live(self.platform.id, "query_event")?;
         // CANN: NOT_READY also when the event was never recorded.
         Ok(match e.record() {
             Some(r) if r.complete() => EventStatus::Complete,
@@ -364,15 +347,9 @@ impl Device for Emulator {
         const OP: &str = "event_elapsed_ms";
         let mut times = [None; 2];
         for (i, ev) in [start, end].into_iter().enumerate() {
-            let e = self.check_event(ev, OP)?;
-            let rec = e.record().ok_or_else(|| {
-                Error::new(
-                    ErrorKind::InvalidParam,
-                    code::ACL_ERROR_RT_PARAM_INVALID,
-                    OP,
-                    format!("event {} was never recorded", e.id),
-                )
-            })?;
+            let e = ev.live(self.platform.id, OP)?;
+            let rec =
+                e.record().ok_or_else(|| Error::invalid_param(OP, format!("event {} was never recorded", e.id)))?;
             times[i] = Some(*rec.stamp.get().filter(|_| rec.complete()).ok_or_else(|| {
                 Error::new(
                     ErrorKind::NotReady,
@@ -398,11 +375,11 @@ impl Device for Emulator {
             p.id,
             size,
             c.granularity,
-            PoolEnv { faults: Arc::clone(&p.faults), wait_timeout: c.wait_timeout, checker: c.checker },
+            PoolSettings { faults: Arc::clone(&p.faults), wait_timeout: c.wait_timeout, checker: c.checker },
         )?);
-        p.pools.write().unwrap_or_else(PoisonError::into_inner).insert(shared.base, Arc::clone(&shared));
+        p.registry.insert(&shared);
         p.bury();
-        Ok(EmuPool { shared, platform: Arc::clone(&self.platform) })
+        Ok(EmuPool { shared, registry: Arc::clone(&p.registry) })
     }
 
     fn destroy_pool(&self, pool: &EmuPool) -> Result<()> {
@@ -410,36 +387,23 @@ impl Device for Emulator {
         let p = self.platform();
         let shared = &pool.shared;
         if shared.platform != p.id || !shared.mark_destroyed() {
-            return Err(Error::new(
-                ErrorKind::InvalidHandle,
-                code::ACL_ERROR_RT_INTERNAL_ERROR,
-                OP,
-                format!("pool {} is destroyed or foreign", shared.id),
-            ));
+            return Err(Error::destroyed_pool(OP, PoolCall::Lifetime, format_args!("pool {}", shared.id)));
         }
-        p.pools.write().unwrap_or_else(PoisonError::into_inner).remove(&shared.base);
-        lock(&p.destroyed).push((shared.base, shared.size, Arc::downgrade(shared)));
-        let waits: Vec<_> = lock(&p.streams)
-            .values()
-            .map(|s| (Arc::clone(s), s.state().last_real))
-            .filter(|(s, pos)| s.completed() < *pos)
-            .collect();
-        if !waits.is_empty() {
-            lock(&p.graveyard).push(Grave { _pool: Arc::clone(shared), waits });
-        }
+        p.registry.retire(shared);
+        p.entomb(shared);
         p.bury();
         Ok(())
     }
 
     fn memcpy_h2d_async(&self, dst: DevicePtr, src: &[u8], stream: &EmuStream) -> Result<()> {
         const OP: &str = "memcpy_h2d_async";
-        let s = check_stream(self.platform(), stream, OP)?;
+        let s = stream.live(self.platform.id, OP)?;
         if src.is_empty() {
             return Ok(());
         }
         let len = src.len() as u64;
-        let t = self.touch(dst, len, true, OP)?;
-        let d = Side::Device(Arc::clone(&t.pool), dst.addr());
+        let t = self.range(dst, len, true, OP)?;
+        let d = ResolvedSide::Device(Arc::clone(&t.pool), dst.addr());
         let data: Box<[u8]> = src.into();
         enqueue_touching(
             s,
@@ -447,20 +411,20 @@ impl Device for Emulator {
             OP,
             Box::new(move || {
                 // SAFETY: the host side is `data`, owned by this work until it returns.
-                unsafe { copy(d, Side::Host(data.as_ptr() as usize), len, OP) }
+                unsafe { copy(d, ResolvedSide::Host(data.as_ptr() as usize), len, OP) }
             }),
         )
     }
 
     fn memcpy_d2h_async(&self, dst: &HostBuffer, src: DevicePtr, stream: &EmuStream) -> Result<()> {
         const OP: &str = "memcpy_d2h_async";
-        let s = check_stream(self.platform(), stream, OP)?;
+        let s = stream.live(self.platform.id, OP)?;
         let len = dst.len() as u64;
         if len == 0 {
             return Ok(());
         }
-        let t = self.touch(src, len, false, OP)?;
-        let from = Side::Device(Arc::clone(&t.pool), src.addr());
+        let t = self.range(src, len, false, OP)?;
+        let from = ResolvedSide::Device(Arc::clone(&t.pool), src.addr());
         let dst = dst.clone();
         enqueue_touching(
             s,
@@ -470,25 +434,27 @@ impl Device for Emulator {
                 let mut out = dst.lock();
                 let n = (out.len() as u64).min(len);
                 // SAFETY: the host side is the locked buffer, holding at least `n` bytes.
-                unsafe { copy(Side::Host(out.as_mut_ptr() as usize), from, n, OP) }
+                unsafe { copy(ResolvedSide::Host(out.as_mut_ptr() as usize), from, n, OP) }
             }),
         )
     }
 
     fn memcpy_d2d_async(&self, dst: DevicePtr, src: DevicePtr, len: u64, stream: &EmuStream) -> Result<()> {
-        self.copy_async(Mem::Device(dst), Mem::Device(src), len, stream, "memcpy_d2d_async")
+        const OP: &str = "memcpy_d2d_async";
+        let s = stream.live(self.platform.id, OP)?;
+        let (registry, checker) = (&self.platform.registry, self.platform.config.checker);
+        // SAFETY: both sides are device memory, checked when enqueued and when the copy runs.
+        unsafe { access::copy_async(registry, checker, s, (CopySide::Device(dst), CopySide::Device(src)), len, OP) }
     }
 
     fn memset_async(&self, dst: DevicePtr, value: u8, len: u64, stream: &EmuStream) -> Result<()> {
         const OP: &str = "memset_async";
-        let s = check_stream(self.platform(), stream, OP)?;
+        let s = stream.live(self.platform.id, OP)?;
         if len == 0 {
             return Ok(());
         }
-        let n = usize::try_from(len).map_err(|_| {
-            Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_RT_PARAM_INVALID, OP, "length too large")
-        })?;
-        let t = self.touch(dst, len, true, OP)?;
+        let n = usize::try_from(len).map_err(|_| Error::invalid_param(OP, "length too large"))?;
+        let t = self.range(dst, len, true, OP)?;
         let pool = Arc::clone(&t.pool);
         enqueue_touching(
             s,

@@ -1,10 +1,10 @@
 //! Settings from the environment (`MEMPOOL_EMU_*`, read by the drop-in ACL library at its
-//! first call, and by [`EmulatorBuilder::with_env`]) and the byte counts they accept.
+//! first call, and by [`crate::EmulatorBuilder::with_env`]) and the byte counts they accept.
 //!
 //! A variable that is set but does not parse is an error naming it, never a silent default:
 //! `MEMPOOL_EMU_DEVICE_MEMORY=8GB` means 8 GiB, and `MEMPOOL_EMU_MODE=defered` is refused.
 
-use crate::{EmulatorBuilder, ExecutionMode, Setting};
+use crate::config::{Config, ExecutionMode, Setting};
 use mempool_hal::{Error, ErrorKind, Result, code};
 use std::ffi::OsString;
 
@@ -51,69 +51,61 @@ pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
     n.checked_mul(1 << shift).ok_or_else(|| format!("{s:?} is too large"))
 }
 
-impl EmulatorBuilder {
-    /// Applies the `MEMPOOL_EMU_*` variables that are set (see the `ENV_*` constants);
-    /// unset or empty ones keep the builder's value.
-    ///
-    /// # Errors
-    ///
-    /// `InvalidParam` (100000) naming the variable and its value when a value does not
-    /// parse, or is out of the range [`EmulatorBuilder::build`] enforces.
-    pub fn with_env(self) -> Result<Self> {
-        self.with_vars(|name| std::env::var_os(name))
+/// `config` with the `MEMPOOL_EMU_*` variables that `var` has set (see the `ENV_*`
+/// constants); unset or empty ones keep `config`'s value. `EmulatorBuilder::with_env`
+/// reads the process environment through it.
+///
+/// A value that does not parse, or is out of the range [`Config::check`] enforces, is an
+/// `InvalidParam` (100000) naming the variable and its value.
+pub(crate) fn read_vars(mut config: Config, var: impl Fn(&str) -> Option<OsString>) -> Result<Config> {
+    let get = |name: &'static str| -> Result<Option<String>> {
+        match var(name) {
+            None => Ok(None),
+            Some(v) => match v.into_string() {
+                Ok(v) if v.trim().is_empty() => Ok(None),
+                Ok(v) => Ok(Some(v.trim().to_string())),
+                Err(v) => Err(bad(name, &v.to_string_lossy(), "not UTF-8")),
+            },
+        }
+    };
+    if let Some(v) = get(ENV_DEVICES)? {
+        let n = v.parse::<u32>().map_err(|_| bad(ENV_DEVICES, &v, "not a device count"))?;
+        config.devices = n;
     }
-
-    /// [`EmulatorBuilder::with_env`] with the variables from `var`.
-    pub(crate) fn with_vars(mut self, var: impl Fn(&str) -> Option<OsString>) -> Result<Self> {
-        let get = |name: &'static str| -> Result<Option<String>> {
-            match var(name) {
-                None => Ok(None),
-                Some(v) => match v.into_string() {
-                    Ok(v) if v.trim().is_empty() => Ok(None),
-                    Ok(v) => Ok(Some(v.trim().to_string())),
-                    Err(v) => Err(bad(name, &v.to_string_lossy(), "not UTF-8")),
-                },
-            }
+    if let Some(v) = get(ENV_DEVICE_MEMORY)? {
+        config.device_memory = parse_bytes(&v).map_err(|why| bad(ENV_DEVICE_MEMORY, &v, &why))?;
+    }
+    if let Some(v) = get(ENV_GRANULARITY)? {
+        config.granularity = parse_bytes(&v).map_err(|why| bad(ENV_GRANULARITY, &v, &why))?;
+    }
+    if let Some(v) = get(ENV_MODE)? {
+        config.mode = match v.to_ascii_lowercase().as_str() {
+            "threaded" => ExecutionMode::Threaded,
+            "deferred" => ExecutionMode::Deferred,
+            _ => return Err(bad(ENV_MODE, &v, "not `threaded` or `deferred`")),
         };
-        if let Some(v) = get(ENV_DEVICES)? {
-            let n = v.parse::<u32>().map_err(|_| bad(ENV_DEVICES, &v, "not a device count"))?;
-            self = self.devices(n);
-        }
-        if let Some(v) = get(ENV_DEVICE_MEMORY)? {
-            self = self.device_memory(parse_bytes(&v).map_err(|why| bad(ENV_DEVICE_MEMORY, &v, &why))?);
-        }
-        if let Some(v) = get(ENV_GRANULARITY)? {
-            self = self.granularity(parse_bytes(&v).map_err(|why| bad(ENV_GRANULARITY, &v, &why))?);
-        }
-        if let Some(v) = get(ENV_MODE)? {
-            self = self.mode(match v.to_ascii_lowercase().as_str() {
-                "threaded" => ExecutionMode::Threaded,
-                "deferred" => ExecutionMode::Deferred,
-                _ => return Err(bad(ENV_MODE, &v, "not `threaded` or `deferred`")),
-            });
-        }
-        if let Some(v) = get(ENV_CHECKER)? {
-            self = self.checker(match v.to_ascii_lowercase().as_str() {
-                "1" | "on" | "true" | "yes" => true,
-                "0" | "off" | "false" | "no" => false,
-                _ => return Err(bad(ENV_CHECKER, &v, "not on (1, on, true, yes) or off (0, off, false, no)")),
-            });
-        }
-        // Out of range: name the variable that set it (a default is `build`'s to report).
-        if let Err((settings, why)) = self.config.check() {
-            for setting in settings {
-                let name = match setting {
-                    Setting::Devices => ENV_DEVICES,
-                    Setting::DeviceMemory => ENV_DEVICE_MEMORY,
-                    Setting::Granularity => ENV_GRANULARITY,
-                };
-                if let Some(v) = get(name)? {
-                    return Err(bad(name, &v, &why));
-                }
+    }
+    if let Some(v) = get(ENV_CHECKER)? {
+        config.checker = match v.to_ascii_lowercase().as_str() {
+            "1" | "on" | "true" | "yes" => true,
+            "0" | "off" | "false" | "no" => false,
+            _ => return Err(bad(ENV_CHECKER, &v, "not on (1, on, true, yes) or off (0, off, false, no)")),
+        };
+    }
+    // Out of range: name the variable that set it (a default is `build`'s to report).
+    if let Err((settings, why)) = config.check() {
+        for setting in settings {
+            let name = match setting {
+                Setting::Devices => ENV_DEVICES,
+                Setting::DeviceMemory => ENV_DEVICE_MEMORY,
+                Setting::Granularity => ENV_GRANULARITY,
+            };
+            if let Some(v) = get(name)? {
+                return Err(bad(name, &v, &why));
             }
         }
-        Ok(self)
     }
+    Ok(config)
 }
 
 fn bad(name: &str, value: &str, why: &str) -> Error {
@@ -123,11 +115,10 @@ fn bad(name: &str, value: &str, why: &str) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Emulator;
 
-    fn with(vars: &[(&str, &str)]) -> Result<EmulatorBuilder> {
+    fn with(vars: &[(&str, &str)]) -> Result<Config> {
         let vars: Vec<(String, OsString)> = vars.iter().map(|(k, v)| (k.to_string(), OsString::from(v))).collect();
-        Emulator::builder().with_vars(|name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+        read_vars(Config::default(), |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
     }
 
     #[test]
@@ -143,18 +134,17 @@ mod tests {
 
     #[test]
     fn set_variables_configure_the_platform() -> Result<()> {
-        let b = with(&[
+        let c = with(&[
             (ENV_DEVICES, "2"),
             (ENV_DEVICE_MEMORY, "8G"),
             (ENV_GRANULARITY, "64K"),
             (ENV_MODE, "Deferred"),
             (ENV_CHECKER, "off"),
         ])?;
-        let c = b.build()?.config();
         assert_eq!((c.devices, c.device_memory, c.granularity), (2, 8 << 30, 64 << 10));
         assert_eq!((c.mode, c.checker), (ExecutionMode::Deferred, false));
         // Unset and empty variables keep the defaults.
-        let c = with(&[(ENV_MODE, " ")])?.build()?.config();
+        let c = with(&[(ENV_MODE, " ")])?;
         assert_eq!((c.devices, c.mode, c.checker), (1, ExecutionMode::Threaded, true));
         Ok(())
     }

@@ -2,6 +2,8 @@
 
 use crate::clock::Clock;
 use crate::stream::{StreamShared, lock};
+use mempool_hal::{Error, Result};
+use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
@@ -56,5 +58,37 @@ impl EventShared {
 
     pub(crate) fn set_record(&self, r: Record) {
         *lock(&self.record) = Some(r);
+    }
+}
+
+/// An event of the emulator. Clones name the same event.
+#[derive(Clone)]
+pub struct EmuEvent {
+    pub(crate) shared: Arc<EventShared>,
+}
+
+impl fmt::Debug for EmuEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Event").field("id", &self.shared.id).field("device", &self.shared.device).finish()
+    }
+}
+
+impl EmuEvent {
+    /// The event's id (unique within its platform, never reused).
+    pub fn id(&self) -> u64 {
+        self.shared.id
+    }
+
+    /// The event's state, when it is a live event of the platform with id `platform`.
+    ///
+    /// # Errors
+    ///
+    /// A destroyed event, or one of another platform: `InvalidHandle` (107017).
+    pub(crate) fn live(&self, platform: u64, op: &'static str) -> Result<&Arc<EventShared>> {
+        let e = &self.shared;
+        if e.platform != platform || e.is_destroyed() {
+            return Err(Error::stale_handle(op, format_args!("event {}", e.id)));
+        }
+        Ok(e)
     }
 }

@@ -49,6 +49,48 @@
 //!   synchronizes, calls [`Emulator::step`] or [`Emulator::run_pending`]; tests use it to
 //!   pin states such as "free enqueued but not executed".
 //!
+//! # Where each rule lives
+//!
+//! | contract | rule | file |
+//! |---|---|---|
+//! | [§1](mempool_hal::contract::objects) | streams, positions and markers; the worker | `stream.rs` |
+//! | §1 | events; vector clocks | `event.rs`; `clock.rs` |
+//! | §1 | stale and foreign handles | `EmuStream::live` (`stream.rs`), `EmuEvent::live` (`event.rs`) |
+//! | §1 | synchronization and what the host observes | `device.rs`, `platform.rs` (`observe_clock`) |
+//! | [§2](mempool_hal::contract::properties) | pool properties (validated by `PoolProps::validate`) | `device.rs` (`create_pool`) |
+//! | [§3](mempool_hal::contract::attributes) | attributes | `pool/shared.rs` (`get_attr`, `set_attr`) |
+//! | [§4](mempool_hal::contract::allocation) | the reuse order, rules a-f, rule e's wait | `pool/reuse.rs` (`choose`) |
+//! | §4 | best fit: smallest block, then lowest address | `pool/blocks.rs`, `pool/bins.rs` |
+//! | §4 | validation, commit, counting | `pool/shared.rs` (`malloc`); `pool/mapping.rs` |
+//! | [§5](mempool_hal::contract::free) | the stream-ordered free | `pool/shared.rs` (`free_async`), `pool/blocks.rs` (`cache`) |
+//! | §5 | the free by address (no pool named) | `pool/registry.rs` (`free_async`) |
+//! | [§6](mempool_hal::contract::release) | release at synchronization, trim | `pool/shared.rs`, `pool/blocks.rs` (`plan_release`), `pool/mapping.rs`, `platform.rs` (`after_sync`) |
+//! | [§7](mempool_hal::contract::statistics) | statistics | `pool/blocks.rs` (`stats`), `pool/shared.rs` |
+//! | §7 | a destroyed pool: graveyard, destroyed ranges, quarantine | `device.rs` (`destroy_pool`), `platform.rs`, `pool/registry.rs`, `pool/mapping.rs` |
+//! | [§8](mempool_hal::contract::c_abi) | what the drop-in ACL library needs: raw copies, free by address, pool addresses | `kernel.rs` |
+//! | [§11](mempool_hal::contract::checker) | checked ranges of copies, memsets and kernels | `pool/access.rs`, `kernel.rs` |
+//! | §11 | a free racing with pending accesses | `pool/shared.rs` (`check_free_races`) |
+//! | - | configuration and its limits; the environment | `config.rs`; `env.rs` |
+//!
+//! # Lock order
+//!
+//! Every path takes locks in this order, never the reverse:
+//!
+//! 1. a pool's state (`PoolShared::state`); the pools of one operation by pool id
+//!    (`pool/access.rs`, `with_locked`);
+//! 2. a stream's state (`StreamShared::state`), under the pool state for an allocation
+//!    (rules b-e), a free and a checked enqueue, or under the platform's stream registry
+//!    when a pool is destroyed (`Platform::entomb`) and when drained streams are
+//!    forgotten;
+//! 3. the stream's completion lock (`done_mx`), under its state.
+//!
+//! The other locks are taken alone: the registry of pools (its map and its destroyed
+//! ranges), an event's record, a stream's failure and the platform's stream registry
+//! (except as in 2). The graveyard's lock may drop a pool's last reference, which takes
+//! the process-wide quarantine lock of `pool/mapping.rs`. Queued work runs with no lock
+//! held; a copy or kernel then holds one pool's state at a time while it touches that
+//! pool's memory.
+//!
 //! # Example
 //!
 //! ```
@@ -75,293 +117,22 @@
 #![deny(missing_docs)]
 
 mod clock;
+mod config;
 mod device;
 mod env;
 mod event;
+mod kernel;
+mod platform;
 mod pool;
-mod raw;
 mod stream;
+#[cfg(test)]
+mod tests;
 
-use device::Platform;
-use mempool_hal::{Error, ErrorKind, Result, code};
-use std::fmt;
-use std::sync::Arc;
-
+pub use config::{Config, ExecutionMode, MAX_DEVICE_MEMORY, MAX_DEVICES, MAX_GRANULARITY};
+pub use device::{Emulator, EmulatorBuilder};
 pub use env::{ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, parse_bytes};
-pub use pool::{EmuPool, ReuseCounts};
-pub use raw::{Access, KernelMem, Mem};
-
-/// Which rule of SPEC.md section 4 served an allocation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ReuseRule {
-    /// a. A block freed on the same stream.
-    SameStream,
-    /// b. A block whose free the host has observed complete.
-    KnownComplete,
-    /// c. A block whose free is ordered before this stream through events
-    ///    (`ReuseFollowEventDependencies`).
-    EventDependency,
-    /// d. A block whose free had already executed (`ReuseAllowOpportunistic`).
-    Opportunistic,
-    /// e. Any cached block, with a wait inserted (`ReuseAllowInternalDependencies`).
-    InternalDependency,
-    /// f. Fresh address space.
-    Fresh,
-}
-
-impl fmt::Display for ReuseRule {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ReuseRule::SameStream => "same stream",
-            ReuseRule::KnownComplete => "known complete",
-            ReuseRule::EventDependency => "event dependency",
-            ReuseRule::Opportunistic => "opportunistic",
-            ReuseRule::InternalDependency => "internal dependency",
-            ReuseRule::Fresh => "fresh",
-        })
-    }
-}
-
-/// When queued work runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum ExecutionMode {
-    /// Each stream's worker runs its queue as soon as it can (real concurrency).
-    #[default]
-    Threaded,
-    /// Nothing runs until the host synchronizes, steps or runs a stream.
-    Deferred,
-}
-
-/// The emulated platform's configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Config {
-    /// Number of devices (default 1).
-    pub devices: u32,
-    /// Memory of each device in bytes (default 16 GiB).
-    pub device_memory: u64,
-    /// Pool granularity in bytes: a power of two, at least the host page size
-    /// (default 2 MiB, as on Ascend).
-    pub granularity: u64,
-    /// When queued work runs (default threaded).
-    pub mode: ExecutionMode,
-    /// Whether the stream-order checker refuses unordered accesses (default on).
-    pub checker: bool,
-    /// The longest any wait inside the emulator may take before it fails with an error
-    /// instead of hanging (default 60 s).
-    pub wait_timeout: std::time::Duration,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            devices: 1,
-            device_memory: 16 << 30,
-            granularity: 2 << 20,
-            mode: ExecutionMode::Threaded,
-            checker: true,
-            wait_timeout: std::time::Duration::from_secs(60),
-        }
-    }
-}
-
-/// The most devices an emulated platform has (each costs a little host memory up front).
-pub const MAX_DEVICES: u32 = 1024;
-
-/// The most memory an emulated device has: 64 TiB, so that a pool as large as the device
-/// still fits in a 47-bit host address space.
-pub const MAX_DEVICE_MEMORY: u64 = 1 << 46;
-
-/// The largest pool granularity: 1 GiB (Ascend's is 2 MiB).
-pub const MAX_GRANULARITY: u64 = 1 << 30;
-
-/// A setting of [`Config`] that [`Config::check`] can find out of range.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Setting {
-    Devices,
-    DeviceMemory,
-    Granularity,
-}
-
-impl Config {
-    /// The ranges `build` enforces: on failure, the settings involved and why.
-    pub(crate) fn check(&self) -> std::result::Result<(), (&'static [Setting], String)> {
-        let page = rustix::param::page_size() as u64;
-        let c = self;
-        if c.devices == 0 || c.devices > MAX_DEVICES {
-            return Err((&[Setting::Devices], format!("{} devices: 1 to {MAX_DEVICES} are possible", c.devices)));
-        }
-        if !c.granularity.is_power_of_two() || c.granularity < page || c.granularity > MAX_GRANULARITY {
-            return Err((
-                &[Setting::Granularity],
-                format!("granularity {} is not a power of two from the page size {page} to 1 GiB", c.granularity),
-            ));
-        }
-        if c.device_memory < c.granularity {
-            return Err((
-                &[Setting::DeviceMemory, Setting::Granularity],
-                format!("device memory {} is below one granule ({})", c.device_memory, c.granularity),
-            ));
-        }
-        if c.device_memory > MAX_DEVICE_MEMORY {
-            return Err((
-                &[Setting::DeviceMemory],
-                format!("device memory {} is above the limit of {MAX_DEVICE_MEMORY} bytes (64 TiB)", c.device_memory),
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// Builds an [`Emulator`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct EmulatorBuilder {
-    config: Config,
-}
-
-impl EmulatorBuilder {
-    /// Number of devices.
-    pub fn devices(mut self, n: u32) -> Self {
-        self.config.devices = n;
-        self
-    }
-    /// Memory of each device, in bytes.
-    pub fn device_memory(mut self, bytes: u64) -> Self {
-        self.config.device_memory = bytes;
-        self
-    }
-    /// Pool granularity, in bytes.
-    pub fn granularity(mut self, bytes: u64) -> Self {
-        self.config.granularity = bytes;
-        self
-    }
-    /// Execution mode.
-    pub fn mode(mut self, mode: ExecutionMode) -> Self {
-        self.config.mode = mode;
-        self
-    }
-    /// Turns the stream-order checker on (the default) or off.
-    pub fn checker(mut self, on: bool) -> Self {
-        self.config.checker = on;
-        self
-    }
-    /// The longest any wait inside the emulator may take (default 60 s).
-    pub fn wait_timeout(mut self, t: std::time::Duration) -> Self {
-        self.config.wait_timeout = t;
-        self
-    }
-    /// Shorthand for `mode(ExecutionMode::Deferred)`.
-    pub fn deferred(self) -> Self {
-        self.mode(ExecutionMode::Deferred)
-    }
-
-    /// Device 0 of a new emulated platform.
-    ///
-    /// # Errors
-    ///
-    /// `InvalidParam` (100000) for no devices or more than [`MAX_DEVICES`], a
-    /// granularity that is not a power of two from the host page size to
-    /// [`MAX_GRANULARITY`], or device memory below one granule or above
-    /// [`MAX_DEVICE_MEMORY`].
-    pub fn build(self) -> Result<Emulator> {
-        let c = self.config;
-        if let Err((_, m)) = c.check() {
-            return Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, "Emulator::build", m));
-        }
-        Ok(Emulator { platform: Arc::new(Platform::new(c)), device: 0 })
-    }
-}
-
-/// One device of an emulated platform; implements [`mempool_hal::Device`].
-///
-/// Cheap to clone; clones are the same device. Handles (streams, events, pools) of one
-/// platform are foreign to another: using them there is `InvalidHandle`.
-#[derive(Clone)]
-pub struct Emulator {
-    platform: Arc<Platform>,
-    device: u32,
-}
-
-impl fmt::Debug for Emulator {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Emulator").field("platform", &self.platform.id).field("device", &self.device).finish()
-    }
-}
-
-impl Default for Emulator {
-    fn default() -> Self {
-        Emulator::new()
-    }
-}
-
-impl Emulator {
-    /// Device 0 of a platform with the default [`Config`]: one 16 GiB device, 2 MiB
-    /// granularity, threaded.
-    pub fn new() -> Emulator {
-        Emulator { platform: Arc::new(Platform::new(Config::default())), device: 0 }
-    }
-
-    /// A builder for another configuration.
-    pub fn builder() -> EmulatorBuilder {
-        EmulatorBuilder::default()
-    }
-
-    /// The platform's configuration.
-    pub fn config(&self) -> Config {
-        self.platform.config
-    }
-
-    /// Device `id` of the same platform.
-    ///
-    /// # Errors
-    ///
-    /// `InvalidDevice` (107001) for an id out of range.
-    pub fn device(&self, id: u32) -> Result<Emulator> {
-        if id >= self.platform.config.devices {
-            return Err(Error::new(
-                ErrorKind::InvalidDevice,
-                code::ACL_ERROR_RT_INVALID_DEVICEID,
-                "Emulator::device",
-                format!("device {id} does not exist ({} device(s))", self.platform.config.devices),
-            ));
-        }
-        Ok(Emulator { platform: Arc::clone(&self.platform), device: id })
-    }
-}
-
-/// A stream of the emulator. Clones name the same stream.
-#[derive(Clone)]
-pub struct EmuStream {
-    shared: Arc<stream::StreamShared>,
-}
-
-impl fmt::Debug for EmuStream {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&*self.shared, f)
-    }
-}
-
-impl EmuStream {
-    /// The stream's id (unique within its platform, never reused).
-    pub fn id(&self) -> u64 {
-        self.shared.id
-    }
-}
-
-/// An event of the emulator. Clones name the same event.
-#[derive(Clone)]
-pub struct EmuEvent {
-    shared: Arc<event::EventShared>,
-}
-
-impl fmt::Debug for EmuEvent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Event").field("id", &self.shared.id).field("device", &self.shared.device).finish()
-    }
-}
-
-impl EmuEvent {
-    /// The event's id (unique within its platform, never reused).
-    pub fn id(&self) -> u64 {
-        self.shared.id
-    }
-}
+pub use event::EmuEvent;
+pub use kernel::{KernelAccess, KernelMem};
+pub use pool::access::CopySide;
+pub use pool::{EmuPool, ReuseCounts, ReuseRule};
+pub use stream::EmuStream;

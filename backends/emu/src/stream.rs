@@ -13,6 +13,7 @@
 use crate::clock::Clock;
 use mempool_hal::{Error, ErrorKind, Result, code};
 use std::collections::VecDeque;
+use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
@@ -70,6 +71,38 @@ pub(crate) struct StreamShared {
 impl std::fmt::Debug for StreamShared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Stream").field("id", &self.id).field("device", &self.device).finish()
+    }
+}
+
+/// A stream of the emulator. Clones name the same stream.
+#[derive(Clone)]
+pub struct EmuStream {
+    pub(crate) shared: Arc<StreamShared>,
+}
+
+impl fmt::Debug for EmuStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.shared, f)
+    }
+}
+
+impl EmuStream {
+    /// The stream's id (unique within its platform, never reused).
+    pub fn id(&self) -> u64 {
+        self.shared.id
+    }
+
+    /// The stream's state, when it is a live stream of the platform with id `platform`.
+    ///
+    /// # Errors
+    ///
+    /// A destroyed stream, or one of another platform: `InvalidHandle` (107017).
+    pub(crate) fn live(&self, platform: u64, op: &'static str) -> Result<&Arc<StreamShared>> {
+        let s = &self.shared;
+        if s.platform != platform || s.is_destroyed() {
+            return Err(Error::stale_handle(op, format_args!("stream {}", s.id)));
+        }
+        Ok(s)
     }
 }
 
@@ -362,12 +395,7 @@ impl StreamShared {
 }
 
 fn closed(id: u64) -> Error {
-    Error::new(
-        ErrorKind::InvalidHandle,
-        code::ACL_ERROR_RT_INVALID_HANDLE,
-        "enqueue",
-        format!("stream {id} was destroyed"),
-    )
+    Error::stale_handle("enqueue", format_args!("stream {id}"))
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {

@@ -2,7 +2,7 @@
 //! at the faulty call (with nothing executed), and correct programs with cross-stream
 //! events, reuse flags and host synchronization that must raise nothing.
 
-use mempool_emu::{Access, EmuPool, EmuStream, Emulator, ExecutionMode};
+use mempool_emu::{EmuPool, EmuStream, Emulator, ExecutionMode, KernelAccess};
 use mempool_hal::{Device, DevicePtr, Error, ErrorKind, HostBuffer, MemPool, MemPoolExt, PoolProps, Result, attr};
 use std::sync::mpsc;
 
@@ -142,7 +142,7 @@ fn bug_09_kernel_writing_freed_memory() {
     let r = rig();
     let x = r.pool.malloc_async(G, &r.s[0]).unwrap();
     r.pool.free(x, &r.s[0]).unwrap();
-    caught(r.emu.launch_kernel(&r.s[0], &[Access::Write(x, G)], move |m| m.write(x, &[1])), "use after free");
+    caught(r.emu.launch_kernel(&r.s[0], &[KernelAccess::Write(x, G)], move |m| m.write(x, &[1])), "use after free");
 }
 
 #[test]
@@ -150,7 +150,7 @@ fn bug_10_kernel_reading_on_an_unordered_stream() {
     let r = rig();
     let x = r.pool.malloc_async(G, &r.s[0]).unwrap();
     caught(
-        r.emu.launch_kernel(&r.s[2], &[Access::Read(x, 8)], move |m| m.read(x, 8).map(drop)),
+        r.emu.launch_kernel(&r.s[2], &[KernelAccess::Read(x, 8)], move |m| m.read(x, 8).map(drop)),
         "not ordered after that allocation",
     );
     nothing_queued(&r, 2);
@@ -181,7 +181,7 @@ fn bug_13_free_on_a_third_stream_racing_a_pending_kernel() {
     let x = r.pool.malloc_async(G, &r.s[0]).unwrap();
     r.order(0, 1).unwrap();
     r.order(0, 2).unwrap();
-    r.emu.launch_kernel(&r.s[1], &[Access::Read(x, G)], move |m| m.read(x, G).map(drop)).unwrap();
+    r.emu.launch_kernel(&r.s[1], &[KernelAccess::Read(x, G)], move |m| m.read(x, G).map(drop)).unwrap();
     caught(r.pool.free(x, &r.s[2]), "races with launch_kernel");
 }
 
@@ -193,7 +193,12 @@ fn bug_14_copy_through_the_c_style_raw_path_after_free() {
     let mut host = vec![0u8; 8];
     // SAFETY: `host` outlives the call; the call is refused before anything is enqueued.
     let res = unsafe {
-        r.emu.memcpy_raw_async(mempool_emu::Mem::Host(host.as_mut_ptr()), mempool_emu::Mem::Device(x), 8, &r.s[0])
+        r.emu.memcpy_raw_async(
+            mempool_emu::CopySide::Host(host.as_mut_ptr()),
+            mempool_emu::CopySide::Device(x),
+            8,
+            &r.s[0],
+        )
     };
     caught(res, "use after free");
 }
@@ -336,7 +341,7 @@ fn ok_10_kernel_with_declared_memory() -> Result<()> {
     let x = r.pool.malloc_async(G, &r.s[0])?;
     let y = r.pool.malloc_async(G, &r.s[0])?;
     r.emu.memcpy_h2d_async(x, &[1, 2, 3, 4], &r.s[0])?;
-    r.emu.launch_kernel(&r.s[0], &[Access::Read(x, 4), Access::Write(y, 4)], move |m| {
+    r.emu.launch_kernel(&r.s[0], &[KernelAccess::Read(x, 4), KernelAccess::Write(y, 4)], move |m| {
         let v: Vec<u8> = m.read(x, 4)?.iter().map(|b| b * 10).collect();
         m.write(y, &v)
     })?;

@@ -16,7 +16,9 @@
 #![forbid(unsafe_code)]
 
 use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator, ExecutionMode, ReuseCounts, ReuseRule};
-use mempool_hal::{Device, DevicePtr, ErrorKind, HostBuffer, MemPool, MemPoolExt, PoolProps, attr, round_up};
+use mempool_hal::{
+    Device, DevicePtr, ErrorKind, HostBuffer, MemPool, MemPoolExt, PoolProps, ReuseFlags, attr, round_up,
+};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -258,17 +260,6 @@ fn counts_array(c: ReuseCounts) -> [u64; 6] {
     [c.same_stream, c.known_complete, c.event_dependency, c.opportunistic, c.internal_dependency, c.fresh]
 }
 
-/// Whether a pool with these flags (event dependencies, opportunistic, internal) may
-/// serve an allocation by `rule`.
-fn rule_allowed(rule: ReuseRule, flags: [bool; 3]) -> bool {
-    match rule {
-        ReuseRule::EventDependency => flags[0],
-        ReuseRule::Opportunistic => flags[1],
-        ReuseRule::InternalDependency => flags[2],
-        ReuseRule::SameStream | ReuseRule::KnownComplete | ReuseRule::Fresh => true,
-    }
-}
-
 /// What every worker and every queued host function of a run shares.
 #[derive(Debug)]
 struct Shared {
@@ -346,7 +337,7 @@ impl Shared {
 #[derive(Debug)]
 struct PoolSlot {
     pool: EmuPool,
-    flags: [bool; 3],
+    flags: ReuseFlags,
     /// Bytes of blocks the host holds: raised after each allocation returns, lowered
     /// before each free is called, so it never exceeds USED.
     host_used: AtomicU64,
@@ -492,8 +483,8 @@ impl Worker<'_> {
         self.ops.rules[rule_index(rule)] += 1;
         lock(&self.pools[p].rules)[rule_index(rule)] += 1;
         let slot = &self.pools[p];
-        if !rule_allowed(rule, slot.flags) {
-            return Err(format!("pool with flags {:?} served an allocation by the {rule} rule", slot.flags));
+        if !rule.allowed_by(slot.flags) {
+            return Err(format!("pool with flags {} served an allocation by the {rule} rule", slot.flags));
         }
         let len = round_up(size, g).expect("small sizes round");
         let (base, end) = (slot.pool.base().addr(), slot.pool.base().addr() + slot.pool.size());
@@ -775,10 +766,6 @@ fn with_deadline<T: Send + 'static>(what: &str, limit: Duration, f: impl FnOnce(
     }
 }
 
-fn flags_of(bits: u8) -> [bool; 3] {
-    [bits & 1 != 0, bits & 2 != 0, bits & 4 != 0]
-}
-
 /// One round: two pools (flag combinations `bits` and its complement), the shared
 /// streams, every worker; then the checks.
 fn round(emu: &Emulator, plan: &Plan, shared: &Arc<Shared>, r: usize) -> R<Ops> {
@@ -788,10 +775,8 @@ fn round(emu: &Emulator, plan: &Plan, shared: &Arc<Shared>, r: usize) -> R<Ops> 
     let mut slots = Vec::new();
     for (p, bits) in [bits, !bits & 7].into_iter().enumerate() {
         let pool = emu.create_pool(&PoolProps::builder().max_size(size).build()).ctx(|| "create_pool".into())?;
-        let flags = flags_of(bits);
-        pool.set(attr::ReuseFollowEventDependencies, flags[0]).ctx(|| "set flag 1".into())?;
-        pool.set(attr::ReuseAllowOpportunistic, flags[1]).ctx(|| "set flag 2".into())?;
-        pool.set(attr::ReuseAllowInternalDependencies, flags[2]).ctx(|| "set flag 3".into())?;
+        let flags = ReuseFlags::from_bits(bits);
+        flags.apply(&pool).ctx(|| format!("set the reuse flags {flags}"))?;
         // The first pool's threshold climbs from 0 to the pool size over the rounds; the
         // second's falls. Workers change both now and then.
         let step = plan.pool_granules * r as u64 / (plan.rounds.len() as u64 - 1).max(1);
@@ -887,7 +872,7 @@ fn round(emu: &Emulator, plan: &Plan, shared: &Arc<Shared>, r: usize) -> R<Ops> 
     let mut reserved_sum = 0;
     for (p, (slot, before)) in pools.iter().zip(&before).enumerate() {
         let pool = &slot.pool;
-        let what = format!("round {r}, pool {p} (flags {:?})", slot.flags);
+        let what = format!("round {r}, pool {p} (flags {})", slot.flags);
         let after = pool.stats().ctx(|| "stats".into())?;
         let t = pool.get(attr::ReleaseThreshold).ctx(|| "threshold".into())?;
         if before.used_current != 0 || after.used_current != 0 || pool.live_allocations() != 0 {
@@ -918,11 +903,8 @@ fn round(emu: &Emulator, plan: &Plan, shared: &Arc<Shared>, r: usize) -> R<Ops> 
         if counted != reported {
             return Err(format!("{what}: reuse counters {counted:?}, allocations reported {reported:?}"));
         }
-        for (i, rule) in [ReuseRule::EventDependency, ReuseRule::Opportunistic, ReuseRule::InternalDependency]
-            .into_iter()
-            .enumerate()
-        {
-            if !slot.flags[i] && counted[rule_index(rule)] != 0 {
+        for rule in [ReuseRule::EventDependency, ReuseRule::Opportunistic, ReuseRule::InternalDependency] {
+            if !rule.allowed_by(slot.flags) && counted[rule_index(rule)] != 0 {
                 return Err(format!("{what}: the {rule} rule served {} allocations", counted[rule_index(rule)]));
             }
         }

@@ -85,7 +85,7 @@ enum Tag {
 /// (cached to live and back) then write a few fields in place instead of moving a whole
 /// value through the stack.
 #[derive(Debug)]
-struct Node {
+pub(crate) struct Node {
     addr: u64,
     len: u64,
     /// The nodes just below and above in address order (`NIL` at the pool's ends).
@@ -106,8 +106,8 @@ struct Node {
 }
 
 impl Node {
-    /// A free range.
-    fn free(addr: u64, len: u64, prev: u32, next: u32) -> Node {
+    /// A range of unreserved address space.
+    fn unreserved(addr: u64, len: u64, prev: u32, next: u32) -> Node {
         Node { addr, len, prev, next, tag: Tag::Free, stream: 0, pos: 0, dep_real: 0, clock: None }
     }
 
@@ -121,8 +121,13 @@ impl Node {
     }
 
     /// A cached block's free has executed on its stream `s`.
-    fn executed(&self, s: &StreamShared) -> bool {
+    pub(crate) fn executed(&self, s: &StreamShared) -> bool {
         s.completed() >= self.dep_real
+    }
+
+    /// A cached block's free position on its stream ([`Cached::pos`]).
+    pub(crate) fn free_pos(&self) -> u64 {
+        self.pos
     }
 
     fn cached(&self) -> Cached {
@@ -208,7 +213,7 @@ impl Blocks {
             nonempty_bins: 0,
             free: SizeBins::new(gran),
         };
-        let id = b.new_node(Node::free(base, size, NIL, NIL));
+        let id = b.new_node(Node::unreserved(base, size, NIL, NIL));
         b.index_start(base, id);
         b.free.insert(&mut b.slots, Entry { len: size, addr: base, id });
         Some(b)
@@ -293,8 +298,8 @@ impl Blocks {
     }
 
     /// The best cached block of another stream than `skip` that satisfies `pred`
-    /// (given the freeing stream and the block).
-    fn best_other(&self, len: u64, skip: u64, pred: impl Fn(&StreamShared, &Node) -> bool) -> Option<Pick> {
+    /// (given the freeing stream and the block): rules b-e (see `reuse.rs`).
+    pub(crate) fn best_other(&self, len: u64, skip: u64, pred: impl Fn(&StreamShared, &Node) -> bool) -> Option<Pick> {
         let mut best: Option<(Entry, usize)> = None;
         for (i, bin) in self.bins.iter().enumerate() {
             if bin.stream.id == skip || bin.sizes.is_empty() {
@@ -313,37 +318,6 @@ impl Blocks {
     /// Whether any stream other than `skip` has cached blocks.
     pub(crate) fn has_other_bins(&self, skip: u64) -> bool {
         self.nonempty_bins > usize::from(self.bin(skip).is_some_and(|b| !b.sizes.is_empty()))
-    }
-
-    /// Rules b-e, in order, for an allocation of `len` on stream `b` whose clock is
-    /// `clock` (needed only for rule c).
-    pub(crate) fn cross_stream(
-        &self,
-        len: u64,
-        b: u64,
-        flags: [bool; 3],
-        clock: Option<&Clock>,
-    ) -> Option<(crate::ReuseRule, Pick)> {
-        use crate::ReuseRule;
-        if let Some(a) = self.best_other(len, b, |s, c| s.host_known() >= c.pos) {
-            return Some((ReuseRule::KnownComplete, a));
-        }
-        if let (true, Some(clock)) = (flags[0], clock) {
-            if let Some(a) = self.best_other(len, b, |s, c| clock.get(s.id) >= c.pos) {
-                return Some((ReuseRule::EventDependency, a));
-            }
-        }
-        if flags[1] {
-            if let Some(a) = self.best_other(len, b, |s, c| c.executed(s)) {
-                return Some((ReuseRule::Opportunistic, a));
-            }
-        }
-        if flags[2] {
-            if let Some(a) = self.best_other(len, b, |_, _| true) {
-                return Some((ReuseRule::InternalDependency, a));
-            }
-        }
-        None
     }
 
     /// Rule f: the best free range of address space.
@@ -406,7 +380,15 @@ impl Blocks {
     /// Turns the low `len` bytes of a cached block into a live allocation; the rest stays
     /// cached with the same tags. Returns its address.
     pub(crate) fn take_cached(&mut self, p: Pick, len: u64, owner: (u64, u64)) -> u64 {
-        let (id, bin, blen) = (p.id, p.bin as usize, p.len);
+        self.carve_cached(p.bin as usize, p.id, p.len, len);
+        // A whole block keeps its clock as the spare.
+        self.make_live(p.id, owner)
+    }
+
+    /// Takes cached block `id` (of `blen` bytes, in bin `bin`) out of its bin, leaving
+    /// only its low `len` bytes in node `id`; the rest stays cached, with the same tags
+    /// and the clock.
+    fn carve_cached(&mut self, bin: usize, id: u32, blen: u64, len: u64) {
         self.bins[bin].sizes.remove(&mut self.slots, id, blen);
         if blen > len {
             // The rest keeps the tags and the clock.
@@ -416,8 +398,6 @@ impl Blocks {
         } else if self.bins[bin].sizes.is_empty() {
             self.nonempty_bins -= 1;
         }
-        // A whole block keeps its clock as the spare.
-        self.make_live(id, owner)
     }
 
     /// Turns the low `len` bytes of a free range into a live allocation. The caller has
@@ -535,10 +515,10 @@ impl Blocks {
         }
     }
 
-    /// Ends the live allocation `b` (found with [`Blocks::live_block`]) and caches it
+    /// The free of the live allocation `b` (found with [`Blocks::live_block`]): caches it
     /// with the free's tags, merging with neighbours freed on the same stream. `clock` is
     /// the freeing stream's clock at the free.
-    pub(crate) fn free(
+    pub(crate) fn cache(
         &mut self,
         b: BlockId,
         stream: &Arc<StreamShared>,
@@ -627,15 +607,7 @@ impl Blocks {
         let id = b.0;
         let (sid, len) = (self.node(id).stream, self.node(id).len);
         let bin = self.bin_index(sid).expect("a cached block's bin");
-        self.bins[bin].sizes.remove(&mut self.slots, id, len);
-        if len > take {
-            // The rest keeps the tags and the clock.
-            let m = self.split(id, take);
-            let addr = self.node(m).addr;
-            self.bins[bin].sizes.insert(&mut self.slots, Entry { len: len - take, addr, id: m });
-        } else if self.bins[bin].sizes.is_empty() {
-            self.nonempty_bins -= 1;
-        }
+        self.carve_cached(bin, id, len, take);
         self.set_free(id);
         self.stats.reserved_current -= take;
         for other in [self.node(id).prev, self.node(id).next] {

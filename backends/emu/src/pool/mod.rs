@@ -1,542 +1,37 @@
-//! The emulated pool: [`EmuPool`] and the [`MemPool`] implementation.
+//! The emulated pool: [`EmuPool`] and the [`MemPool`] implementation, over
+//!
+//! - `shared.rs`: one pool's state under its lock (allocation, the stream-ordered free,
+//!   release, trim, attributes);
+//! - `reuse.rs`: which block serves an allocation (contract §4), rules a-f in order;
+//! - `registry.rs`: the pools of a platform by address, and what outlives a destroyed pool;
+//! - `access.rs`: checked access to device memory (copies, memsets, kernels);
+//! - below them, pure structures: `blocks.rs` (the ranges of a pool), `bins.rs` (size
+//!   classes), `starts.rs` (where ranges start) and `mapping.rs` (the host memory).
 
+pub(crate) mod access;
 mod bins;
 mod blocks;
 mod mapping;
+pub(crate) mod registry;
+mod reuse;
+pub(crate) mod shared;
 mod starts;
 
-use crate::clock::Clock;
-use crate::device::{Platform, check_stream};
-use crate::stream::{StreamShared, Work, lock};
-use crate::{EmuStream, ReuseRule};
-use blocks::Blocks;
+use crate::stream::EmuStream;
 pub(crate) use mapping::quarantined;
-use mapping::{Commits, Mapping};
-use mempool_hal::attr::{AttrId, AttrWrite};
-use mempool_hal::{DevicePtr, Error, ErrorKind, MemPool, OomInfo, RawAttrValue, Result, code, round_up};
+use mempool_hal::attr::AttrId;
+use mempool_hal::{DevicePtr, MemPool, RawAttrValue, Result};
+use registry::PoolRegistry;
+pub use reuse::{ReuseCounts, ReuseRule};
+use shared::PoolShared;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
-
-/// How many allocations each reuse rule served, in rule order.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ReuseCounts {
-    /// Rule a: same stream.
-    pub same_stream: u64,
-    /// Rule b: free observed complete by the host.
-    pub known_complete: u64,
-    /// Rule c: free ordered before through events.
-    pub event_dependency: u64,
-    /// Rule d: free already executed.
-    pub opportunistic: u64,
-    /// Rule e: the pool inserted a wait.
-    pub internal_dependency: u64,
-    /// Rule f: fresh address space.
-    pub fresh: u64,
-}
-
-impl ReuseCounts {
-    fn bump(&mut self, rule: ReuseRule) {
-        match rule {
-            ReuseRule::SameStream => self.same_stream += 1,
-            ReuseRule::KnownComplete => self.known_complete += 1,
-            ReuseRule::EventDependency => self.event_dependency += 1,
-            ReuseRule::Opportunistic => self.opportunistic += 1,
-            ReuseRule::InternalDependency => self.internal_dependency += 1,
-            ReuseRule::Fresh => self.fresh += 1,
-        }
-    }
-}
-
-struct Inner {
-    blocks: Blocks,
-    /// Which chunks of the mapping are accessible.
-    commits: Commits,
-    /// Reuse flags 1-3.
-    flags: [bool; 3],
-    threshold: u64,
-    counts: ReuseCounts,
-}
-
-/// One pool's state, shared by its handles, the platform's registry and queued copies.
-pub(crate) struct PoolShared {
-    pub(crate) id: u64,
-    pub(crate) device: u32,
-    pub(crate) platform: u64,
-    pub(crate) base: u64,
-    pub(crate) size: u64,
-    gran: u64,
-    mapping: Mapping,
-    inner: Mutex<Inner>,
-    destroyed: AtomicBool,
-    env: PoolEnv,
-}
-
-/// What a pool takes from its platform's configuration.
-#[derive(Debug, Clone)]
-pub(crate) struct PoolEnv {
-    pub(crate) faults: Arc<Faults>,
-    pub(crate) wait_timeout: Duration,
-    pub(crate) checker: bool,
-}
-
-/// Faults injected into a platform, for tests of failure paths.
-#[derive(Debug, Default)]
-pub(crate) struct Faults {
-    /// How many of the next host-memory commits fail.
-    pub(crate) commit_failures: AtomicU32,
-}
-
-impl Faults {
-    fn take_commit_failure(&self) -> bool {
-        self.commit_failures.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1)).is_ok()
-    }
-}
-
-impl fmt::Debug for PoolShared {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Pool")
-            .field("id", &self.id)
-            .field("device", &self.device)
-            .field("base", &format_args!("{:#x}", self.base))
-            .field("size", &self.size)
-            .finish()
-    }
-}
-
-fn param(op: &'static str, msg: impl Into<String>) -> Error {
-    Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_RT_PARAM_INVALID, op, msg)
-}
-
-fn bad_ptr(op: &'static str, msg: impl Into<String>) -> Error {
-    Error::new(ErrorKind::InvalidPointer, code::ACL_ERROR_RT_PARAM_INVALID, op, msg)
-}
-
-impl PoolShared {
-    /// Reserves the address range of a pool of `size` bytes.
-    pub(crate) fn create(
-        id: u64,
-        device: u32,
-        platform: u64,
-        size: u64,
-        gran: u64,
-        env: PoolEnv,
-    ) -> Result<PoolShared> {
-        let mapping = Mapping::reserve(size, gran).map_err(|e| {
-            Error::new(
-                ErrorKind::HostAllocation,
-                code::ACL_ERROR_RT_MEMORY_ALLOCATION,
-                "create_pool",
-                format!("cannot reserve {size} bytes of address space: {e}"),
-            )
-        })?;
-        let base = mapping.base();
-        let blocks = Blocks::new(base, size, gran).ok_or_else(|| {
-            Error::new(
-                ErrorKind::HostAllocation,
-                code::ACL_ERROR_RT_MEMORY_ALLOCATION,
-                "create_pool",
-                format!("cannot allocate the index of a {size}-byte pool at granularity {gran}"),
-            )
-        })?;
-        Ok(PoolShared {
-            id,
-            device,
-            platform,
-            base,
-            size,
-            gran,
-            mapping,
-            inner: Mutex::new(Inner {
-                blocks,
-                commits: Commits::new(size, gran),
-                flags: [false; 3],
-                threshold: 0,
-                counts: ReuseCounts::default(),
-            }),
-            destroyed: AtomicBool::new(false),
-            env,
-        })
-    }
-
-    /// Commits host memory for a fresh block (or fails as injected).
-    fn commit(&self, commits: &mut Commits, addr: u64, len: u64) -> std::io::Result<()> {
-        if self.env.faults.take_commit_failure() {
-            return Err(std::io::Error::other("injected commit failure"));
-        }
-        commits.commit(&self.mapping, addr, len)
-    }
-
-    fn inner(&self) -> MutexGuard<'_, Inner> {
-        lock(&self.inner)
-    }
-
-    /// Marks the pool destroyed; `false` if it already was.
-    pub(crate) fn mark_destroyed(&self) -> bool {
-        !self.destroyed.swap(true, Ordering::AcqRel)
-    }
-
-    fn is_destroyed(&self) -> bool {
-        self.destroyed.load(Ordering::Acquire)
-    }
-
-    /// Whether `addr` lies in this pool's range.
-    pub(crate) fn contains(&self, addr: u64) -> bool {
-        addr >= self.base && addr - self.base < self.size
-    }
-
-    /// Bytes reserved now.
-    pub(crate) fn reserved(&self) -> u64 {
-        self.inner().blocks.stats.reserved_current
-    }
-
-    fn malloc(&self, size: u64, s: &Arc<StreamShared>) -> Result<(DevicePtr, ReuseRule)> {
-        const OP: &str = "malloc_async";
-        if s.device != self.device {
-            return Err(Error::new(
-                ErrorKind::WrongContext,
-                code::ACL_ERROR_RT_STREAM_CONTEXT,
-                OP,
-                format!("stream {} is on device {}, the pool on device {}", s.id, s.device, self.device),
-            ));
-        }
-        if size == 0 {
-            return Err(param(OP, "size 0"));
-        }
-        let len = round_up(size, self.gran).ok_or_else(|| param(OP, format!("size {size} overflows when rounded")))?;
-        let mut inner = self.inner();
-        if self.is_destroyed() {
-            return Err(destroyed(OP));
-        }
-        let inner = &mut *inner;
-        let b = s.id;
-        let mut choice = inner.blocks.same_stream(len, b).map(|a| (ReuseRule::SameStream, a));
-        if choice.is_none() && inner.blocks.has_other_bins(b) {
-            // Rules b-e read (and rule e extends) the stream's clock.
-            let mut st = s.state();
-            choice = inner.blocks.cross_stream(len, b, inner.flags, Some(&st.clock));
-            if let Some((ReuseRule::InternalDependency, block)) = choice {
-                let (src, tags) = inner.blocks.cached_tags(block);
-                let clock = Arc::make_mut(&mut st.clock);
-                clock.merge(&tags.clock);
-                clock.raise(src.id, tags.pos);
-                if src.completed() < tags.dep_real {
-                    let (target, timeout) = (tags.dep_real, self.env.wait_timeout);
-                    s.push_locked(&mut st, Box::new(move || src.wait_for_work(target, timeout)))?;
-                }
-            }
-        }
-        let (rule, addr) = match choice {
-            Some((rule, block)) => {
-                let pos = s.alloc_position()?;
-                (rule, inner.blocks.take_cached(block, len, (b, pos)))
-            }
-            None => {
-                let Some(block) = inner.blocks.fresh(len) else {
-                    return Err(self.oom(OP, &inner.blocks, len));
-                };
-                let addr = inner.blocks.addr(block);
-                let pos = s.alloc_position()?;
-                if let Err(e) = self.commit(&mut inner.commits, addr, len) {
-                    let err = self.oom(OP, &inner.blocks, len);
-                    let msg = format!("host memory commit failed ({e}); {}", err.message());
-                    return Err(err.with_message(msg));
-                }
-                (ReuseRule::Fresh, inner.blocks.take_fresh(block, len, (b, pos)))
-            }
-        };
-        inner.counts.bump(rule);
-        Ok((DevicePtr::from_addr(addr), rule))
-    }
-
-    fn oom(&self, op: &'static str, blocks: &Blocks, len: u64) -> Error {
-        Error::out_of_memory(
-            op,
-            OomInfo {
-                requested: len,
-                stats: blocks.stats,
-                pool_size: self.size,
-                largest_free_range: blocks.largest_free(),
-                largest_cached_block: blocks.largest_cached(),
-            },
-        )
-    }
-
-    /// Frees `addr` in stream order on `s`.
-    pub(crate) fn free(&self, addr: u64, s: &Arc<StreamShared>) -> Result<()> {
-        const OP: &str = "free_async";
-        let mut inner = self.inner();
-        if self.is_destroyed() {
-            return Err(bad_ptr(OP, format!("{addr:#x} belongs to a destroyed pool")));
-        }
-        let (block, _) = inner.blocks.live_block(addr).map_err(|why| bad_ptr(OP, format!("{addr:#x} is {why}")))?;
-        let mut st = s.state();
-        if self.env.checker {
-            self.check_free_races(&inner.blocks, addr, s, &st.clock)?;
-        }
-        let marker = s.marker_locked(&mut st)?;
-        inner.blocks.free(block, s, marker, &st.clock);
-        Ok(())
-    }
-
-    fn release_locked(&self, inner: &mut Inner, target: u64) {
-        let plan = inner.blocks.plan_release(target);
-        if plan.is_empty() {
-            return;
-        }
-        for (block, addr, take) in plan {
-            // A failed decommit leaves pages resident but the range is still returned
-            // to the address space: bookkeeping stays exact.
-            let _ = inner.commits.decommit(&self.mapping, addr, take);
-            inner.blocks.release(block, take);
-        }
-        // A mark is the maximum since the last reset: a release after a reset raises it
-        // to what is left (once per release, the value a caller can observe).
-        let stats = &mut inner.blocks.stats;
-        stats.reserved_high = stats.reserved_high.max(stats.reserved_current);
-    }
-
-    /// The release at synchronization: down to max(threshold, USED).
-    pub(crate) fn release_at_sync(&self) {
-        let mut inner = self.inner();
-        if self.is_destroyed() {
-            return;
-        }
-        let target = inner.threshold.max(inner.blocks.stats.used_current);
-        self.release_locked(&mut inner, target);
-    }
-
-    fn trim_to(&self, keep: u64) -> Result<()> {
-        const OP: &str = "trim_to";
-        let mut inner = self.inner();
-        if self.is_destroyed() {
-            return Err(destroyed(OP));
-        }
-        let stats = inner.blocks.stats;
-        let misuse = |msg: String| Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_RT_INTERNAL_ERROR, OP, msg));
-        if keep > self.size {
-            return misuse(format!("{keep} bytes to keep is above the pool size {}", self.size));
-        }
-        if keep < stats.used_current {
-            return misuse(format!("{keep} bytes to keep is below USED ({})", stats.used_current));
-        }
-        if keep >= stats.reserved_current {
-            return Ok(());
-        }
-        self.release_locked(&mut inner, keep);
-        Ok(())
-    }
-
-    fn get_attr(&self, id: AttrId) -> Result<RawAttrValue> {
-        id.check_read()?;
-        let inner = self.inner();
-        if self.is_destroyed() {
-            return Err(destroyed_attr("get_attr"));
-        }
-        let s = inner.blocks.stats;
-        Ok(match id.0 {
-            1..=3 => RawAttrValue::U32(u32::from(inner.flags[id.0 as usize - 1])),
-            4 => RawAttrValue::U64(inner.threshold),
-            5 => RawAttrValue::U64(s.reserved_current),
-            6 => RawAttrValue::U64(s.reserved_high),
-            7 => RawAttrValue::U64(s.used_current),
-            _ => RawAttrValue::U64(s.used_high),
-        })
-    }
-
-    fn set_attr(&self, id: AttrId, value: RawAttrValue) -> Result<()> {
-        let write = id.check_write(value, self.size)?;
-        let mut inner = self.inner();
-        if self.is_destroyed() {
-            return Err(destroyed_attr("set_attr"));
-        }
-        match write {
-            AttrWrite::Flag(id, on) => inner.flags[id.0 as usize - 1] = on,
-            AttrWrite::ReleaseThreshold(t) => inner.threshold = t,
-            AttrWrite::ResetHigh(AttrId::RESERVED_MEM_HIGH) => inner.blocks.stats.reserved_high = 0,
-            AttrWrite::ResetHigh(_) => inner.blocks.stats.used_high = 0,
-        }
-        Ok(())
-    }
-
-    /// Whether `[addr, addr + len)` lies inside one live allocation.
-    pub(crate) fn is_live(&self, addr: u64, len: u64) -> bool {
-        !self.is_destroyed() && self.inner().blocks.within_live(addr, len)
-    }
-
-    /// Checks one access to `[t.addr, t.addr + t.len)` by stream `s` (whose clock is
-    /// `clock`; `None` for a synchronous access with no stream), and returns the start of
-    /// the live allocation it touches.
-    fn check_touch(
-        &self,
-        blocks: &Blocks,
-        t: &Touch,
-        s: Option<(&StreamShared, &Clock)>,
-        op: &'static str,
-    ) -> Result<u64> {
-        let checker = self.env.checker;
-        let (addr, len) = (t.addr, t.len);
-        let what = if t.write { "writes" } else { "reads" };
-        let on = s.map_or_else(|| "the host".to_string(), |(s, _)| format!("stream {}", s.id));
-        if self.is_destroyed() {
-            return Err(if checker {
-                violation(op, format!("{op} on {on} {what} [{addr:#x}, +{len}): memory of a destroyed pool"))
-            } else {
-                bad_ptr(op, format!("[{addr:#x}, +{len}) belongs to a destroyed pool"))
-            });
-        }
-        let Some(end) = addr.checked_add(len) else { return Err(bad_ptr(op, "the range overflows")) };
-        if let Some((start, live_len, live)) = blocks.containing_live(addr) {
-            if end > start + live_len {
-                return Err(bad_ptr(op, format!("[{addr:#x}, +{len}) runs past the end of its allocation")));
-            }
-            if let (true, Some((s, clock))) = (checker, s) {
-                if live.owner != s.id && clock.get(live.owner) <= live.pos {
-                    return Err(violation(
-                        op,
-                        format!(
-                            "{op} on stream {sid} {what} [{addr:#x}, +{len}), allocated on stream {owner} after its position {pos}, \
-                             but stream {sid} is not ordered after that allocation (it is ordered after stream {owner} up to \
-                             position {seen}): record an event on stream {owner} after the allocation and make stream {sid} wait for it",
-                            sid = s.id,
-                            owner = live.owner,
-                            pos = live.pos,
-                            seen = clock.get(live.owner),
-                        ),
-                    ));
-                }
-            }
-            return Ok(start);
-        }
-        if checker {
-            if let Some((start, c)) = blocks.containing_cached_block(addr) {
-                return Err(violation(
-                    op,
-                    format!(
-                        "use after free: {op} on {on} {what} [{addr:#x}, +{len}), inside the block at {start:#x} \
-                         freed on stream {} (its position {})",
-                        c.stream, c.pos
-                    ),
-                ));
-            }
-        }
-        Err(bad_ptr(op, format!("[{addr:#x}, +{len}) is not inside a live allocation")))
-    }
-
-    /// The checker's rule for frees: no access to the block may still be pending on
-    /// another stream unless it is ordered before the free.
-    fn check_free_races(&self, blocks: &Blocks, addr: u64, s: &StreamShared, clock: &Clock) -> Result<()> {
-        for (other, pos, what) in blocks.pending_accesses(addr) {
-            if other.id != s.id && other.completed() < *pos && clock.get(other.id) < *pos {
-                return Err(violation(
-                    "free_async",
-                    format!(
-                        "free_async on stream {} of {addr:#x} races with {what} still pending on stream {} (its position {pos}), \
-                         which is not ordered before the free: record an event on stream {} after that work and make stream {} wait for it",
-                        s.id, other.id, other.id, s.id
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// Runs `f` on the host memory `[addr, addr + len)` if it is still reserved, holding
-    /// the pool lock so no release can decommit it meanwhile.
-    pub(crate) fn with_memory<R>(
-        &self,
-        addr: u64,
-        len: u64,
-        op: &'static str,
-        f: impl FnOnce(*mut u8) -> R,
-    ) -> Result<R> {
-        let inner = self.inner();
-        if !inner.blocks.committed(addr, len, self.base, self.size) {
-            return Err(bad_ptr(op, format!("[{addr:#x}, +{len}) was released before the work ran")));
-        }
-        let r = f(addr as *mut u8);
-        drop(inner);
-        Ok(r)
-    }
-
-    #[cfg(test)]
-    pub(crate) fn check_invariants(&self) {
-        self.inner().blocks.check(self.base, self.size);
-    }
-}
-
-fn violation(op: &'static str, msg: String) -> Error {
-    Error::new(ErrorKind::StreamOrderViolation, code::ACL_ERROR_RT_PARAM_INVALID, op, msg)
-}
-
-/// One device range an operation touches.
-#[derive(Debug, Clone)]
-pub(crate) struct Touch {
-    pub(crate) pool: Arc<PoolShared>,
-    pub(crate) addr: u64,
-    pub(crate) len: u64,
-    pub(crate) write: bool,
-}
-
-/// Locks the pools of `touches` in id order (so two operations never lock in opposite
-/// orders) and runs `f` with each touch's pool state.
-fn with_locked<R>(touches: &[Touch], f: impl FnOnce(&mut [(u64, MutexGuard<'_, Inner>)]) -> R) -> R {
-    let mut pools: Vec<&Arc<PoolShared>> = touches.iter().map(|t| &t.pool).collect();
-    pools.sort_by_key(|p| p.id);
-    pools.dedup_by_key(|p| p.id);
-    let mut guards: Vec<(u64, MutexGuard<'_, Inner>)> = pools.iter().map(|p| (p.id, p.inner())).collect();
-    f(&mut guards)
-}
-
-fn blocks_of<'a>(guards: &'a mut [(u64, MutexGuard<'_, Inner>)], pool: u64) -> &'a mut Blocks {
-    &mut guards.iter_mut().find(|(id, _)| *id == pool).expect("every touched pool is locked").1.blocks
-}
-
-/// Checks every touch of an operation on stream `s` and enqueues `work` there, under the
-/// pool locks, so no free or release can slip between the check and the enqueue.
-pub(crate) fn enqueue_touching(s: &Arc<StreamShared>, touches: &[Touch], op: &'static str, work: Work) -> Result<()> {
-    with_locked(touches, |guards| {
-        let mut st = s.state();
-        let mut starts = Vec::with_capacity(touches.len());
-        for t in touches {
-            let blocks = blocks_of(guards, t.pool.id);
-            starts.push(t.pool.check_touch(blocks, t, Some((s, &st.clock)), op)?);
-        }
-        let pos = s.push_locked(&mut st, work)?;
-        for (t, start) in touches.iter().zip(starts) {
-            if t.pool.env.checker {
-                blocks_of(guards, t.pool.id).note_access(start, s, pos, op);
-            }
-        }
-        Ok(())
-    })
-}
-
-/// Checks the touches of a synchronous host-side operation (no stream order to check,
-/// but live memory and, with the checker, no use after free).
-pub(crate) fn check_now(touches: &[Touch], op: &'static str) -> Result<()> {
-    with_locked(touches, |guards| {
-        for t in touches {
-            t.pool.check_touch(blocks_of(guards, t.pool.id), t, None, op)?;
-        }
-        Ok(())
-    })
-}
-
-fn destroyed(op: &'static str) -> Error {
-    Error::new(ErrorKind::InvalidHandle, code::ACL_ERROR_RT_INTERNAL_ERROR, op, "the pool was destroyed")
-}
-
-fn destroyed_attr(op: &'static str) -> Error {
-    Error::new(ErrorKind::InvalidHandle, code::ACL_ERROR_RT_PARAM_INVALID, op, "the pool was destroyed")
-}
+use std::sync::Arc;
 
 /// A pool of the emulator: a cheap handle; clones name the same pool.
 #[derive(Clone)]
 pub struct EmuPool {
     pub(crate) shared: Arc<PoolShared>,
-    pub(crate) platform: Arc<Platform>,
+    pub(crate) registry: Arc<PoolRegistry>,
 }
 
 impl fmt::Debug for EmuPool {
@@ -553,37 +48,39 @@ impl EmuPool {
     ///
     /// As [`MemPool::malloc_async`].
     pub fn malloc_async_traced(&self, size: u64, stream: &EmuStream) -> Result<(DevicePtr, ReuseRule)> {
-        let s = check_stream(&self.platform, stream, "malloc_async")?;
+        let s = stream.live(self.shared.platform, "malloc_async")?;
         self.shared.malloc(size, s)
     }
 
-    /// Like [`MemPool::free_async`], but safe: the emulator checks every pointer.
+    /// Like [`MemPool::free_async`], but safe: the emulator checks every pointer. A
+    /// stream-ordered free like it, not a synchronous one; a pointer of another pool of the
+    /// platform is freed there, as [`Emulator::free`](crate::Emulator::free) does.
     ///
     /// # Errors
     ///
     /// As [`MemPool::free_async`].
     pub fn free(&self, ptr: DevicePtr, stream: &EmuStream) -> Result<()> {
-        let s = check_stream(&self.platform, stream, "free_async")?;
+        let s = stream.live(self.shared.platform, "free_async")?;
         if self.shared.contains(ptr.addr()) {
             // Its own memory: no need to look the pool up.
-            return self.shared.free(ptr.addr(), s);
+            return self.shared.free_async(ptr.addr(), s);
         }
-        self.platform.free(ptr, s)
+        self.registry.free_async(ptr, s)
     }
 
     /// How many allocations each reuse rule has served since creation.
     pub fn reuse_counts(&self) -> ReuseCounts {
-        self.shared.inner().counts
+        self.shared.state().counts
     }
 
     /// Number of live allocations.
     pub fn live_allocations(&self) -> usize {
-        self.shared.inner().blocks.live_count()
+        self.shared.state().blocks.live_count()
     }
 
     /// Cached bytes whose free has not executed yet (never released).
     pub fn pending_cached_bytes(&self) -> u64 {
-        self.shared.inner().blocks.pending_cached()
+        self.shared.state().blocks.pending_cached()
     }
 
     /// The first address of the pool's range.
@@ -617,70 +114,5 @@ impl MemPool for EmuPool {
 
     fn size(&self) -> u64 {
         self.shared.size
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::{Emulator, ExecutionMode};
-    use mempool_hal::{Device, MemPool, MemPoolExt, PoolProps, attr};
-
-    /// Random allocate/free/sync/trim sequences over three streams keep the block
-    /// structure exact: live, cached and free ranges tile the pool, free neighbours are
-    /// merged, and the counters match the blocks.
-    #[test]
-    fn random_sequences_keep_the_invariants() {
-        const G: u64 = 64 << 10;
-        for seed in 1..=20u64 {
-            let emu = Emulator::builder()
-                .granularity(G)
-                .device_memory(64 * G)
-                .mode(if seed % 2 == 0 { ExecutionMode::Deferred } else { ExecutionMode::Threaded })
-                .build()
-                .unwrap();
-            let streams: Vec<_> = (0..3).map(|_| emu.create_stream().unwrap()).collect();
-            let pool = emu.create_pool(&PoolProps::builder().max_size(48 * G).build()).unwrap();
-            pool.set(attr::ReuseAllowOpportunistic, seed % 3 == 0).unwrap();
-            pool.set(attr::ReuseAllowInternalDependencies, seed % 5 == 0).unwrap();
-            pool.set(attr::ReleaseThreshold, (seed % 4) * 8 * G).unwrap();
-            let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            let mut next = move || {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                rng
-            };
-            let mut live = Vec::new();
-            for _ in 0..400 {
-                let s = &streams[(next() % 3) as usize];
-                match next() % 10 {
-                    0..=4 => {
-                        if let Ok(p) = pool.malloc_async((next() % (4 * G)) + 1, s) {
-                            live.push(p);
-                        }
-                    }
-                    5..=7 if !live.is_empty() => {
-                        let p = live.swap_remove((next() as usize) % live.len());
-                        pool.free(p, s).unwrap();
-                    }
-                    8 => emu.synchronize_stream(s).unwrap(),
-                    _ => {
-                        let used = pool.stats().unwrap().used_current;
-                        pool.trim_to(used).unwrap();
-                    }
-                }
-                pool.shared.check_invariants();
-            }
-            for p in live.drain(..) {
-                pool.free(p, &streams[0]).unwrap();
-            }
-            emu.synchronize_device().unwrap();
-            pool.shared.check_invariants();
-            let s = pool.stats().unwrap();
-            assert_eq!(s.used_current, 0);
-            let c = pool.reuse_counts();
-            assert!(c.fresh > 10 && c.same_stream + c.known_complete > 10, "the sequence exercised reuse: {c:?}");
-            assert!(s.reserved_current <= (seed % 4) * 8 * G, "release at device sync honours the threshold");
-        }
     }
 }

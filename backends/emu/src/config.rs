@@ -1,0 +1,92 @@
+//! The emulated platform's configuration: [`Config`], its limits (`MAX_*`) and the
+//! ranges `Config::check` enforces for `EmulatorBuilder::build` and the environment.
+
+/// When queued work runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ExecutionMode {
+    /// Each stream's worker runs its queue as soon as it can (real concurrency).
+    #[default]
+    Threaded,
+    /// Nothing runs until the host synchronizes, steps or runs a stream.
+    Deferred,
+}
+
+/// The emulated platform's configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// Number of devices (default 1).
+    pub devices: u32,
+    /// Memory of each device in bytes (default 16 GiB).
+    pub device_memory: u64,
+    /// Pool granularity in bytes: a power of two, at least the host page size
+    /// (default 2 MiB, as on Ascend).
+    pub granularity: u64,
+    /// When queued work runs (default threaded).
+    pub mode: ExecutionMode,
+    /// Whether the stream-order checker refuses unordered accesses (default on).
+    pub checker: bool,
+    /// The longest any wait inside the emulator may take before it fails with an error
+    /// instead of hanging (default 60 s).
+    pub wait_timeout: std::time::Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            devices: 1,
+            device_memory: 16 << 30,
+            granularity: 2 << 20,
+            mode: ExecutionMode::Threaded,
+            checker: true,
+            wait_timeout: std::time::Duration::from_secs(60),
+        }
+    }
+}
+
+/// The most devices an emulated platform has (each costs a little host memory up front).
+pub const MAX_DEVICES: u32 = 1024;
+
+/// The most memory an emulated device has: 64 TiB, so that a pool as large as the device
+/// still fits in a 47-bit host address space.
+pub const MAX_DEVICE_MEMORY: u64 = 1 << 46;
+
+/// The largest pool granularity: 1 GiB (Ascend's is 2 MiB).
+pub const MAX_GRANULARITY: u64 = 1 << 30;
+
+/// A setting of [`Config`] that [`Config::check`] can find out of range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Setting {
+    Devices,
+    DeviceMemory,
+    Granularity,
+}
+
+impl Config {
+    /// The ranges `build` enforces: on failure, the settings involved and why.
+    pub(crate) fn check(&self) -> std::result::Result<(), (&'static [Setting], String)> {
+        let page = rustix::param::page_size() as u64;
+        let c = self;
+        if c.devices == 0 || c.devices > MAX_DEVICES {
+            return Err((&[Setting::Devices], format!("{} devices: 1 to {MAX_DEVICES} are possible", c.devices)));
+        }
+        if !c.granularity.is_power_of_two() || c.granularity < page || c.granularity > MAX_GRANULARITY {
+            return Err((
+                &[Setting::Granularity],
+                format!("granularity {} is not a power of two from the page size {page} to 1 GiB", c.granularity),
+            ));
+        }
+        if c.device_memory < c.granularity {
+            return Err((
+                &[Setting::DeviceMemory, Setting::Granularity],
+                format!("device memory {} is below one granule ({})", c.device_memory, c.granularity),
+            ));
+        }
+        if c.device_memory > MAX_DEVICE_MEMORY {
+            return Err((
+                &[Setting::DeviceMemory],
+                format!("device memory {} is above the limit of {MAX_DEVICE_MEMORY} bytes (64 TiB)", c.device_memory),
+            ));
+        }
+        Ok(())
+    }
+}

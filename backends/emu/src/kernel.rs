@@ -1,0 +1,211 @@
+//! What C callers and kernels use beyond [`mempool_hal::Device`]: host functions that
+//! declare the device memory they use ("kernels", [`KernelAccess`], [`KernelMem`]),
+//! copies and memsets with raw host pointers or now on the calling thread (for the drop-in
+//! ACL library), the free by address, and which addresses are device memory. Every device
+//! range goes through the stream-order checker (`pool/access.rs`).
+
+use crate::device::Emulator;
+use crate::pool::access::{self, CheckedRange, CopySide, enqueue_touching};
+use crate::pool::quarantined;
+use crate::stream::EmuStream;
+use mempool_hal::{DevicePtr, Error, Result};
+
+/// Device memory a kernel declares it touches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelAccess {
+    /// Reads `len` bytes at the pointer.
+    Read(DevicePtr, u64),
+    /// Writes (and may read) `len` bytes at the pointer.
+    Write(DevicePtr, u64),
+}
+
+/// The device memory a kernel declared, for it to read and write while it runs.
+#[derive(Debug)]
+pub struct KernelMem {
+    ranges: Vec<CheckedRange>,
+}
+
+impl KernelMem {
+    fn find(&self, ptr: DevicePtr, len: u64, write: bool) -> Result<&CheckedRange> {
+        let end = ptr.addr().checked_add(len);
+        self.ranges
+            .iter()
+            .find(|t| ptr.addr() >= t.addr && end.is_some_and(|e| e <= t.addr + t.len) && (t.write || !write))
+            .ok_or_else(|| {
+                let what = if write { "writes" } else { "reads" };
+                Error::stream_order_violation(
+                    "launch_kernel",
+                    format!("the kernel {what} [{ptr}, +{len}), which it did not declare"),
+                )
+            })
+    }
+
+    /// Reads `len` bytes of declared device memory.
+    ///
+    /// # Errors
+    ///
+    /// A range the kernel did not declare: `StreamOrderViolation`.
+    pub fn read(&self, ptr: DevicePtr, len: u64) -> Result<Vec<u8>> {
+        let t = self.find(ptr, len, false)?;
+        let mut out = vec![0u8; len as usize];
+        t.pool.with_memory(ptr.addr(), len, "launch_kernel", |p| {
+            // SAFETY: the range is committed and locked (`with_memory`); `out` holds `len` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(p.cast_const(), out.as_mut_ptr(), out.len()) }
+        })?;
+        Ok(out)
+    }
+
+    /// Writes `data` to declared (write) device memory at `ptr`.
+    ///
+    /// # Errors
+    ///
+    /// A range the kernel did not declare for writing: `StreamOrderViolation`.
+    pub fn write(&self, ptr: DevicePtr, data: &[u8]) -> Result<()> {
+        let t = self.find(ptr, data.len() as u64, true)?;
+        t.pool.with_memory(ptr.addr(), data.len() as u64, "launch_kernel", |p| {
+            // SAFETY: the range is committed and locked (`with_memory`); `data` is a
+            // separate host slice of that length.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) }
+        })
+    }
+}
+
+impl Emulator {
+    /// Whether `[addr, addr + len)` lies inside one live allocation of a pool of this
+    /// platform (so it is device memory).
+    pub fn is_device_memory(&self, addr: DevicePtr, len: u64) -> bool {
+        self.platform.registry.pool_at(addr.addr()).is_some_and(|p| p.is_live(addr.addr(), len.max(1)))
+    }
+
+    /// Frees `ptr` in stream order on `stream`, whichever pool of the platform holds it
+    /// (as `aclrtMemPoolFreeAsync` does: it takes no pool). Through a pool handle, the
+    /// same free is [`EmuPool::free`](crate::EmuPool::free).
+    ///
+    /// # Errors
+    ///
+    /// As [`mempool_hal::MemPool::free_async`].
+    pub fn free(&self, ptr: DevicePtr, stream: &EmuStream) -> Result<()> {
+        let s = stream.live(self.platform.id, "free_async")?;
+        self.platform.registry.free_async(ptr, s)
+    }
+
+    /// Whether `addr` is device memory of this platform: it lies in a live pool's range, or
+    /// in the range of a destroyed pool (a pointer that outlived its pool, which copies and
+    /// accesses then refuse) while the emulator still holds or keeps that range, or nothing
+    /// in the process has mapped it since. The range of a destroyed pool goes back to the
+    /// host only after many later pools are dropped, and once the host maps it again it is
+    /// host memory.
+    pub fn is_pool_address(&self, addr: DevicePtr) -> bool {
+        let a = addr.addr();
+        let kept = |held: bool| held || quarantined(a) || !host_mapped(a);
+        self.platform.registry.pool_at(a).is_some() || self.platform.registry.destroyed_at(a).is_some_and(kept)
+    }
+
+    /// Copies `len` bytes from `src` to `dst` in stream order on `stream`.
+    ///
+    /// # Safety
+    ///
+    /// Every [`CopySide::Host`] side must be valid for `len` bytes (readable for `src`,
+    /// writable for `dst`) until the copy has run on the stream, and not be written by
+    /// anyone else meanwhile.
+    ///
+    /// # Errors
+    ///
+    /// A device side outside live memory: `InvalidPointer` (107000); one the stream is
+    /// not ordered after, or freed: `StreamOrderViolation` (107000); a null host side:
+    /// `InvalidParam` (100000); a destroyed stream: `InvalidHandle` (107017).
+    pub unsafe fn memcpy_raw_async(&self, dst: CopySide, src: CopySide, len: u64, stream: &EmuStream) -> Result<()> {
+        const OP: &str = "memcpy_async";
+        let s = stream.live(self.platform.id, OP)?;
+        // SAFETY: the caller's guarantee above is `copy_async`'s.
+        unsafe { access::copy_async(&self.platform.registry, self.platform.config.checker, s, (dst, src), len, OP) }
+    }
+
+    /// Copies `len` bytes from `src` to `dst` now, on the calling thread.
+    ///
+    /// # Safety
+    ///
+    /// Every [`CopySide::Host`] side must be valid for `len` bytes for the duration of the call.
+    ///
+    /// # Errors
+    ///
+    /// As [`Emulator::memcpy_raw_async`].
+    pub unsafe fn memcpy_raw(&self, dst: CopySide, src: CopySide, len: u64) -> Result<()> {
+        // SAFETY: the caller's guarantee above is `copy_now`'s.
+        unsafe { access::copy_now(&self.platform.registry, self.platform.config.checker, (dst, src), len, "memcpy") }
+    }
+
+    /// Sets `len` bytes of device memory at `dst` to `value` now, on the calling thread.
+    ///
+    /// # Errors
+    ///
+    /// A range outside live memory: `InvalidPointer` (107000); freed memory:
+    /// `StreamOrderViolation` (107000).
+    pub fn memset_now(&self, dst: DevicePtr, value: u8, len: u64) -> Result<()> {
+        const OP: &str = "memset";
+        if len == 0 {
+            return Ok(());
+        }
+        let t = self.range(dst, len, true, OP)?;
+        access::check_now(std::slice::from_ref(&t), OP)?;
+        t.pool.with_memory(dst.addr(), len, OP, |p| {
+            // SAFETY: the range is committed read/write memory, locked against release.
+            unsafe { std::ptr::write_bytes(p, value, len as usize) }
+        })
+    }
+
+    /// Enqueues a host function that works on device memory ("a kernel"): it declares
+    /// the ranges it reads and writes, the stream-order checker checks them when it is
+    /// enqueued (as for copies), and when it runs it gets a [`KernelMem`] that reads and
+    /// writes exactly those ranges.
+    ///
+    /// ```
+    /// use mempool_emu::{KernelAccess, Emulator};
+    /// use mempool_hal::{Device, HostBuffer, MemPool, PoolProps};
+    /// let emu = Emulator::new();
+    /// let s = emu.create_stream()?;
+    /// let pool = emu.create_pool(&PoolProps::builder().max_size(64 << 20).build())?;
+    /// let x = pool.malloc_async(16, &s)?;
+    /// emu.launch_kernel(&s, &[KernelAccess::Write(x, 16)], move |mem| mem.write(x, &[7; 16]))?;
+    /// let out = HostBuffer::new(16);
+    /// emu.memcpy_d2h_async(&out, x, &s)?;
+    /// emu.synchronize_stream(&s)?;
+    /// assert_eq!(out.to_vec(), vec![7; 16]);
+    /// # Ok::<(), mempool_hal::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As for copies: `InvalidPointer`, `StreamOrderViolation` (nothing is enqueued), or
+    /// `InvalidHandle` for the stream. An error the kernel returns, or an undeclared
+    /// access, is reported by the next synchronization of the stream.
+    pub fn launch_kernel(
+        &self,
+        stream: &EmuStream,
+        accesses: &[KernelAccess],
+        f: impl FnOnce(&KernelMem) -> Result<()> + Send + 'static,
+    ) -> Result<()> {
+        const OP: &str = "launch_kernel";
+        let s = stream.live(self.platform.id, OP)?;
+        let ranges = accesses
+            .iter()
+            .map(|a| match *a {
+                KernelAccess::Read(p, len) => self.range(p, len, false, OP),
+                KernelAccess::Write(p, len) => self.range(p, len, true, OP),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mem = KernelMem { ranges: ranges.clone() };
+        enqueue_touching(s, &ranges, OP, Box::new(move || f(&mem)))
+    }
+}
+
+/// Whether the page holding `addr` is mapped in this process (`msync` answers `ENOMEM` for
+/// an unmapped range).
+fn host_mapped(addr: u64) -> bool {
+    let page = rustix::param::page_size() as u64;
+    let start = addr & !(page - 1);
+    // SAFETY: `MS_ASYNC` on one page neither reads nor writes it; the kernel only checks
+    // that the range is mapped.
+    let r = unsafe { rustix::mm::msync(start as *mut std::ffi::c_void, page as usize, rustix::mm::MsyncFlags::ASYNC) };
+    !matches!(r, Err(rustix::io::Errno::NOMEM))
+}

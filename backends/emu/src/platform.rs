@@ -1,0 +1,112 @@
+//! The emulated platform: what the devices of one emulator instance share, the registry
+//! of streams, the registry of pools by address ([`PoolRegistry`]), the graveyard of
+//! destroyed pools, injected faults and the host's observations at synchronization.
+
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::pool::registry::PoolRegistry;
+use crate::pool::shared::{Faults, PoolShared};
+use crate::stream::{StreamShared, lock};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+static NEXT_PLATFORM: AtomicU64 = AtomicU64::new(1);
+
+/// A destroyed pool whose memory waits for the streams to pass the destroy.
+struct Grave {
+    _pool: Arc<PoolShared>,
+    waits: Vec<(Arc<StreamShared>, u64)>,
+}
+
+/// Everything the devices of one emulator instance share.
+pub(crate) struct Platform {
+    pub(crate) id: u64,
+    pub(crate) config: Config,
+    next_id: AtomicU64,
+    streams: Mutex<HashMap<u64, Arc<StreamShared>>>,
+    pub(crate) registry: Arc<PoolRegistry>,
+    graveyard: Mutex<Vec<Grave>>,
+    pub(crate) faults: Arc<Faults>,
+}
+
+impl Drop for Platform {
+    fn drop(&mut self) {
+        for s in self.streams.get_mut().unwrap_or_else(PoisonError::into_inner).values() {
+            s.close();
+        }
+    }
+}
+
+impl Platform {
+    pub(crate) fn new(config: Config) -> Platform {
+        Platform {
+            id: NEXT_PLATFORM.fetch_add(1, Ordering::Relaxed),
+            config,
+            next_id: AtomicU64::new(1),
+            streams: Mutex::new(HashMap::new()),
+            registry: Arc::new(PoolRegistry::default()),
+            graveyard: Mutex::new(Vec::new()),
+            faults: Arc::new(Faults::default()),
+        }
+    }
+
+    pub(crate) fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn stream(&self, id: u64) -> Option<Arc<StreamShared>> {
+        lock(&self.streams).get(&id).cloned()
+    }
+
+    pub(crate) fn streams_of(&self, device: u32) -> Vec<Arc<StreamShared>> {
+        lock(&self.streams).values().filter(|s| s.device == device).cloned().collect()
+    }
+
+    /// Marks everything in `clock` observed complete by the host.
+    pub(crate) fn observe_clock(&self, clock: &Clock) {
+        for (sid, pos) in clock.iter() {
+            if let Some(s) = self.stream(sid) {
+                s.observe(pos);
+            }
+        }
+    }
+
+    /// Pools release above their threshold; destroyed pools whose streams have passed the
+    /// destroy give their memory back.
+    pub(crate) fn after_sync(&self, device: u32) {
+        for p in self.registry.pools_of(device) {
+            p.release_at_sync();
+        }
+        self.bury();
+    }
+
+    /// Registers a new stream.
+    pub(crate) fn add_stream(&self, s: &Arc<StreamShared>) {
+        lock(&self.streams).insert(s.id, Arc::clone(s));
+    }
+
+    /// Forgets destroyed streams that have drained; their blocks stay known complete
+    /// through the host's observation.
+    pub(crate) fn forget_drained_streams(&self) {
+        lock(&self.streams).retain(|_, s| !(s.is_destroyed() && s.is_idle()));
+    }
+
+    /// Keeps a pool just destroyed in the graveyard while any stream has not passed the
+    /// destroy (work enqueued before it still runs on its memory).
+    pub(crate) fn entomb(&self, pool: &Arc<PoolShared>) {
+        let waits: Vec<_> = lock(&self.streams)
+            .values()
+            .map(|s| (Arc::clone(s), s.state().last_real))
+            .filter(|(s, pos)| s.completed() < *pos)
+            .collect();
+        if !waits.is_empty() {
+            lock(&self.graveyard).push(Grave { _pool: Arc::clone(pool), waits });
+        }
+    }
+
+    /// Drops the graveyard's pools whose streams have all passed their destroy.
+    pub(crate) fn bury(&self) {
+        lock(&self.graveyard).retain(|g| g.waits.iter().any(|(s, pos)| s.completed() < *pos));
+    }
+}

@@ -1,0 +1,299 @@
+//! Checked access to device memory: every device range that a copy, a memset or a kernel
+//! touches, from the call to the work that runs.
+//!
+//! One range goes through three stages, each with its own type:
+//!
+//! 1. [`CopySide`]: a side of a raw copy as the caller names it, host memory or a device
+//!    pointer (public: the drop-in ACL library passes C pointers through it);
+//! 2. [`CheckedRange`]: a device range resolved to its pool ([`resolve`]), which
+//!    [`enqueue_touching`] checks under the pool lock when the work is enqueued (the range
+//!    lies in one live allocation and, with the checker, the stream is ordered after the
+//!    allocation and the memory was not freed) and notes as pending on its allocation;
+//!    [`check_now`] checks it for a synchronous call;
+//! 3. [`ResolvedSide`]: what a copy's work holds to run, a host address or a pool and an
+//!    address; [`copy`] checks again, under the pool lock, that the device range is still
+//!    reserved ([`PoolShared::with_memory`]).
+//!
+//! Lock order: the pools an operation touches, by id, then the stream's state.
+
+use super::blocks::Blocks;
+use super::registry::PoolRegistry;
+use super::shared::{PoolShared, PoolState};
+use crate::clock::Clock;
+use crate::stream::{StreamShared, Work};
+use mempool_hal::{DevicePtr, Error, ErrorKind, Result, code};
+use std::sync::{Arc, MutexGuard};
+
+/// One side of a raw copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopySide {
+    /// Host memory at this address: the caller guarantees it is valid for the copy's
+    /// length until the copy has run.
+    Host(*mut u8),
+    /// Device memory: checked to lie inside one live allocation, ordered after it.
+    Device(DevicePtr),
+}
+
+/// A copy side resolved; host addresses travel as integers so the work is `Send`.
+pub(crate) enum ResolvedSide {
+    Host(usize),
+    Device(Arc<PoolShared>, u64),
+}
+
+/// One device range an operation touches, resolved to its pool.
+#[derive(Debug, Clone)]
+pub(crate) struct CheckedRange {
+    pub(crate) pool: Arc<PoolShared>,
+    pub(crate) addr: u64,
+    pub(crate) len: u64,
+    pub(crate) write: bool,
+}
+
+/// Resolves a device range to its pool; the checks come when it is enqueued. With the
+/// `checker`, a range of a destroyed pool is a stream-order violation.
+pub(crate) fn resolve(
+    registry: &PoolRegistry,
+    checker: bool,
+    ptr: DevicePtr,
+    len: u64,
+    write: bool,
+    op: &'static str,
+) -> Result<CheckedRange> {
+    match registry.pool_at(ptr.addr()) {
+        Some(pool) => Ok(CheckedRange { pool, addr: ptr.addr(), len, write }),
+        None if checker && registry.was_destroyed(ptr.addr()) => {
+            Err(Error::stream_order_violation(op, format!("{op} touches {ptr}: memory of a destroyed pool")))
+        }
+        None => Err(Error::invalid_pointer(op, format!("{ptr} is not device memory"))),
+    }
+}
+
+/// Resolves a copy side, adding its device range to `ranges`.
+fn resolve_side(
+    registry: &PoolRegistry,
+    checker: bool,
+    side: CopySide,
+    len: u64,
+    write: bool,
+    op: &'static str,
+    ranges: &mut Vec<CheckedRange>,
+) -> Result<ResolvedSide> {
+    match side {
+        CopySide::Host(p) if p.is_null() => {
+            Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, op, "null host pointer"))
+        }
+        CopySide::Host(p) => Ok(ResolvedSide::Host(p as usize)),
+        CopySide::Device(d) => {
+            let r = resolve(registry, checker, d, len, write, op)?;
+            let side = ResolvedSide::Device(Arc::clone(&r.pool), d.addr());
+            ranges.push(r);
+            Ok(side)
+        }
+    }
+}
+
+/// Checks one access to `[t.addr, t.addr + t.len)` of `pool` (whose state is `blocks`)
+/// by stream `s` (whose clock is `clock`; `None` for a synchronous access with no
+/// stream), and returns the start of the live allocation it touches.
+fn check(
+    pool: &PoolShared,
+    blocks: &Blocks,
+    t: &CheckedRange,
+    s: Option<(&StreamShared, &Clock)>,
+    op: &'static str,
+) -> Result<u64> {
+    let checker = pool.settings.checker;
+    let (addr, len) = (t.addr, t.len);
+    let what = if t.write { "writes" } else { "reads" };
+    let on = s.map_or_else(|| "the host".to_string(), |(s, _)| format!("stream {}", s.id));
+    if pool.is_destroyed() {
+        return Err(if checker {
+            Error::stream_order_violation(
+                op,
+                format!("{op} on {on} {what} [{addr:#x}, +{len}): memory of a destroyed pool"),
+            )
+        } else {
+            Error::invalid_pointer(op, format!("[{addr:#x}, +{len}) belongs to a destroyed pool"))
+        });
+    }
+    let Some(end) = addr.checked_add(len) else { return Err(Error::invalid_pointer(op, "the range overflows")) };
+    if let Some((start, live_len, live)) = blocks.containing_live(addr) {
+        if end > start + live_len {
+            return Err(Error::invalid_pointer(op, format!("[{addr:#x}, +{len}) runs past the end of its allocation")));
+        }
+        if let (true, Some((s, clock))) = (checker, s) {
+            if live.owner != s.id && clock.get(live.owner) <= live.pos {
+                return Err(Error::stream_order_violation(
+                    op,
+                    format!(
+                        "{op} on stream {sid} {what} [{addr:#x}, +{len}), allocated on stream {owner} after its position {pos}, \
+                         but stream {sid} is not ordered after that allocation (it is ordered after stream {owner} up to \
+                         position {seen}): record an event on stream {owner} after the allocation and make stream {sid} wait for it",
+                        sid = s.id,
+                        owner = live.owner,
+                        pos = live.pos,
+                        seen = clock.get(live.owner),
+                    ),
+                ));
+            }
+        }
+        return Ok(start);
+    }
+    if checker {
+        if let Some((start, c)) = blocks.containing_cached_block(addr) {
+            return Err(Error::stream_order_violation(
+                op,
+                format!(
+                    "use after free: {op} on {on} {what} [{addr:#x}, +{len}), inside the block at {start:#x} \
+                     freed on stream {} (its position {})",
+                    c.stream, c.pos
+                ),
+            ));
+        }
+    }
+    Err(Error::invalid_pointer(op, format!("[{addr:#x}, +{len}) is not inside a live allocation")))
+}
+
+/// Locks the pools of `ranges` in id order (so two operations never lock in opposite
+/// orders) and runs `f` with each range's pool state.
+fn with_locked<R>(ranges: &[CheckedRange], f: impl FnOnce(&mut [(u64, MutexGuard<'_, PoolState>)]) -> R) -> R {
+    let mut pools: Vec<&Arc<PoolShared>> = ranges.iter().map(|t| &t.pool).collect();
+    pools.sort_by_key(|p| p.id);
+    pools.dedup_by_key(|p| p.id);
+    let mut guards: Vec<(u64, MutexGuard<'_, PoolState>)> = pools.iter().map(|p| (p.id, p.state())).collect();
+    f(&mut guards)
+}
+
+fn blocks_of<'a>(guards: &'a mut [(u64, MutexGuard<'_, PoolState>)], pool: u64) -> &'a mut Blocks {
+    &mut guards.iter_mut().find(|(id, _)| *id == pool).expect("every touched pool is locked").1.blocks
+}
+
+/// Checks every range of an operation on stream `s` and enqueues `work` there, under the
+/// pool locks, so no free or release can slip between the check and the enqueue.
+pub(crate) fn enqueue_touching(
+    s: &Arc<StreamShared>,
+    ranges: &[CheckedRange],
+    op: &'static str,
+    work: Work,
+) -> Result<()> {
+    with_locked(ranges, |guards| {
+        let mut st = s.state();
+        let mut starts = Vec::with_capacity(ranges.len());
+        for t in ranges {
+            let blocks = blocks_of(guards, t.pool.id);
+            starts.push(check(&t.pool, blocks, t, Some((s, &st.clock)), op)?);
+        }
+        let pos = s.push_locked(&mut st, work)?;
+        for (t, start) in ranges.iter().zip(starts) {
+            if t.pool.settings.checker {
+                blocks_of(guards, t.pool.id).note_access(start, s, pos, op);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Checks the ranges of a synchronous host-side operation (no stream order to check,
+/// but live memory and, with the checker, no use after free).
+pub(crate) fn check_now(ranges: &[CheckedRange], op: &'static str) -> Result<()> {
+    with_locked(ranges, |guards| {
+        for t in ranges {
+            check(&t.pool, blocks_of(guards, t.pool.id), t, None, op)?;
+        }
+        Ok(())
+    })
+}
+
+/// Copies `len` bytes from `src` to `dst` in stream order on stream `s`, checking every
+/// device side when it is enqueued and again when it runs.
+///
+/// # Safety
+///
+/// Every [`CopySide::Host`] side must be valid for `len` bytes (readable for `src`,
+/// writable for `dst`) until the copy has run on the stream, and not be written by anyone
+/// else meanwhile.
+pub(crate) unsafe fn copy_async(
+    registry: &PoolRegistry,
+    checker: bool,
+    s: &Arc<StreamShared>,
+    (dst, src): (CopySide, CopySide),
+    len: u64,
+    op: &'static str,
+) -> Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    let mut ranges = Vec::new();
+    let d = resolve_side(registry, checker, dst, len, true, op, &mut ranges)?;
+    let sr = resolve_side(registry, checker, src, len, false, op, &mut ranges)?;
+    enqueue_touching(
+        s,
+        &ranges,
+        op,
+        Box::new(move || {
+            // SAFETY: the callers guarantee the host sides stay valid until this work
+            // runs (`memcpy_raw_async`'s contract, or buffers the work owns).
+            unsafe { copy(d, sr, len, op) }
+        }),
+    )
+}
+
+/// Copies `len` bytes from `src` to `dst` now, on the calling thread, after checking the
+/// device sides.
+///
+/// # Safety
+///
+/// Every [`CopySide::Host`] side must be valid for `len` bytes for the duration of the call.
+pub(crate) unsafe fn copy_now(
+    registry: &PoolRegistry,
+    checker: bool,
+    (dst, src): (CopySide, CopySide),
+    len: u64,
+    op: &'static str,
+) -> Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    let mut ranges = Vec::new();
+    let d = resolve_side(registry, checker, dst, len, true, op, &mut ranges)?;
+    let s = resolve_side(registry, checker, src, len, false, op, &mut ranges)?;
+    check_now(&ranges, op)?;
+    // SAFETY: the caller guarantees the host sides for the duration of the call.
+    unsafe { copy(d, s, len, op) }
+}
+
+/// Performs a resolved copy.
+///
+/// # Safety
+///
+/// Host sides must be valid for `len` bytes.
+pub(crate) unsafe fn copy(dst: ResolvedSide, src: ResolvedSide, len: u64, op: &'static str) -> Result<()> {
+    let n = len as usize;
+    match (dst, src) {
+        (ResolvedSide::Host(d), ResolvedSide::Host(s)) => {
+            // SAFETY: both host ranges are valid for `n` bytes (caller's guarantee); `copy`
+            // allows overlap.
+            unsafe { std::ptr::copy(s as *const u8, d as *mut u8, n) };
+            Ok(())
+        }
+        (ResolvedSide::Device(p, a), ResolvedSide::Host(s)) => p.with_memory(a, len, op, |dp| {
+            // SAFETY: the device range is committed and locked; the host range is valid.
+            unsafe { std::ptr::copy(s as *const u8, dp, n) }
+        }),
+        (ResolvedSide::Host(d), ResolvedSide::Device(p, a)) => p.with_memory(a, len, op, |sp| {
+            // SAFETY: the device range is committed and locked; the host range is valid.
+            unsafe { std::ptr::copy(sp.cast_const(), d as *mut u8, n) }
+        }),
+        (ResolvedSide::Device(dp, da), ResolvedSide::Device(sp, sa)) => {
+            let mut tmp = vec![0u8; n];
+            sp.with_memory(sa, len, op, |p| {
+                // SAFETY: the source range is committed and locked; `tmp` holds `n` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(p.cast_const(), tmp.as_mut_ptr(), n) }
+            })?;
+            dp.with_memory(da, len, op, |p| {
+                // SAFETY: the destination range is committed and locked; `tmp` holds `n` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(tmp.as_ptr(), p, n) }
+            })
+        }
+    }
+}

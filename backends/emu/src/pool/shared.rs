@@ -1,0 +1,355 @@
+//! One pool's state ([`PoolShared`]), shared by its handles, the registry and queued work:
+//! allocation, the stream-ordered free, release, trim and attributes.
+
+use super::blocks::Blocks;
+use super::mapping::{Commits, Mapping};
+use super::reuse::{Choice, ReuseCounts, ReuseRule, choose};
+use crate::clock::Clock;
+use crate::stream::{StreamShared, lock};
+use mempool_hal::attr::{AttrId, AttrWrite};
+use mempool_hal::{DevicePtr, Error, ErrorKind, OomInfo, PoolCall, RawAttrValue, Result, ReuseFlags, code, round_up};
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// A pool's state, under one lock (see [`PoolShared::state`]).
+pub(crate) struct PoolState {
+    pub(crate) blocks: Blocks,
+    /// Which chunks of the mapping are accessible.
+    commits: Commits,
+    /// Reuse flags, attributes 1-3.
+    pub(crate) flags: ReuseFlags,
+    pub(crate) threshold: u64,
+    pub(crate) counts: ReuseCounts,
+}
+
+/// One pool's state, shared by its handles, the platform's registry and queued copies.
+pub(crate) struct PoolShared {
+    pub(crate) id: u64,
+    pub(crate) device: u32,
+    pub(crate) platform: u64,
+    pub(crate) base: u64,
+    pub(crate) size: u64,
+    gran: u64,
+    mapping: Mapping,
+    state: Mutex<PoolState>,
+    destroyed: AtomicBool,
+    pub(crate) settings: PoolSettings,
+}
+
+/// What a pool takes from its platform's configuration.
+#[derive(Debug, Clone)]
+pub(crate) struct PoolSettings {
+    pub(crate) faults: Arc<Faults>,
+    pub(crate) wait_timeout: Duration,
+    pub(crate) checker: bool,
+}
+
+/// Faults injected into a platform, for tests of failure paths.
+#[derive(Debug, Default)]
+pub(crate) struct Faults {
+    /// How many of the next host-memory commits fail.
+    pub(crate) commit_failures: AtomicU32,
+}
+
+impl Faults {
+    fn take_commit_failure(&self) -> bool {
+        self.commit_failures.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1)).is_ok()
+    }
+}
+
+impl fmt::Debug for PoolShared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pool")
+            .field("id", &self.id)
+            .field("device", &self.device)
+            .field("base", &format_args!("{:#x}", self.base))
+            .field("size", &self.size)
+            .finish()
+    }
+}
+
+impl PoolShared {
+    /// Reserves the address range of a pool of `size` bytes.
+    pub(crate) fn create(
+        id: u64,
+        device: u32,
+        platform: u64,
+        size: u64,
+        gran: u64,
+        settings: PoolSettings,
+    ) -> Result<PoolShared> {
+        let mapping = Mapping::reserve(size, gran).map_err(|e| {
+            Error::new(
+                ErrorKind::HostAllocation,
+                code::ACL_ERROR_RT_MEMORY_ALLOCATION,
+                "create_pool",
+                format!("cannot reserve {size} bytes of address space: {e}"),
+            )
+        })?;
+        let base = mapping.base();
+        let blocks = Blocks::new(base, size, gran).ok_or_else(|| {
+            Error::new(
+                ErrorKind::HostAllocation,
+                code::ACL_ERROR_RT_MEMORY_ALLOCATION,
+                "create_pool",
+                format!("cannot allocate the index of a {size}-byte pool at granularity {gran}"),
+            )
+        })?;
+        Ok(PoolShared {
+            id,
+            device,
+            platform,
+            base,
+            size,
+            gran,
+            mapping,
+            state: Mutex::new(PoolState {
+                blocks,
+                commits: Commits::new(size, gran),
+                flags: ReuseFlags::NONE,
+                threshold: 0,
+                counts: ReuseCounts::default(),
+            }),
+            destroyed: AtomicBool::new(false),
+            settings,
+        })
+    }
+
+    /// Commits host memory for a fresh block (or fails as injected).
+    fn commit(&self, commits: &mut Commits, addr: u64, len: u64) -> std::io::Result<()> {
+        if self.settings.faults.take_commit_failure() {
+            return Err(std::io::Error::other("injected commit failure"));
+        }
+        commits.commit(&self.mapping, addr, len)
+    }
+
+    /// Locks the pool's state. Taken before any stream's state; the pools of one
+    /// operation are locked by id (`access::with_locked`).
+    pub(crate) fn state(&self) -> MutexGuard<'_, PoolState> {
+        lock(&self.state)
+    }
+
+    /// Marks the pool destroyed; `false` if it already was.
+    pub(crate) fn mark_destroyed(&self) -> bool {
+        !self.destroyed.swap(true, Ordering::AcqRel)
+    }
+
+    pub(crate) fn is_destroyed(&self) -> bool {
+        self.destroyed.load(Ordering::Acquire)
+    }
+
+    /// Whether `addr` lies in this pool's range.
+    pub(crate) fn contains(&self, addr: u64) -> bool {
+        addr >= self.base && addr - self.base < self.size
+    }
+
+    /// Bytes reserved now.
+    pub(crate) fn reserved(&self) -> u64 {
+        self.state().blocks.stats.reserved_current
+    }
+
+    pub(crate) fn malloc(&self, size: u64, s: &Arc<StreamShared>) -> Result<(DevicePtr, ReuseRule)> {
+        const OP: &str = "malloc_async";
+        if s.device != self.device {
+            return Err(Error::new(
+                ErrorKind::WrongContext,
+                code::ACL_ERROR_RT_STREAM_CONTEXT,
+                OP,
+                format!("stream {} is on device {}, the pool on device {}", s.id, s.device, self.device),
+            ));
+        }
+        if size == 0 {
+            return Err(Error::invalid_param(OP, "size 0"));
+        }
+        let len = round_up(size, self.gran)
+            .ok_or_else(|| Error::invalid_param(OP, format!("size {size} overflows when rounded")))?;
+        let mut state = self.state();
+        if self.is_destroyed() {
+            return Err(Error::destroyed_pool(OP, PoolCall::Lifetime, format_args!("pool {}", self.id)));
+        }
+        let state = &mut *state;
+        let (rule, addr) = match choose(&state.blocks, len, s, state.flags, self.settings.wait_timeout)? {
+            Choice::Cached(rule, block) => {
+                let pos = s.alloc_position()?;
+                (rule, state.blocks.take_cached(block, len, (s.id, pos)))
+            }
+            Choice::Fresh(block) => {
+                let addr = state.blocks.addr(block);
+                let pos = s.alloc_position()?;
+                if let Err(e) = self.commit(&mut state.commits, addr, len) {
+                    let err = self.oom(OP, &state.blocks, len);
+                    let msg = format!("host memory commit failed ({e}); {}", err.message());
+                    return Err(err.with_message(msg));
+                }
+                (ReuseRule::Fresh, state.blocks.take_fresh(block, len, (s.id, pos)))
+            }
+            Choice::Exhausted => return Err(self.oom(OP, &state.blocks, len)),
+        };
+        state.counts.bump(rule);
+        Ok((DevicePtr::from_addr(addr), rule))
+    }
+
+    fn oom(&self, op: &'static str, blocks: &Blocks, len: u64) -> Error {
+        Error::out_of_memory(
+            op,
+            OomInfo {
+                requested: len,
+                stats: blocks.stats,
+                pool_size: self.size,
+                largest_free_range: blocks.largest_free(),
+                largest_cached_block: blocks.largest_cached(),
+            },
+        )
+    }
+
+    /// Frees `addr` in stream order on `s`.
+    pub(crate) fn free_async(&self, addr: u64, s: &Arc<StreamShared>) -> Result<()> {
+        const OP: &str = "free_async";
+        let mut state = self.state();
+        if self.is_destroyed() {
+            return Err(Error::invalid_pointer(OP, format!("{addr:#x} belongs to a destroyed pool")));
+        }
+        let (block, _) =
+            state.blocks.live_block(addr).map_err(|why| Error::invalid_pointer(OP, format!("{addr:#x} is {why}")))?;
+        let mut st = s.state();
+        if self.settings.checker {
+            self.check_free_races(&state.blocks, addr, s, &st.clock)?;
+        }
+        let marker = s.marker_locked(&mut st)?;
+        state.blocks.cache(block, s, marker, &st.clock);
+        Ok(())
+    }
+
+    fn release_locked(&self, state: &mut PoolState, target: u64) {
+        let plan = state.blocks.plan_release(target);
+        if plan.is_empty() {
+            return;
+        }
+        for (block, addr, take) in plan {
+            // A failed decommit leaves pages resident but the range is still returned
+            // to the address space: bookkeeping stays exact.
+            let _ = state.commits.decommit(&self.mapping, addr, take);
+            state.blocks.release(block, take);
+        }
+        // A mark is the maximum since the last reset: a release after a reset raises it
+        // to what is left (once per release, the value a caller can observe).
+        let stats = &mut state.blocks.stats;
+        stats.reserved_high = stats.reserved_high.max(stats.reserved_current);
+    }
+
+    /// The release at synchronization: down to max(threshold, USED).
+    pub(crate) fn release_at_sync(&self) {
+        let mut state = self.state();
+        if self.is_destroyed() {
+            return;
+        }
+        let target = state.threshold.max(state.blocks.stats.used_current);
+        self.release_locked(&mut state, target);
+    }
+
+    pub(crate) fn trim_to(&self, keep: u64) -> Result<()> {
+        const OP: &str = "trim_to";
+        let mut state = self.state();
+        if self.is_destroyed() {
+            return Err(Error::destroyed_pool(OP, PoolCall::Lifetime, format_args!("pool {}", self.id)));
+        }
+        let stats = state.blocks.stats;
+        let misuse = |msg: String| Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_RT_INTERNAL_ERROR, OP, msg));
+        if keep > self.size {
+            return misuse(format!("{keep} bytes to keep is above the pool size {}", self.size));
+        }
+        if keep < stats.used_current {
+            return misuse(format!("{keep} bytes to keep is below USED ({})", stats.used_current));
+        }
+        if keep >= stats.reserved_current {
+            return Ok(());
+        }
+        self.release_locked(&mut state, keep);
+        Ok(())
+    }
+
+    pub(crate) fn get_attr(&self, id: AttrId) -> Result<RawAttrValue> {
+        id.check_read()?;
+        let state = self.state();
+        if self.is_destroyed() {
+            return Err(Error::destroyed_pool("get_attr", PoolCall::Attribute, format_args!("pool {}", self.id)));
+        }
+        let s = state.blocks.stats;
+        if let Some(on) = state.flags.get(id) {
+            return Ok(RawAttrValue::U32(u32::from(on)));
+        }
+        Ok(RawAttrValue::U64(match id {
+            AttrId::RELEASE_THRESHOLD => state.threshold,
+            AttrId::RESERVED_MEM_CURRENT => s.reserved_current,
+            AttrId::RESERVED_MEM_HIGH => s.reserved_high,
+            AttrId::USED_MEM_CURRENT => s.used_current,
+            // USED_MEM_HIGH, the last id `check_read` accepts.
+            _ => s.used_high,
+        }))
+    }
+
+    pub(crate) fn set_attr(&self, id: AttrId, value: RawAttrValue) -> Result<()> {
+        let write = id.check_write(value, self.size)?;
+        let mut state = self.state();
+        if self.is_destroyed() {
+            return Err(Error::destroyed_pool("set_attr", PoolCall::Attribute, format_args!("pool {}", self.id)));
+        }
+        match write {
+            AttrWrite::Flag(id, on) => {
+                state.flags.set(id, on);
+            }
+            AttrWrite::ReleaseThreshold(t) => state.threshold = t,
+            AttrWrite::ResetHigh(AttrId::RESERVED_MEM_HIGH) => state.blocks.stats.reserved_high = 0,
+            AttrWrite::ResetHigh(_) => state.blocks.stats.used_high = 0,
+        }
+        Ok(())
+    }
+
+    /// Whether `[addr, addr + len)` lies inside one live allocation.
+    pub(crate) fn is_live(&self, addr: u64, len: u64) -> bool {
+        !self.is_destroyed() && self.state().blocks.within_live(addr, len)
+    }
+
+    /// The checker's rule for frees: no access to the block may still be pending on
+    /// another stream unless it is ordered before the free.
+    fn check_free_races(&self, blocks: &Blocks, addr: u64, s: &StreamShared, clock: &Clock) -> Result<()> {
+        for (other, pos, what) in blocks.pending_accesses(addr) {
+            if other.id != s.id && other.completed() < *pos && clock.get(other.id) < *pos {
+                return Err(Error::stream_order_violation(
+                    "free_async",
+                    format!(
+                        "free_async on stream {} of {addr:#x} races with {what} still pending on stream {} (its position {pos}), \
+                         which is not ordered before the free: record an event on stream {} after that work and make stream {} wait for it",
+                        s.id, other.id, other.id, s.id
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on the host memory `[addr, addr + len)` if it is still reserved, holding
+    /// the pool lock so no release can decommit it meanwhile.
+    pub(crate) fn with_memory<R>(
+        &self,
+        addr: u64,
+        len: u64,
+        op: &'static str,
+        f: impl FnOnce(*mut u8) -> R,
+    ) -> Result<R> {
+        let state = self.state();
+        if !state.blocks.committed(addr, len, self.base, self.size) {
+            return Err(Error::invalid_pointer(op, format!("[{addr:#x}, +{len}) was released before the work ran")));
+        }
+        let r = f(addr as *mut u8);
+        drop(state);
+        Ok(r)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn check_invariants(&self) {
+        self.state().blocks.check(self.base, self.size);
+    }
+}
