@@ -31,7 +31,7 @@ mod strategies;
 use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator};
 use mempool_hal::{
     AllocationType, AttrId, Device, DevicePtr, Error, EventStatus, HandleType, Location, LocationType, MemPool,
-    MemPoolExt, PoolProps, RawAttrValue,
+    MemPoolExt, PoolProps, RawAttrValue, ReuseFlags,
 };
 use model::{Addr, Deviations, Fail, Model, Props, Res, Rule};
 use proptest::prelude::*;

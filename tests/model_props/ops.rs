@@ -1,5 +1,7 @@
 //! The calls a case is made of, and how it starts.
 
+use mempool_hal::ReuseFlags;
+
 /// A stream: one of the case's (by index, modulo the number created, destroyed ones
 /// included) or a stream of another emulator instance.
 #[derive(Debug, Clone, Copy)]
@@ -125,6 +127,6 @@ pub(crate) enum Op {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Setup {
     pub(crate) max_size: u64,
-    pub(crate) flags: [bool; 3],
+    pub(crate) flags: ReuseFlags,
     pub(crate) threshold: u64,
 }

@@ -97,8 +97,10 @@ impl Pair {
         let mut pair = Pair { model, real, handed: Vec::new(), live: Vec::new(), outcomes: BTreeMap::new() };
         let mut ops = vec![Op::CreateStream, Op::CreateStream, Op::CreateEvent, Op::CreateEvent];
         ops.push(Op::CreatePool(NewPool::MaxSize(setup.max_size)));
-        for (i, on) in setup.flags.into_iter().enumerate() {
-            ops.push(Op::SetAttr { pool: 0, id: i as u32 + 1, value: Val::U32(u32::from(on)) });
+        // The flags go through the raw attribute path on both sides, like any other call.
+        for id in ReuseFlags::IDS {
+            let on = setup.flags.get(id).expect("a reuse flag");
+            ops.push(Op::SetAttr { pool: 0, id: id.0, value: Val::U32(u32::from(on)) });
         }
         ops.push(Op::SetAttr { pool: 0, id: 4, value: Val::U64(setup.threshold) });
         for op in ops {

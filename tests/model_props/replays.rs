@@ -12,7 +12,7 @@ const B: S = S::Idx(1);
 const C: S = S::Idx(2);
 const E0: E = E::Idx(0);
 
-fn setup_with(flags: [bool; 3]) -> Setup {
+fn setup_with(flags: ReuseFlags) -> Setup {
     Setup { max_size: 16 * G, flags, threshold: 0 }
 }
 
@@ -28,7 +28,7 @@ fn record_is_a_marker() -> (Setup, Vec<Op>) {
         Op::Free { ptr: Ptr::Handed(0), stream: A, via_pool: false },
         Op::Step { stream: A, n: 1 },
     ];
-    (setup_with([false; 3]), ops)
+    (setup_with(ReuseFlags::NONE), ops)
 }
 
 #[test]
@@ -48,7 +48,7 @@ fn high_marks_follow_a_decrease() -> (Setup, Vec<Op>) {
         Op::SetAttr { pool: 0, id: 8, value: Val::U64(0) },
         Op::Free { ptr: Ptr::Handed(0), stream: A, via_pool: false },
     ];
-    (setup_with([false; 3]), ops)
+    (setup_with(ReuseFlags::NONE), ops)
 }
 
 #[test]
@@ -76,7 +76,7 @@ fn internal_dependency_is_transitive() -> (Setup, Vec<Op>) {
         Op::SetAttr { pool: 0, id: 3, value: Val::U32(0) },
         Op::Malloc { pool: 0, size: 2 * G, stream: C },
     ];
-    (setup_with([true, false, true]), ops)
+    (setup_with(ReuseFlags { follow_event_dependencies: true, internal_dependencies: true, ..ReuseFlags::NONE }), ops)
 }
 
 #[test]

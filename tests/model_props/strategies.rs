@@ -117,5 +117,11 @@ pub(crate) fn setup() -> impl Strategy<Value = Setup> {
         [prop::bool::weighted(0.7), prop::bool::weighted(0.5), prop::bool::weighted(0.5)],
         select(vec![0, G + 1, 4 * G, 8 * G, 16 * G]),
     )
-        .prop_map(|(max_size, flags, threshold)| Setup { max_size, flags, threshold })
+        .prop_map(|(max_size, [follow_event_dependencies, opportunistic, internal_dependencies], threshold)| {
+            Setup {
+                max_size,
+                flags: ReuseFlags { follow_event_dependencies, opportunistic, internal_dependencies },
+                threshold,
+            }
+        })
 }

@@ -91,7 +91,7 @@ fn pipeline_reuses_across_streams_with_follow() {
     let t = generate::pipeline(generate::SEED);
     let off = replay(&t, &ReplayOptions::default(), |_| {}).expect("replays");
     let mut o = ReplayOptions::default();
-    o.flags.follow = true;
+    o.flags.follow_event_dependencies = true;
     let on = replay(&t, &o, |_| {}).expect("replays");
     assert_eq!(off.reuse.event_dependency, 0);
     assert!(on.reuse.event_dependency > 0);
