@@ -1,39 +1,34 @@
 //! The C program `tests/c/smoke.c`, written for CANN, compiled with the system C compiler,
-//! linked against the drop-in `libacl_rt.so`, and run.
+//! linked against the drop-in `libacl_rt.so` (the compiler line is `xtask::c::compile`), and
+//! run; under valgrind memcheck when `MEMPOOL_SMOKE_VALGRIND` is set (`cargo xtask ci`).
 
-use std::path::Path;
 use std::process::Command;
 
 #[test]
 fn the_c_smoke_program_runs_on_the_shim() {
     let lib = mempool_tests::shim_library();
     let lib_dir = lib.parent().expect("the library has a folder");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c");
     let out = std::env::temp_dir().join(format!("mempool-c-smoke-{}", std::process::id()));
     std::fs::create_dir_all(&out).expect("a temp folder");
     let exe = out.join("smoke");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    let build = Command::new(&cc)
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-I"])
-        .arg(&src)
-        .arg(src.join("smoke.c"))
-        .arg("-o")
-        .arg(&exe)
-        .arg(format!("-L{}", lib_dir.display()))
-        .arg("-lacl_rt")
-        .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
-        .output()
-        .unwrap_or_else(|e| panic!("the C compiler `{cc}` could not run: {e}"));
-    assert!(build.status.success(), "compiling smoke.c failed:\n{}", String::from_utf8_lossy(&build.stderr));
-
-    let run = Command::new(&exe)
-        .env_remove("MEMPOOL_EMU_GRANULARITY")
-        .env_remove("MEMPOOL_EMU_DEVICE_MEMORY")
-        .env_remove("MEMPOOL_EMU_MODE")
+    if let Err(e) = xtask::c::compile(&xtask::c::headers().join("smoke.c"), &exe, lib_dir, true) {
+        panic!("{e}");
+    }
+    // Every emulator setting cleared, so the program runs on the defaults.
+    let smoke = |mut cmd: Command| {
+        for var in mempool_emu::ENV_ALL {
+            cmd.env_remove(var);
+        }
+        cmd
+    };
+    // `cargo xtask ci` runs this test a second time with the program under valgrind memcheck.
+    let memcheck = std::env::var_os(xtask::c::VALGRIND_VAR).is_some();
+    let run = smoke(if memcheck { xtask::c::memcheck(&exe) } else { Command::new(&exe) })
         .output()
         .expect("the smoke program runs");
     // A setting that does not parse stops the program at its first call, naming the variable.
-    let misspelled = Command::new(&exe).env("MEMPOOL_EMU_MODE", "defered").output().expect("the smoke program runs");
+    let misspelled =
+        smoke(Command::new(&exe)).env("MEMPOOL_EMU_MODE", "defered").output().expect("the smoke program runs");
     let stdout = String::from_utf8_lossy(&run.stdout);
     let _ = std::fs::remove_dir_all(&out);
     let refused = String::from_utf8_lossy(&misspelled.stdout);
@@ -46,7 +41,8 @@ fn the_c_smoke_program_runs_on_the_shim() {
     );
     assert!(
         run.status.success(),
-        "smoke program failed ({}):\n{stdout}\n{}",
+        "smoke program failed{} ({}):\n{stdout}\n{}",
+        if memcheck { ", or valgrind memcheck reported errors" } else { "" },
         run.status,
         String::from_utf8_lossy(&run.stderr)
     );

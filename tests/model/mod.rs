@@ -22,7 +22,7 @@
 //! several errors for one call follows the order of the checks in the emulator (the spec
 //! does not fix it); every such choice is commented.
 
-use mempool_hal::{ErrorKind, EventStatus, OomInfo, PoolStats, RawAttrValue, code};
+use mempool_hal::{AttrId, ErrorKind, EventStatus, OomInfo, PoolStats, RawAttrValue, ReuseFlags, code};
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
 /// Which rule of SPEC.md section 4 served an allocation (a-f): the emulator's label,
@@ -162,7 +162,7 @@ struct Cached {
 struct Pool {
     destroyed: bool,
     size: u64,
-    flags: [bool; 3],
+    flags: ReuseFlags,
     threshold: u64,
     stats: PoolStats,
     live: BTreeMap<u64, u64>,
@@ -504,7 +504,7 @@ impl Model {
         self.pools.push(Pool {
             destroyed: false,
             size,
-            flags: [false; 3],
+            flags: ReuseFlags::NONE,
             threshold: 0,
             stats: PoolStats::default(),
             live: BTreeMap::new(),
@@ -602,18 +602,22 @@ impl Model {
             .map(|o| (o, Rule::SameStream))
             .or_else(|| best(&|c| other(c) && self.known_complete(c)).map(|o| (o, Rule::KnownComplete)))
             .or_else(|| {
-                pool.flags[0]
+                pool.flags
+                    .follow_event_dependencies
                     .then(|| best(&|c| other(c) && self.ordered_before(c.free.stream, c.free.pos, here)))
                     .flatten()
                     .map(|o| (o, Rule::EventDependency))
             })
             .or_else(|| {
-                pool.flags[1]
+                pool.flags
+                    .opportunistic
                     .then(|| best(&|c| other(c) && self.executed(c.free.stream, c.dep_real)))
                     .flatten()
                     .map(|o| (o, Rule::Opportunistic))
             })
-            .or_else(|| pool.flags[2].then(|| best(&other)).flatten().map(|o| (o, Rule::InternalDependency)));
+            .or_else(|| {
+                pool.flags.internal_dependencies.then(|| best(&other)).flatten().map(|o| (o, Rule::InternalDependency))
+            });
         if let Some((off, rule)) = choice {
             let c = self.pools[p].cached.remove(&off).expect("chosen block is cached");
             if c.len > len {
@@ -796,7 +800,7 @@ impl Model {
         }
         let s = pool.stats;
         Ok(match id {
-            1..=3 => RawAttrValue::U32(u32::from(pool.flags[id as usize - 1])),
+            1..=3 => RawAttrValue::U32(u32::from(pool.flags.get(AttrId(id)).expect("a reuse flag"))),
             4 => RawAttrValue::U64(pool.threshold),
             5 => RawAttrValue::U64(s.reserved_current),
             6 => RawAttrValue::U64(s.reserved_high),
@@ -828,7 +832,9 @@ impl Model {
             return fail(ErrorKind::InvalidHandle, code::ACL_ERROR_RT_PARAM_INVALID);
         }
         match id {
-            1..=3 => pool.flags[id as usize - 1] = v != 0,
+            1..=3 => {
+                pool.flags.set(AttrId(id), v != 0);
+            }
             4 => pool.threshold = v,
             6 => pool.stats.reserved_high = 0,
             _ => pool.stats.used_high = 0,

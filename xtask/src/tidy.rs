@@ -8,7 +8,8 @@
 //! - Rust: no unfinished-code macros, and an ignored test says why (`#[ignore = "..."]`).
 //! - Manifests: every crate inherits the workspace lints; a publishable one has a
 //!   description and a license, and its crate root denies missing docs.
-//! - The README's test command is what `.ci/run` runs.
+//! - `.ci/run` is `exec cargo xtask ci`, and the first step of that sequence is exactly the
+//!   README's test command.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -32,7 +33,11 @@ pub(crate) fn check(root: &Path) -> Vec<String> {
         problems.extend(manifest_problems(rel, &manifest, crate_root.as_deref()));
     }
     let read = |f: &str| std::fs::read_to_string(root.join(f)).unwrap_or_default();
-    problems.extend(readme_problems(&read("README.md"), &read(".ci/run")));
+    let first_ci_step = match crate::ci::sequence().into_iter().next() {
+        Some(crate::ci::Stage::Cargo(step)) => Some(step.command_line()),
+        _ => None,
+    };
+    problems.extend(ci_problems(&read("README.md"), &read(".ci/run"), first_ci_step.as_deref()));
     problems
 }
 
@@ -131,15 +136,22 @@ fn readme_test_command(readme: &str) -> Option<&str> {
     block.lines().map(|l| l.split('#').next().unwrap_or("").trim()).find(|l| l.starts_with("cargo test"))
 }
 
-/// Whether `.ci/run` runs the README's test command as a line of its own.
-fn readme_problems(readme: &str, ci: &str) -> Vec<String> {
-    match readme_test_command(readme) {
-        None => vec!["README.md: its first code block has no `cargo test` command".to_string()],
-        Some(cmd) if !ci.lines().any(|l| l.trim() == cmd) => {
-            vec![format!(".ci/run does not run the README's test command `{cmd}`")]
-        }
-        Some(_) => Vec::new(),
+/// Whether `.ci/run` hands over to `cargo xtask ci` (a line `exec cargo xtask ci`), and
+/// whether that sequence starts with the README's test command (`first_ci_step`).
+fn ci_problems(readme: &str, ci_script: &str, first_ci_step: Option<&str>) -> Vec<String> {
+    let mut problems = Vec::new();
+    if !ci_script.lines().any(|l| l.trim() == "exec cargo xtask ci") {
+        problems.push(".ci/run does not `exec cargo xtask ci`".to_string());
     }
+    match readme_test_command(readme) {
+        None => problems.push("README.md: its first code block has no `cargo test` command".to_string()),
+        Some(cmd) if first_ci_step != Some(cmd) => problems.push(format!(
+            "xtask/src/ci.rs: the first step of `cargo xtask ci` ({}) is not the README's test command `{cmd}`",
+            first_ci_step.unwrap_or("not a cargo command")
+        )),
+        Some(_) => {}
+    }
+    problems
 }
 
 #[cfg(test)]
@@ -148,7 +160,7 @@ mod tests {
 
     #[test]
     fn the_repository_is_tidy() {
-        let problems = check(&crate::workspace_root());
+        let problems = check(&crate::util::workspace_root());
         assert!(problems.is_empty(), "run `cargo xtask tidy`:\n{}", problems.join("\n"));
     }
 
@@ -189,11 +201,14 @@ mod tests {
     }
 
     #[test]
-    fn ci_must_run_the_readme_test_command() {
+    fn ci_must_start_with_the_readme_test_command() {
         let readme = "# X\n\n```sh\ncargo run --example quickstart   # demo\ncargo test --workspace   # all\n```\n";
+        let script = "#!/usr/bin/env bash\nset -euo pipefail\nexec cargo xtask ci\n";
         assert_eq!(readme_test_command(readme), Some("cargo test --workspace"));
-        assert!(readme_problems(readme, "set -e\ncargo test --workspace\n").is_empty());
-        assert!(readme_problems(readme, "cargo test -p one\n")[0].contains("`cargo test --workspace`"));
-        assert!(readme_problems("no code\n", "cargo test\n")[0].contains("no `cargo test` command"));
+        assert!(ci_problems(readme, script, Some("cargo test --workspace")).is_empty());
+        assert!(ci_problems(readme, script, Some("cargo test -p one"))[0].contains("`cargo test --workspace`"));
+        assert!(ci_problems(readme, script, None)[0].contains("not a cargo command"));
+        assert!(ci_problems(readme, "cargo test --workspace\n", Some("cargo test --workspace"))[0].contains("exec"));
+        assert!(ci_problems("no code\n", script, Some("cargo test"))[0].contains("no `cargo test` command"));
     }
 }

@@ -25,7 +25,7 @@ struct Settings {
     #[arg(long, value_parser = parse_bytes, default_value = "16G")]
     pool_size: u64,
     /// Reuse flags, comma-separated: follow, opportunistic, internal (or none).
-    #[arg(long, value_parser = ReuseFlags::parse, default_value = "none")]
+    #[arg(long, value_parser = str::parse::<ReuseFlags>, default_value = "none")]
     flags: ReuseFlags,
     /// Run streams on worker threads instead of deferring work to synchronization
     /// (reuse then depends on timing).
@@ -61,7 +61,7 @@ enum Command {
         #[arg(long, value_parser = parse_bytes)]
         granularity: Vec<u64>,
         /// Reuse flags, comma-separated: follow, opportunistic, internal (or none; default).
-        #[arg(long, value_parser = ReuseFlags::parse)]
+        #[arg(long, value_parser = str::parse::<ReuseFlags>)]
         flags: Vec<ReuseFlags>,
         /// Pool size (and emulated device memory) in bytes.
         #[arg(long, value_parser = parse_bytes, default_value = "16G")]

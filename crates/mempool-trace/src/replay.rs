@@ -2,55 +2,12 @@
 
 use crate::format::{Op, Trace};
 use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator, ExecutionMode, ReuseCounts};
+/// The reuse flags a replay sets (the hal's type; `--flags` takes its names).
+pub use mempool_hal::ReuseFlags;
 use mempool_hal::{Device, DevicePtr, MemPool, MemPoolExt, PoolProps, attr};
 use std::collections::HashMap;
 use std::fmt;
 use std::time::{Duration, Instant};
-
-/// The three reuse flags of SPEC.md section 4 (pool attributes 1-3).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct ReuseFlags {
-    /// `ReuseFollowEventDependencies` (`follow`).
-    pub follow: bool,
-    /// `ReuseAllowOpportunistic` (`opportunistic`).
-    pub opportunistic: bool,
-    /// `ReuseAllowInternalDependencies` (`internal`).
-    pub internal: bool,
-}
-
-impl ReuseFlags {
-    /// Parses a comma-separated list of `follow`, `opportunistic` and `internal`
-    /// (`none` or an empty string for none of them).
-    ///
-    /// # Errors
-    ///
-    /// An unknown name.
-    pub fn parse(s: &str) -> Result<ReuseFlags, String> {
-        let mut f = ReuseFlags::default();
-        for name in s.split(',').map(str::trim).filter(|n| !n.is_empty() && *n != "none") {
-            match name {
-                "follow" => f.follow = true,
-                "opportunistic" => f.opportunistic = true,
-                "internal" => f.internal = true,
-                other => return Err(format!("unknown reuse flag {other:?} (follow, opportunistic, internal, none)")),
-            }
-        }
-        Ok(f)
-    }
-}
-
-impl fmt::Display for ReuseFlags {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> =
-            [(self.follow, "follow"), (self.opportunistic, "opportunistic"), (self.internal, "internal")]
-                .iter()
-                .filter(|(on, _)| *on)
-                .map(|(_, n)| *n)
-                .collect();
-        f.write_str(if names.is_empty() { "none" } else { "" })?;
-        f.write_str(&names.join(","))
-    }
-}
 
 /// How to replay a trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,9 +171,7 @@ pub fn replay(trace: &Trace, options: &ReplayOptions, mut progress: impl FnMut(u
     let pool = emu.create_pool(&PoolProps::builder().max_size(options.pool_size).build()).map_err(setup_error)?;
     (|| {
         pool.set(attr::ReleaseThreshold, threshold)?;
-        pool.set(attr::ReuseFollowEventDependencies, options.flags.follow)?;
-        pool.set(attr::ReuseAllowOpportunistic, options.flags.opportunistic)?;
-        pool.set(attr::ReuseAllowInternalDependencies, options.flags.internal)
+        options.flags.apply(&pool)
     })()
     .map_err(setup_error)?;
     let r = run(&emu, &pool, trace, options, &mut progress);

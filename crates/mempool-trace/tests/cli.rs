@@ -91,7 +91,7 @@ fn pipeline_reuses_across_streams_with_follow() {
     let t = generate::pipeline(generate::SEED);
     let off = replay(&t, &ReplayOptions::default(), |_| {}).expect("replays");
     let mut o = ReplayOptions::default();
-    o.flags.follow = true;
+    o.flags.follow_event_dependencies = true;
     let on = replay(&t, &o, |_| {}).expect("replays");
     assert_eq!(off.reuse.event_dependency, 0);
     assert!(on.reuse.event_dependency > 0);
@@ -227,12 +227,12 @@ fn odd_files_get_clear_errors_and_other_tools_logs_replay() {
 
 #[test]
 fn committed_plot_is_the_training_replay() {
-    // The README's plot is what `replay traces/training.csv --svg docs/training.svg` writes.
+    // The plot in docs/traces.md is what `replay traces/training.csv --svg docs/training.svg` writes.
     let t = generate::training(generate::SEED);
     let r = replay(&t, &ReplayOptions::default(), |_| {}).expect("replays");
     let svg = mempool_trace::svg::plot("training.csv: USED and RESERVED (MiB)", &r.samples);
     let committed = std::fs::read_to_string(dir().join("docs").join("training.svg")).expect("docs/training.svg");
-    assert!(committed == svg, "docs/training.svg is stale: regenerate it with the README's command");
+    assert!(committed == svg, "docs/training.svg is stale: regenerate it with the command in docs/traces.md");
 }
 
 #[test]

@@ -130,7 +130,7 @@ fn recorded_trace_replays_faithfully() -> mempool_hal::Result<()> {
     let options = ReplayOptions {
         pool_size: 1 << 30,
         threshold: Some(1 << 30),
-        flags: ReuseFlags { follow: true, ..ReuseFlags::default() },
+        flags: ReuseFlags { follow_event_dependencies: true, ..ReuseFlags::default() },
         ..ReplayOptions::default()
     };
     let report = replay(&trace, &options, |_| {}).expect("replays");

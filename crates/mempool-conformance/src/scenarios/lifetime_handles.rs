@@ -3,7 +3,7 @@
 use super::{free, new_pool};
 use crate::{Capability, Failure, Harness, ScenarioResult, ensure, ensure_eq, expect_error};
 use mempool_hal::{
-    AttrId, Device, DevicePtr, ErrorKind, EventStatus, MemPool, MemPoolExt, RawAttrValue, attr, code, round_down,
+    AttrId, Device, DevicePtr, ErrorKind, EventStatus, MemPool, MemPoolExt, RawAttrValue, ReuseFlags, code, round_down,
 };
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
@@ -340,9 +340,7 @@ pub fn s30_concurrent_alloc_free<H: Harness>(h: &H) -> ScenarioResult {
     let granules = (round_down(dev.mem_info()?.total, g) / g).min(4096);
     let plain = new_pool(&dev, granules)?;
     let reusing = new_pool(&dev, granules)?;
-    reusing.set(attr::ReuseFollowEventDependencies, true)?;
-    reusing.set(attr::ReuseAllowOpportunistic, true)?;
-    reusing.set(attr::ReuseAllowInternalDependencies, true)?;
+    ReuseFlags::ALL.apply(&reusing)?;
     let pools = [plain, reusing];
     let registry = Registry::default();
 

@@ -1,21 +1,12 @@
 //! Scenarios 1-8: pool properties and attributes (SPEC.md sections 2 and 3).
 
 use super::{free, new_pool};
-use crate::{Failure, Harness, ScenarioResult, ensure, ensure_eq, expect_error};
+use crate::{Harness, ScenarioResult, ensure, ensure_eq, expect_error};
 use mempool_hal::attr::{self, ATTRIBUTES, Attribute, Readable, Writable};
 use mempool_hal::{
     AllocationType, AttrId, Device, ErrorKind, HandleType, Location, LocationType, MemPool, MemPoolExt, PoolProps,
-    PoolStats, RawAttrValue, code, round_down,
+    PoolStats, RawAttrValue, ReuseFlags, code, round_down,
 };
-
-/// The three reuse flags, in id order.
-fn flags<P: MemPool>(pool: &P) -> Result<[bool; 3], Failure> {
-    Ok([
-        pool.get(attr::ReuseFollowEventDependencies)?,
-        pool.get(attr::ReuseAllowOpportunistic)?,
-        pool.get(attr::ReuseAllowInternalDependencies)?,
-    ])
-}
 
 /// Scenario 1: a fresh pool reads the default of all eight attributes, through the
 /// typed keys and through the raw path (with each attribute's C width).
@@ -25,7 +16,7 @@ pub fn s01_fresh_pool_defaults<H: Harness>(h: &H) -> ScenarioResult {
     let pool = new_pool(&dev, 64)?;
 
     ensure_eq!(pool.size(), 64 * g, "size of a pool created with max size 64 granules");
-    ensure_eq!(flags(&pool)?, [false; 3], "reuse flags of a fresh pool (Ascend: all off)");
+    ensure_eq!(ReuseFlags::read(&pool)?, ReuseFlags::NONE, "reuse flags of a fresh pool (Ascend: all off)");
     ensure_eq!(pool.get(attr::ReleaseThreshold)?, 0, "release threshold of a fresh pool");
     ensure_eq!(pool.stats()?, PoolStats::default(), "statistics of a fresh pool");
     for info in ATTRIBUTES {
@@ -39,22 +30,22 @@ pub fn s01_fresh_pool_defaults<H: Harness>(h: &H) -> ScenarioResult {
 }
 
 /// Sets one reuse flag on and off, typed and raw, checking that the other two flags do
-/// not move. `index` is the flag's position in [`flags`].
-fn flag_round_trip<P, A>(pool: &P, key: A, index: usize) -> ScenarioResult
+/// not move.
+fn flag_round_trip<P, A>(pool: &P, key: A) -> ScenarioResult
 where
     P: MemPool,
     A: Readable + Writable + Attribute<Value = bool>,
 {
     let id = A::ID;
-    let mut only_this = [false; 3];
-    only_this[index] = true;
+    let mut only_this = ReuseFlags::NONE;
+    ensure!(only_this.set(id, true), "{id:?} is a reuse flag");
 
     pool.set(key, true)?;
     ensure_eq!(pool.get(key)?, true, "{id:?} after setting it to true");
-    ensure_eq!(flags(pool)?, only_this, "all reuse flags after setting only {id:?}");
+    ensure_eq!(ReuseFlags::read(pool)?, only_this, "all reuse flags after setting only {id:?}");
     pool.set(key, false)?;
     ensure_eq!(pool.get(key)?, false, "{id:?} after setting it to false");
-    ensure_eq!(flags(pool)?, [false; 3], "all reuse flags after clearing {id:?}");
+    ensure_eq!(ReuseFlags::read(pool)?, ReuseFlags::NONE, "all reuse flags after clearing {id:?}");
 
     pool.set_attr_raw(id, RawAttrValue::U32(5))?;
     ensure_eq!(pool.get_attr_raw(id)?, RawAttrValue::U32(1), "raw read of {id:?} after a raw write of 5 (stores 1)");
@@ -70,9 +61,9 @@ pub fn s02_reuse_flags_round_trip<H: Harness>(h: &H) -> ScenarioResult {
     let dev = h.device()?;
     let pool = new_pool(&dev, 64)?;
 
-    flag_round_trip(&pool, attr::ReuseFollowEventDependencies, 0)?;
-    flag_round_trip(&pool, attr::ReuseAllowOpportunistic, 1)?;
-    flag_round_trip(&pool, attr::ReuseAllowInternalDependencies, 2)?;
+    flag_round_trip(&pool, attr::ReuseFollowEventDependencies)?;
+    flag_round_trip(&pool, attr::ReuseAllowOpportunistic)?;
+    flag_round_trip(&pool, attr::ReuseAllowInternalDependencies)?;
     ensure_eq!(pool.get(attr::ReleaseThreshold)?, 0, "release threshold after writing the reuse flags");
 
     dev.destroy_pool(&pool)?;
@@ -164,7 +155,7 @@ pub fn s05_unknown_attribute_id<H: Harness>(h: &H) -> ScenarioResult {
             )?;
         }
     }
-    ensure_eq!(flags(&pool)?, [false; 3], "reuse flags after writes to unknown ids");
+    ensure_eq!(ReuseFlags::read(&pool)?, ReuseFlags::NONE, "reuse flags after writes to unknown ids");
     ensure_eq!(pool.get(attr::ReleaseThreshold)?, 0, "release threshold after writes to unknown ids");
     ensure_eq!(pool.stats()?, PoolStats::default(), "statistics after writes to unknown ids");
 

@@ -1,0 +1,132 @@
+//! The calls a case is made of, and how it starts.
+
+use mempool_hal::ReuseFlags;
+
+/// A stream: one of the case's (by index, modulo the number created, destroyed ones
+/// included) or a stream of another emulator instance.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum S {
+    Idx(u8),
+    Foreign,
+}
+
+/// An event, chosen like a stream.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum E {
+    Idx(u8),
+    Foreign,
+}
+
+/// A pointer to free.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Ptr {
+    /// The `i`-th live allocation (modulo their number).
+    Live(u8),
+    /// The `i`-th address ever handed out (modulo their number): live, freed or of a
+    /// destroyed pool.
+    Handed(u8),
+    /// A handed-out address plus `delta` bytes: interior, or another block's start.
+    Offset(u8, u64),
+    /// The first byte past a pool's end.
+    PastEnd(u8),
+    Null,
+    /// An address of no pool.
+    Unknown,
+}
+
+/// A `trim_to` argument, some relative to the pool's state at the call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Keep {
+    Bytes(u64),
+    Used,
+    UsedMinus1,
+    Reserved,
+    Size,
+    SizePlus1,
+}
+
+/// A raw attribute value, some relative to the pool's size.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Val {
+    U32(u32),
+    U64(u64),
+    Size,
+    SizePlus1,
+}
+
+/// Pool properties: valid ones of several sizes, or one field wrong.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum NewPool {
+    MaxSize(u64),
+    AllocType(i32),
+    HandleType(i32),
+    LocationHost,
+    Device(u32),
+    ReservedByte,
+}
+
+/// One call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Op {
+    CreateStream,
+    DestroyStream(S),
+    CreateEvent,
+    DestroyEvent(E),
+    CreatePool(NewPool),
+    DestroyPool(u8),
+    Malloc {
+        pool: u8,
+        size: u64,
+        stream: S,
+    },
+    Free {
+        ptr: Ptr,
+        stream: S,
+        via_pool: bool,
+    },
+    HostFn(S),
+    Record {
+        event: E,
+        stream: S,
+    },
+    Wait {
+        stream: S,
+        event: E,
+    },
+    /// `Record { event, stream: from }` then `Wait { stream: to, event }`, each compared.
+    Handoff {
+        from: S,
+        to: S,
+        event: E,
+    },
+    SyncStream(S),
+    SyncEvent(E),
+    SyncDevice,
+    Elapsed(E, E),
+    Step {
+        stream: S,
+        n: u8,
+    },
+    RunPending(S),
+    Trim {
+        pool: u8,
+        keep: Keep,
+    },
+    SetAttr {
+        pool: u8,
+        id: u32,
+        value: Val,
+    },
+    GetAttr {
+        pool: u8,
+        id: u32,
+    },
+}
+
+/// How a case starts: pool 0's max size, its reuse flags and release threshold.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Setup {
+    pub(crate) max_size: u64,
+    pub(crate) flags: ReuseFlags,
+    pub(crate) threshold: u64,
+}

@@ -1,0 +1,262 @@
+//! The benchmark report that `cargo xtask bench` writes to `target/bench-report.md`, from
+//! criterion's files and the timed loops' percentiles.
+
+use std::path::Path;
+
+/// The benchmark groups, what each measures, and which implementation is measured (the
+/// others in the group are its baselines).
+pub(crate) const BENCH_GROUPS: &[(&str, &str, &str)] = &[
+    ("same_stream_pair", "malloc_async + free_async on one stream (same-stream reuse)", "emu"),
+    ("live_100k", "a free and an allocation of random sizes (1-16 pages), 100,000 blocks live", "emu"),
+    ("cross_stream", "an allocation on stream B of memory freed on stream A, per reuse rule", "emu"),
+    ("stream_ops", "stream operations", "emu"),
+    ("ffi_overhead", "malloc + free through the Ascend backend over the drop-in library", "ascend-backend"),
+    ("replay", "a whole bundled trace replayed on the emulator", "emu"),
+];
+
+/// The `replay` section: one row per bundled trace (`trace ops used_high reserved_high
+/// ratio ops_per_sec` lines written by the replay bench).
+pub(crate) fn replay_report(tsv: &str) -> String {
+    let rows: Vec<Vec<&str>> =
+        tsv.lines().map(|l| l.split('\t').collect()).filter(|f: &Vec<&str>| f.len() == 6).collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from(
+        "\n## `replay`: the bundled traces on the emulator (threshold = pool size)\n\n| trace | operations | USED_HIGH | RESERVED_HIGH | RESERVED_HIGH / USED_HIGH | operations/s |\n|---|---:|---:|---:|---:|---:|\n",
+    );
+    let mib = |s: &str| s.parse::<u64>().map_or_else(|_| s.to_string(), |b| format!("{} MiB", b >> 20));
+    for f in rows {
+        let ops_s = f[5].parse::<f64>().map_or_else(|_| f[5].to_string(), |v| format!("{:.2} M", v / 1e6));
+        md.push_str(&format!("| {} | {} | {} | {} | {} | {} |\n", f[0], f[1], mib(f[2]), mib(f[3]), f[4], ops_s));
+    }
+    md
+}
+
+/// The issue's targets, each with the figure measured in this run and whether it is met.
+pub(crate) fn targets_report(criterion: &Path, tsv: &str, replay_tsv: &str) -> String {
+    let median = |group: &str, imp: &str, case: &str| case_median(&criterion.join(group), imp, case);
+    let timed = |group: &str, imp: &str, col: usize| timed_loop(tsv, group, imp, col);
+    let verdict = |ok: Option<bool>| match ok {
+        Some(true) => "met",
+        Some(false) => "**not met**",
+        None => "not measured",
+    };
+    let mut md = String::from("\n## Targets\n\n| target | measured | |\n|---|---|---|\n");
+    let cases = subdirs(&criterion.join("same_stream_pair").join("emu"));
+    let pairs: Vec<(f64, f64)> = cases
+        .iter()
+        .filter_map(|c| {
+            Some((median("same_stream_pair", "emu", c)?, median("same_stream_pair", "offset-allocator", c)?))
+        })
+        .collect();
+    let worst = pairs.iter().map(|p| p.0).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    md.push_str(&format!(
+        "| `same_stream_pair` at most 100 ns | slowest size {} | {} |\n",
+        worst.map_or("-".into(), fmt_ns),
+        verdict(worst.map(|w| w <= 100.0))
+    ));
+    let ratio = pairs.iter().map(|p| p.0 / p.1).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    md.push_str(&format!(
+        "| `same_stream_pair` no slower than `offset-allocator` | up to {} x its time | {} |\n",
+        ratio.map_or("-".into(), |r| format!("{r:.2}")),
+        verdict(ratio.map(|r| r <= 1.0))
+    ));
+    let p99 = timed("live_100k", "emu", 3);
+    md.push_str(&format!(
+        "| `live_100k` p99 under 1 µs | {} (offset-allocator: {}) | {} |\n",
+        p99.map_or("-".into(), fmt_ns),
+        timed("live_100k", "offset-allocator", 3).map_or("-".into(), fmt_ns),
+        verdict(p99.map(|p| p < 1000.0))
+    ));
+    let over = match (timed("ffi_overhead", "ascend-backend (rounds)", 2), timed("ffi_overhead", "raw-ffi (rounds)", 2))
+    {
+        (Some(m), Some(raw)) if raw > 0.0 => Some((m / raw - 1.0) * 100.0),
+        _ => None,
+    };
+    md.push_str(&format!(
+        "| `ffi_overhead` under 5 % | {} (alternating rounds) | {} |\n",
+        over.map_or("-".into(), |o| format!("{o:+.1} %")),
+        verdict(over.map(|o| o < 5.0))
+    ));
+    let training = replay_tsv
+        .lines()
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .find(|f| f.len() == 6 && f[0] == "training.csv")
+        .and_then(|f| f[4].parse::<f64>().ok());
+    md.push_str(&format!(
+        "| RESERVED_HIGH / USED_HIGH at most 1.05 on the training trace | {} | {} |\n",
+        training.map_or("-".into(), |r| format!("{r:.3}")),
+        verdict(training.map(|r| r <= 1.05))
+    ));
+    md
+}
+
+/// Criterion's median (ns) for implementation `imp` and case `case` of the group whose
+/// folder is `dir`.
+fn case_median(dir: &Path, imp: &str, case: &str) -> Option<f64> {
+    let f = dir.join(imp).join(case).join("new").join("estimates.json");
+    std::fs::read_to_string(f).ok().as_deref().and_then(criterion_median)
+}
+
+/// Column `col` (2: median, 3: p99) of a timed loop's line in the percentiles file.
+fn timed_loop(tsv: &str, group: &str, imp: &str, col: usize) -> Option<f64> {
+    tsv.lines()
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .find(|f| f.len() == 5 && f[0] == group && f[1] == imp)
+        .and_then(|f| f[col].parse::<f64>().ok())
+}
+
+/// The median (ns) in a criterion `estimates.json`.
+fn criterion_median(json: &str) -> Option<f64> {
+    let rest = &json[json.find("\"median\"")?..];
+    let rest = &rest[rest.find("\"point_estimate\":")? + "\"point_estimate\":".len()..];
+    let end = rest.find([',', '}'])?;
+    rest[..end].trim().parse().ok()
+}
+
+/// Sorted subfolder names of `dir`.
+fn subdirs(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter(|e| e.path().is_dir())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+fn fmt_ns(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.2} µs", ns / 1e3)
+    } else {
+        format!("{ns:.1} ns")
+    }
+}
+
+/// The Markdown report: per group, one row per case with the measured implementation's
+/// median, each baseline's median and the ratio measured / baseline; then the per-operation
+/// percentiles of the timed loops (`group impl median p99 ops` lines in `tsv`).
+pub(crate) fn bench_report(criterion: &Path, tsv: &str) -> String {
+    let mut md = String::from(
+        "# Benchmark report\n\nCriterion medians per iteration; ratio = measured / baseline (below 1: faster than the baseline).\n",
+    );
+    for &(group, what, subject) in BENCH_GROUPS {
+        let dir = criterion.join(group);
+        let impls = subdirs(&dir);
+        if impls.is_empty() {
+            continue;
+        }
+        let baselines: Vec<&String> = impls.iter().filter(|i| *i != subject).collect();
+        let mut cases: Vec<String> = impls.iter().flat_map(|i| subdirs(&dir.join(i))).collect();
+        // Sizes in numeric order (2MiB before 8MiB before 64MiB), names alphabetically.
+        let lead = |c: &String| c.chars().take_while(char::is_ascii_digit).collect::<String>().parse::<u64>().ok();
+        cases.sort_by(|a, b| lead(a).cmp(&lead(b)).then_with(|| a.cmp(b)));
+        cases.dedup();
+        let median = |imp: &str, case: &str| case_median(&dir, imp, case);
+        md.push_str(&format!("\n## `{group}`: {what}\n\n| case | {subject} |"));
+        for b in &baselines {
+            md.push_str(&format!(" {b} | ratio |"));
+        }
+        md.push_str("\n|---|---:|");
+        md.push_str(&"---:|---:|".repeat(baselines.len()));
+        md.push('\n');
+        for case in &cases {
+            let m = median(subject, case);
+            md.push_str(&format!("| {case} | {} |", m.map_or("-".into(), fmt_ns)));
+            for b in &baselines {
+                let bm = median(b, case);
+                let ratio = match (m, bm) {
+                    (Some(m), Some(bm)) if bm > 0.0 => format!("{:.2}", m / bm),
+                    _ => "-".into(),
+                };
+                md.push_str(&format!(" {} | {ratio} |", bm.map_or("-".into(), fmt_ns)));
+            }
+            md.push('\n');
+        }
+        if group == "ffi_overhead" {
+            if let (Some(m), Some(raw)) = (median(subject, "2MiB"), median("raw-ffi", "2MiB")) {
+                md.push_str(&format!(
+                    "\nThe backend's added cost (criterion medians): {:+.1} %.\n",
+                    (m / raw - 1.0) * 100.0
+                ));
+            }
+            let round = |name: &str| timed_loop(tsv, group, &format!("{name} (rounds)"), 2);
+            if let (Some(m), Some(raw)) = (round(subject), round("raw-ffi")) {
+                md.push_str(&format!(
+                    "The backend's added cost (medians of alternating rounds): {:+.1} %.\n",
+                    (m / raw - 1.0) * 100.0
+                ));
+            }
+        }
+    }
+    let rows: Vec<Vec<&str>> =
+        tsv.lines().map(|l| l.split('\t').collect()).filter(|f: &Vec<&str>| f.len() == 5).collect();
+    if !rows.is_empty() {
+        md.push_str("\n## Timed loops\n\n`live_100k`: one `Instant` pair per operation. `ffi_overhead`: time per pair in each of the alternating rounds.\n\n| benchmark | implementation | median | p99 | samples |\n|---|---|---:|---:|---:|\n");
+        for f in rows {
+            let ns = |s: &str| s.parse::<f64>().map_or_else(|_| s.to_string(), fmt_ns);
+            md.push_str(&format!("| {} | {} | {} | {} | {} |\n", f[0], f[1], ns(f[2]), ns(f[3]), f[4]));
+        }
+    }
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_replay_report_has_a_row_per_trace() {
+        let md = replay_report("training.csv\t1857\t10770972672\t11274289152\t1.047\t1724841\nbad line\n");
+        assert!(md.contains("| training.csv | 1857 | 10272 MiB | 10752 MiB | 1.047 | 1.72 M |"), "{md}");
+        assert_eq!(replay_report(""), "");
+    }
+
+    /// Writes a criterion estimate file with `median` ns.
+    fn estimate(criterion: &Path, group: &str, imp: &str, case: &str, median: f64) {
+        let dir = criterion.join(group).join(imp).join(case).join("new");
+        std::fs::create_dir_all(&dir).unwrap();
+        let json = format!(
+            "{{\"mean\":{{\"point_estimate\":1.0}},\"median\":{{\"point_estimate\":{median},\"standard_error\":0.1}}}}"
+        );
+        std::fs::write(dir.join("estimates.json"), json).unwrap();
+    }
+
+    /// The report reads criterion's files and the timed loops, computes the ratios, and
+    /// marks each target from those figures.
+    #[test]
+    fn report_ratios_and_targets_come_from_the_measurements() {
+        let criterion = std::env::temp_dir().join(format!("xtask-report-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&criterion);
+        estimate(&criterion, "same_stream_pair", "emu", "2MiB", 80.0);
+        estimate(&criterion, "same_stream_pair", "offset-allocator", "2MiB", 40.0);
+        estimate(&criterion, "same_stream_pair", "emu", "64MiB", 120.0);
+        estimate(&criterion, "same_stream_pair", "offset-allocator", "64MiB", 60.0);
+        estimate(&criterion, "ffi_overhead", "ascend-backend", "2MiB", 210.0);
+        estimate(&criterion, "ffi_overhead", "raw-ffi", "2MiB", 200.0);
+        let tsv = "live_100k\temu\t400\t900\t1000\n\
+                   ffi_overhead\tascend-backend (rounds)\t206\t250\t300\n\
+                   ffi_overhead\traw-ffi (rounds)\t200\t240\t300\n";
+        let replay = "training.csv\t1857\t1\t1\t1.047\t3000000\n";
+
+        let report = bench_report(&criterion, tsv);
+        assert!(report.contains("| 2MiB | 80.0 ns | 40.0 ns | 2.00 |"), "{report}");
+        assert!(report.contains("| 64MiB | 120.0 ns | 60.0 ns | 2.00 |"), "{report}");
+        assert!(report.contains("(criterion medians): +5.0 %"), "{report}");
+        assert!(report.contains("(medians of alternating rounds): +3.0 %"), "{report}");
+
+        let targets = targets_report(&criterion, tsv, replay);
+        assert!(targets.contains("slowest size 120.0 ns | **not met** |"), "{targets}");
+        assert!(targets.contains("up to 2.00 x its time | **not met** |"), "{targets}");
+        assert!(targets.contains("| 900.0 ns (offset-allocator: -) | met |"), "{targets}");
+        assert!(targets.contains("| +3.0 % (alternating rounds) | met |"), "{targets}");
+        assert!(targets.contains("| 1.047 | met |"), "{targets}");
+        let _ = std::fs::remove_dir_all(&criterion);
+    }
+}
