@@ -54,7 +54,7 @@ fn bad_handle<T>() -> Res<T> {
 /// Where the emulator departs from SPEC.md (for `record_is_queued_when_pending`: from the
 /// stream model the emulator documents itself, in which records are markers). Each switch
 /// reproduces one reported disagreement, so that the random sequences keep checking
-/// everything else while it is open; the explicit replays in `model_props.rs` run with
+/// everything else while it is open; the explicit replays in `model_props/` run with
 /// every switch off. `Deviations::default()` is the spec.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Deviations {
