@@ -25,6 +25,9 @@ pub struct Scenario<H: Harness> {
     pub number: u8,
     /// Its test name, `sNN_snake_name` (the name of its function in [`scenarios`](mod@crate::scenarios)).
     pub name: &'static str,
+    /// The page of [`mempool_hal::contract`] whose rules it checks, as a path
+    /// (`"mempool_hal::contract::allocation"`); a failure names it.
+    pub contract: &'static str,
     /// Capabilities without which it is not run at all (reported as ignored, kind
     /// `not-run`).
     pub needs: &'static [Capability],
@@ -76,12 +79,13 @@ impl<H: Harness> Scenario<H> {
     }
 }
 
-/// Builds the scenario table: `number name [needs] [optional]`, in order.
+/// Builds the scenario table: `number name contract-page [needs] [optional]`, in order.
 macro_rules! table {
-    ($($number:literal $name:ident [$($need:expr),*] [$($opt:expr),*];)*) => {
+    ($($number:literal $name:ident $page:ident [$($need:expr),*] [$($opt:expr),*];)*) => {
         vec![$(Scenario::<H> {
             number: $number,
             name: stringify!($name),
+            contract: concat!("mempool_hal::contract::", stringify!($page)),
             needs: &[$($need),*],
             optional: &[$($opt),*],
             run: $name::<H>,
@@ -92,36 +96,36 @@ macro_rules! table {
 /// All thirty scenarios of SPEC.md section 10, in order.
 pub fn scenarios<H: Harness>() -> Vec<Scenario<H>> {
     table! {
-        1 s01_fresh_pool_defaults [] [];
-        2 s02_reuse_flags_round_trip [] [];
-        3 s03_read_only_counters_refuse_writes [] [];
-        4 s04_high_marks_reset_only [] [];
-        5 s05_unknown_attribute_id [] [];
-        6 s06_threshold_limits [] [];
-        7 s07_bad_props_rejected [] [];
-        8 s08_max_size_zero_and_rounding [] [];
-        9 s09_one_byte_rounds_to_granule [] [];
-        10 s10_fresh_allocations_in_address_order [] [];
-        11 s11_same_stream_reuse [] [];
-        12 s12_best_fit [] [];
-        13 s13_cross_stream_no_flags_no_sync [] [];
-        14 s14_cross_stream_after_sync [] [];
-        15 s15_event_dependency [] [];
-        16 s16_event_chain [] [];
-        17 s17_opportunistic_reuse [Blocking, ObserveExecutionWithoutSync] [];
-        18 s18_internal_dependencies [Blocking] [];
-        19 s19_pool_exhaustion [] [];
-        20 s20_bad_free_pointers [CheckedFree] [];
-        21 s21_high_marks [] [];
-        22 s22_release_threshold_zero [] [];
-        23 s23_release_threshold_t [] [];
-        24 s24_release_at_event_and_device_sync [] [];
-        25 s25_trim_errors [] [];
-        26 s26_trim_smallest_first_split [] [];
-        27 s27_unexecuted_free_not_released [Blocking] [];
-        28 s28_destroy_with_live_allocations [CheckedFree] [];
-        29 s29_bad_handles [] [ForeignHandles];
-        30 s30_concurrent_alloc_free [Threads] [];
+        1 s01_fresh_pool_defaults attributes [] [];
+        2 s02_reuse_flags_round_trip attributes [] [];
+        3 s03_read_only_counters_refuse_writes attributes [] [];
+        4 s04_high_marks_reset_only attributes [] [];
+        5 s05_unknown_attribute_id attributes [] [];
+        6 s06_threshold_limits attributes [] [];
+        7 s07_bad_props_rejected properties [] [];
+        8 s08_max_size_zero_and_rounding properties [] [];
+        9 s09_one_byte_rounds_to_granule allocation [] [];
+        10 s10_fresh_allocations_in_address_order allocation [] [];
+        11 s11_same_stream_reuse allocation [] [];
+        12 s12_best_fit allocation [] [];
+        13 s13_cross_stream_no_flags_no_sync allocation [] [];
+        14 s14_cross_stream_after_sync allocation [] [];
+        15 s15_event_dependency allocation [] [];
+        16 s16_event_chain allocation [] [];
+        17 s17_opportunistic_reuse allocation [Blocking, ObserveExecutionWithoutSync] [];
+        18 s18_internal_dependencies allocation [Blocking] [];
+        19 s19_pool_exhaustion allocation [] [];
+        20 s20_bad_free_pointers free [CheckedFree] [];
+        21 s21_high_marks statistics [] [];
+        22 s22_release_threshold_zero release [] [];
+        23 s23_release_threshold_t release [] [];
+        24 s24_release_at_event_and_device_sync release [] [];
+        25 s25_trim_errors release [] [];
+        26 s26_trim_smallest_first_split release [] [];
+        27 s27_unexecuted_free_not_released release [Blocking] [];
+        28 s28_destroy_with_live_allocations statistics [CheckedFree] [];
+        29 s29_bad_handles statistics [] [ForeignHandles];
+        30 s30_concurrent_alloc_free statistics [Threads] [];
     }
 }
 
@@ -151,7 +155,10 @@ pub fn trials<H: Harness>(prefix: &str, harness: Arc<H>) -> Vec<Trial> {
             }
             let kind = if scenario.missing_optional(&harness).is_empty() { "" } else { KIND_PARTIAL };
             let harness = Arc::clone(&harness);
-            Trial::test(name, move || scenario.run_on(&harness).map_err(Into::into)).with_kind(kind)
+            Trial::test(name, move || {
+                scenario.run_on(&harness).map_err(|f| format!("{f}\n(the rule: {})", scenario.contract).into())
+            })
+            .with_kind(kind)
         })
         .collect()
 }
@@ -336,6 +343,9 @@ mod tests {
         for (i, s) in all.iter().enumerate() {
             assert_eq!(usize::from(s.number), i + 1);
             assert!(s.name.starts_with(&format!("s{:02}_", i + 1)), "{}", s.name);
+            let page = s.contract.strip_prefix("mempool_hal::contract::").expect("a contract page");
+            let pages = ["attributes", "properties", "allocation", "free", "release", "statistics"];
+            assert!(pages.contains(&page), "{}: {}", s.name, s.contract);
         }
         assert_eq!(all[29].name, "s30_concurrent_alloc_free");
     }
@@ -383,7 +393,8 @@ mod tests {
         fn panics(_: &Stub) -> ScenarioResult {
             panic!("backend exploded")
         }
-        let bad = Scenario::<Stub> { number: 99, name: "panics", needs: &[], optional: &[], run: panics };
+        let bad =
+            Scenario::<Stub> { number: 99, name: "panics", contract: "none", needs: &[], optional: &[], run: panics };
         let failure = bad.run_on(&Stub(&[])).unwrap_err();
         assert_eq!(failure.message(), "panicked: backend exploded");
     }
