@@ -382,6 +382,7 @@ attributes! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rstest::rstest;
 
     #[test]
     fn table_is_in_id_order_and_matches_keys() {
@@ -394,22 +395,32 @@ mod tests {
         assert_eq!(format!("{:?}", AttrId(6)), "RESERVED_MEM_HIGH(6)");
     }
 
+    /// Every rule of a raw write (contract §3), one case each, for a pool of 100 bytes.
+    #[rstest]
+    #[case::flag_nonzero_stores_true(1, RawAttrValue::U32(5), Ok(AttrWrite::Flag(AttrId(1), true)))]
+    #[case::flag_zero_stores_false(2, RawAttrValue::U32(0), Ok(AttrWrite::Flag(AttrId(2), false)))]
+    #[case::flag_of_the_wrong_width(1, RawAttrValue::U64(1), Err((ErrorKind::InvalidParam, 107_000)))]
+    #[case::threshold_equal_to_the_pool(4, RawAttrValue::U64(100), Ok(AttrWrite::ReleaseThreshold(100)))]
+    #[case::threshold_above_the_pool(4, RawAttrValue::U64(101), Err((ErrorKind::InvalidParam, 507_000)))]
+    #[case::reserved_current_is_read_only(5, RawAttrValue::U64(0), Err((ErrorKind::ReadOnly, 107_000)))]
+    #[case::used_current_is_read_only(7, RawAttrValue::U64(1), Err((ErrorKind::ReadOnly, 107_000)))]
+    #[case::high_mark_takes_only_zero(6, RawAttrValue::U64(100), Err((ErrorKind::InvalidParam, 507_000)))]
+    #[case::high_mark_reset(8, RawAttrValue::U64(0), Ok(AttrWrite::ResetHigh(AttrId(8))))]
+    #[case::unknown_id(0, RawAttrValue::U32(0), Err((ErrorKind::UnknownAttribute, 107_000)))]
+    #[case::unknown_high_id(9, RawAttrValue::U64(0), Err((ErrorKind::UnknownAttribute, 107_000)))]
+    fn check_write_rules(
+        #[case] id: u32,
+        #[case] value: RawAttrValue,
+        #[case] expected: std::result::Result<AttrWrite, (ErrorKind, i32)>,
+    ) {
+        let got = AttrId(id).check_write(value, 100).map_err(|e| (e.kind(), e.code()));
+        assert_eq!(got, expected);
+    }
+
     #[test]
-    fn check_write_rules() {
-        let w = |id: u32, v: RawAttrValue| AttrId(id).check_write(v, 100);
-        assert_eq!(w(1, RawAttrValue::U32(5)), Ok(AttrWrite::Flag(AttrId(1), true)));
-        assert_eq!(w(2, RawAttrValue::U32(0)), Ok(AttrWrite::Flag(AttrId(2), false)));
-        assert_eq!(w(1, RawAttrValue::U64(1)).unwrap_err().code(), 107_000);
-        assert_eq!(w(4, RawAttrValue::U64(100)), Ok(AttrWrite::ReleaseThreshold(100)));
-        assert_eq!(w(4, RawAttrValue::U64(101)).unwrap_err().code(), 507_000);
-        let e = w(5, RawAttrValue::U64(0)).unwrap_err();
-        assert_eq!((e.kind(), e.code()), (ErrorKind::ReadOnly, 107_000));
-        assert_eq!(w(7, RawAttrValue::U64(1)).unwrap_err().kind(), ErrorKind::ReadOnly);
-        assert_eq!(w(6, RawAttrValue::U64(100)).unwrap_err().code(), 507_000);
-        assert_eq!(w(8, RawAttrValue::U64(0)), Ok(AttrWrite::ResetHigh(AttrId(8))));
-        let e = w(0, RawAttrValue::U32(0)).unwrap_err();
+    fn unknown_ids_are_refused_for_reads() {
+        let e = AttrId(99).check_read().unwrap_err();
         assert_eq!((e.kind(), e.code()), (ErrorKind::UnknownAttribute, 107_000));
-        assert_eq!(AttrId(99).check_read().unwrap_err().code(), 107_000);
     }
 
     #[test]
