@@ -1,6 +1,7 @@
-//! The C program `tests/c/smoke.c`, written for CANN, compiled with the system C compiler,
-//! linked against the drop-in `libacl_rt.so` (the compiler line is `xtask::c::compile`), and
-//! run; under valgrind memcheck when `MEMPOOL_SMOKE_VALGRIND` is set (`cargo xtask ci`).
+//! The C program `tests/c/smoke.c`, written for CANN, compiled with the system C compiler
+//! against the project's ACL headers, linked against the drop-in `libacl_rt.so` (the
+//! compiler line is `xtask::c::compile`), and run; under valgrind memcheck when
+//! `MEMPOOL_SMOKE_VALGRIND` is set (`cargo xtask ci`).
 
 use std::process::Command;
 
@@ -11,7 +12,8 @@ fn the_c_smoke_program_runs_on_the_shim() {
     let out = std::env::temp_dir().join(format!("mempool-c-smoke-{}", std::process::id()));
     std::fs::create_dir_all(&out).expect("a temp folder");
     let exe = out.join("smoke");
-    if let Err(e) = xtask::c::compile(&xtask::c::headers().join("smoke.c"), &exe, lib_dir, true) {
+    let src = xtask::c::programs().join("smoke.c");
+    if let Err(e) = xtask::c::compile(&src, &exe, lib_dir, xtask::c::Library::AclRt, true) {
         panic!("{e}");
     }
     // Every emulator setting cleared, so the program runs on the defaults.

@@ -1,6 +1,8 @@
 /*
- * smoke.c: a plain C11 program against the ACL runtime API of acl_mempool.h (SPEC.md
- * section 8), run against the project's emulator-backed drop-in `libacl_rt.so`.
+ * smoke.c: a plain C11 program against the ACL runtime API (contract §8, the C ABI), written
+ * as for CANN: it includes <acl/acl.h> and <acl/acl_rt_memory_soma.h> (the project's
+ * CANN-compatible headers in backends/acl-shim/include) and runs against the project's
+ * emulator-backed drop-in `libacl_rt.so`.
  *
  * 1. A pool of 1 GiB on device 0 with RELEASE_THRESHOLD = the pool size, and 20 iterations on
  *    one stream of: three stream-ordered allocations (a, b, c), two host-to-device copies, a
@@ -8,7 +10,7 @@
  *    three stream-ordered frees, then a stream synchronize. Every iteration after the first
  *    must get the first iteration's three addresses back, and every sum must be right.
  * 2. The four pool statistics after the loop.
- * 3. The bad-input codes of SPEC.md sections 3-5 and 8, each checked exactly.
+ * 3. The bad-input codes of the contract's §3-5 and §8, each checked exactly.
  * 4. aclrtMemPoolTrimTo(pool, 0) gives all cached memory back.
  *
  * The host function reads and writes the device buffers directly. That is only valid on the
@@ -20,7 +22,8 @@
  *
  * Assumption: the pool granularity is the default 2 MiB, so each 256 KiB vector uses 2 MiB.
  */
-#include "acl_mempool.h"
+#include <acl/acl.h>
+#include <acl/acl_rt_memory_soma.h>
 
 #include <inttypes.h>
 #include <stddef.h>
@@ -34,7 +37,7 @@
 
 #define MIB ((uint64_t)1 << 20)
 #define GIB ((uint64_t)1 << 30)
-#define GRANULE (2 * MIB) /* the default pool granularity (SPEC.md section 2) */
+#define GRANULE (2 * MIB) /* the default pool granularity (contract §2) */
 #define POOL_SIZE GIB
 #define ROUNDED(bytes) ((((uint64_t)(bytes) + GRANULE - 1) / GRANULE) * GRANULE)
 #define VEC_ROUNDED ROUNDED(VEC_BYTES) /* 256 KiB -> 2 MiB */

@@ -1,4 +1,4 @@
 //! The part of the project automation that the workspace's tests share with `cargo xtask`:
-//! C programs on the drop-in ACL library ([`c`]). Standard library only.
+//! C and C++ programs on the drop-in ACL library ([`c`]). Standard library only.
 
 pub mod c;

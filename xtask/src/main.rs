@@ -3,14 +3,15 @@
 //! - `ci` ([`ci`]): what `.ci/run` runs.
 //! - `features` ([`features`]): the facade under every backend-feature combination, and the
 //!   downstream example.
-//! - `shim` ([`shim`]): the drop-in ACL library laid out for loading; C programs run on it.
+//! - `shim` ([`shim`]): the drop-in ACL library laid out for loading; C and C++ programs
+//!   compiled against the project's ACL headers run on it.
 //! - `soak` ([`soak`]): the model-based property test with 100,000 cases.
 //! - `bench` ([`bench`], [`report`]): the benchmarks and their report.
 //! - `tidy` ([`tidy`]): repository hygiene; also a test of this crate, so
 //!   `cargo test --workspace` runs it.
 //!
 //! The library part of this package ([`xtask::c`]) is what the workspace's tests share
-//! with these tasks: the one compiler line for C programs on the drop-in library.
+//! with these tasks: the one compiler line for C and C++ programs on the drop-in library.
 
 use std::process::ExitCode;
 
@@ -29,7 +30,11 @@ tasks:
   ci        the README's test command, the C smoke program under valgrind memcheck, the
             feature combinations, fmt, clippy, docs and tidy (what .ci/run runs)
   features  the facade under every backend-feature combination, and the downstream example
-  shim      [--release] [PROGRAM|FILE.c [ARGS...]]: build and lay out the drop-in libacl_rt.so; run PROGRAM on it
+  shim      [--release] [--lib acl_rt|ascendcl] [PROGRAM|FILE.c|FILE.cpp [ARGS...]]:
+            build and lay out the drop-in libacl_rt.so (also as libascendcl.so); run PROGRAM
+            on it, a source file compiled first (C11 or C++17) against the project's headers
+            (backends/acl-shim/include: #include <acl/acl.h>) and linked as -lacl_rt, or as
+            -lascendcl with --lib ascendcl
   soak      the reference model against the emulator, 100,000 random cases (release build)
   bench     the benchmarks against their baselines; writes target/bench-report.md
   tidy      repository hygiene: whitespace, unfinished code, manifests, .ci/run and the README's test command

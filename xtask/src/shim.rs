@@ -1,20 +1,56 @@
-//! `cargo xtask shim [--release] [PROGRAM [ARGS...]]`: builds the drop-in ACL library and
-//! lays out `target/<profile>/acl-shim/lib64/` with `libacl_rt.so` and `libascendcl.so`, so
-//! that `ASCEND_HOME_PATH=target/<profile>/acl-shim` makes a CANN program or the Ascend
-//! backend use it. With a PROGRAM (an executable, or a `.c` file compiled first against
-//! `tests/c/acl_mempool.h`), runs it on the emulator.
+//! `cargo xtask shim [--release] [--lib acl_rt|ascendcl] [PROGRAM [ARGS...]]`: builds the
+//! drop-in ACL library and lays out `target/<profile>/acl-shim/lib64/` with `libacl_rt.so`
+//! and `libascendcl.so`, so that `ASCEND_HOME_PATH=target/<profile>/acl-shim` makes a CANN
+//! program or the Ascend backend use it. With a PROGRAM, runs it on the emulator: an
+//! executable as it is, or a source file compiled first with [`xtask::c::compile`] (C11 for
+//! `.c`, C++17 for `.cpp`, `.cc` and `.cxx`) against the project's CANN-compatible headers
+//! in `backends/acl-shim/include` (`#include <acl/acl.h>`), linked as `-lacl_rt` or, with
+//! `--lib ascendcl`, as `-lascendcl`.
 
 use crate::util::{Step, run, target_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use xtask::c::{Lang, Library};
 
-/// Builds the shim, lays out its folder, and runs `program` against it if given.
+/// What the command line asks for.
+#[derive(Debug, PartialEq, Eq)]
+struct Options<'a> {
+    release: bool,
+    /// Set by `--lib`; only for a source file.
+    library: Option<Library>,
+    /// The program and its arguments.
+    program: &'a [String],
+}
+
+/// The options before the program; everything from the program on is its own.
+fn parse(args: &[String]) -> Result<Options<'_>, String> {
+    let mut opts = Options { release: false, library: None, program: &[] };
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        match arg.as_str() {
+            "--release" => opts.release = true,
+            "--lib" => {
+                let name = args.get(i + 1).ok_or("--lib needs a library name: acl_rt or ascendcl")?;
+                let lib =
+                    Library::parse(name).ok_or_else(|| format!("--lib {name}: the library is acl_rt or ascendcl"))?;
+                opts.library = Some(lib);
+                i += 1;
+            }
+            other if other.starts_with("--") => return Err(format!("unknown option {other}")),
+            _ => break,
+        }
+        i += 1;
+    }
+    opts.program = &args[i..];
+    Ok(opts)
+}
+
+/// Builds the shim, lays out its folder, and runs the program if given.
 pub(crate) fn run_all(args: &[String]) -> Result<(), String> {
-    let release = args.first().is_some_and(|a| a == "--release");
-    let rest = if release { &args[1..] } else { args };
-    let profile = if release { "release" } else { "debug" };
+    let opts = parse(args)?;
+    let profile = if opts.release { "release" } else { "debug" };
     let mut build = vec!["build", "-p", "mempool-acl-shim"];
-    if release {
+    if opts.release {
         build.push("--release");
     }
     run(&[Step::new("the drop-in ACL library", &build)], &[])?;
@@ -27,16 +63,20 @@ pub(crate) fn run_all(args: &[String]) -> Result<(), String> {
         std::fs::copy(&built, lib64.join(name)).map_err(|e| format!("copying {}: {e}", built.display()))?;
     }
     eprintln!("laid out {}", lib64.display());
-    let Some(program) = rest.first() else {
+    let Some(program) = opts.program.first() else {
         println!("export ASCEND_HOME_PATH={}", home.display());
         println!("# a CANN program linked against libascendcl.so or libacl_rt.so then runs on the emulator with:");
         println!("#   LD_LIBRARY_PATH={} ./your_program", lib64.display());
+        println!("# or compile one against the project's headers: -I {}", xtask::c::headers().display());
         return Ok(());
     };
-    let exe = if program.ends_with(".c") {
-        let exe = home.join(Path::new(program).file_stem().unwrap_or_default());
-        xtask::c::compile(Path::new(program), &exe, &lib64, false)?;
+    let src = Path::new(program);
+    let exe = if Lang::of(src).is_some() {
+        let exe = home.join(src.file_stem().unwrap_or_default());
+        xtask::c::compile(src, &exe, &lib64, opts.library.unwrap_or_default(), false)?;
         exe
+    } else if opts.library.is_some() {
+        return Err(format!("--lib applies to a source file (.c, .cpp, .cc, .cxx); {program} is run as it is"));
     } else {
         PathBuf::from(program)
     };
@@ -46,10 +86,39 @@ pub(crate) fn run_all(args: &[String]) -> Result<(), String> {
     };
     eprintln!("==> {} (ASCEND_HOME_PATH={})", exe.display(), home.display());
     let status = Command::new(&exe)
-        .args(&rest[1..])
+        .args(&opts.program[1..])
         .env("ASCEND_HOME_PATH", &home)
         .env("LD_LIBRARY_PATH", ld)
         .status()
         .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
     if status.success() { Ok(()) } else { Err(format!("{} failed ({status})", exe.display())) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn options_come_before_the_program_and_its_arguments_are_its_own() {
+        let a = args("--release --lib ascendcl prog.cpp --lib x --release");
+        let o = parse(&a).unwrap();
+        assert!(o.release);
+        assert_eq!(o.library, Some(Library::AscendCl));
+        assert_eq!(o.program, &a[3..]);
+        let a = args("--lib acl_rt --release");
+        let o = parse(&a).unwrap();
+        assert_eq!((o.release, o.library, o.program.len()), (true, Some(Library::AclRt), 0));
+        assert_eq!(parse(&[]).unwrap(), Options { release: false, library: None, program: &[] });
+    }
+
+    #[test]
+    fn a_bad_option_is_refused() {
+        assert!(parse(&args("--lib")).unwrap_err().contains("needs a library name"));
+        assert!(parse(&args("--lib cudart p.c")).unwrap_err().contains("acl_rt or ascendcl"));
+        assert!(parse(&args("--debug p.c")).unwrap_err().contains("unknown option --debug"));
+    }
 }
