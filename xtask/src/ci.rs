@@ -1,6 +1,6 @@
 //! `cargo xtask ci`, what `.ci/run` runs: the README's test command, the C smoke program
-//! under valgrind memcheck, the feature combinations, formatting, clippy, the docs with
-//! warnings denied, and tidy.
+//! and two of the C/C++ samples under valgrind memcheck, the feature combinations,
+//! formatting, clippy, the docs with warnings denied, and tidy.
 
 use crate::util::{Step, run, traces_env, workspace_root};
 use crate::{features, tidy};
@@ -10,8 +10,9 @@ use xtask::c::{VALGRIND_VAR, valgrind_installed};
 pub(crate) enum Stage {
     /// A cargo command.
     Cargo(Step),
-    /// The test `tests/c_smoke.rs` again, its program under valgrind memcheck.
-    ValgrindSmoke,
+    /// The tests `tests/c_smoke.rs` and `tests/c_samples.rs` again, the smoke program and
+    /// the samples of the valgrind list under valgrind memcheck.
+    Valgrind,
     /// `cargo xtask features`.
     Features,
     /// `cargo xtask tidy`.
@@ -22,7 +23,7 @@ pub(crate) enum Stage {
 pub(crate) fn sequence() -> Vec<Stage> {
     vec![
         Stage::Cargo(Step::new("tests (the README's test command)", &["test", "--workspace"])),
-        Stage::ValgrindSmoke,
+        Stage::Valgrind,
         Stage::Features,
         Stage::Cargo(Step::new("formatting", &["fmt", "--all", "--check"])),
         Stage::Cargo(Step::new(
@@ -40,7 +41,7 @@ pub(crate) fn run_all() -> Result<(), String> {
     for stage in sequence() {
         match stage {
             Stage::Cargo(step) => run(&[step], &extra)?,
-            Stage::ValgrindSmoke => valgrind_smoke(&extra)?,
+            Stage::Valgrind => valgrind(&extra)?,
             Stage::Features => features::run_all(&extra)?,
             Stage::Tidy => tidy()?,
         }
@@ -49,20 +50,23 @@ pub(crate) fn run_all() -> Result<(), String> {
     Ok(())
 }
 
-/// `tests/c/smoke.c` on the drop-in library under valgrind memcheck: the smoke test run
-/// again with [`VALGRIND_VAR`] set, so its program is built and checked the one way the
-/// test does it, and any memcheck error or definitely lost block fails (see
+/// `tests/c/smoke.c` and two of the samples in `tests/c/samples/` (the list `VALGRIND` of
+/// `tests/c_samples.rs`) on the drop-in library under valgrind memcheck: the two tests run
+/// again with [`VALGRIND_VAR`] set, so the programs are built and checked the one way the
+/// tests do it, and any memcheck error or definitely lost block fails (see
 /// [`xtask::c::memcheck`]).
-fn valgrind_smoke(extra: &[(String, String)]) -> Result<(), String> {
-    eprintln!("==> the C smoke program under valgrind memcheck");
+fn valgrind(extra: &[(String, String)]) -> Result<(), String> {
+    eprintln!("==> the C smoke program and two samples under valgrind memcheck");
     if !valgrind_installed() {
         return Err("valgrind is not installed; this step needs it (e.g. apt-get install valgrind)".into());
     }
-    let test =
-        Step::new("tests/c/smoke.c under valgrind memcheck", &["test", "-p", "mempool-tests", "--test", "c_smoke"])
-            .env(VALGRIND_VAR, "1");
+    let test = Step::new(
+        "tests/c/smoke.c and two samples under valgrind memcheck",
+        &["test", "-p", "mempool-tests", "--test", "c_smoke", "--test", "c_samples"],
+    )
+    .env(VALGRIND_VAR, "1");
     run(&[test], extra)
-        .map_err(|e| format!("{e}: valgrind reported errors for tests/c/smoke.c (or the program failed)"))
+        .map_err(|e| format!("{e}: valgrind reported errors for tests/c/smoke.c or a sample (or a program failed)"))
 }
 
 /// `cargo xtask tidy`.

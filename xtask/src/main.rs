@@ -27,8 +27,9 @@ mod util;
 const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
-  ci        the README's test command, the C smoke program under valgrind memcheck, the
-            feature combinations, fmt, clippy, docs and tidy (what .ci/run runs)
+  ci        the README's test command, the C smoke program and two C/C++ samples under
+            valgrind memcheck, the feature combinations, fmt, clippy, docs and tidy (what
+            .ci/run runs)
   features  the facade under every backend-feature combination, and the downstream example
   shim      [--release] [--lib acl_rt|ascendcl] [PROGRAM|FILE.c|FILE.cpp [ARGS...]]:
             build and lay out the drop-in libacl_rt.so (also as libascendcl.so); run PROGRAM
