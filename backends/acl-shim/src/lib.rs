@@ -49,6 +49,7 @@
 #![deny(missing_docs)]
 
 pub mod exports;
+mod report;
 mod signatures;
 mod state;
 
