@@ -1,4 +1,5 @@
-//! The exported C functions of SPEC.md section 8.
+//! The exported C functions of contract §8: the pool calls, the runtime calls around
+//! them, and the wider runtime surface CANN's samples use.
 //!
 //! # Safety
 //!
@@ -13,17 +14,23 @@
 
 #![allow(non_snake_case)]
 
-use crate::state::{current, current_context, err, ffi, last_error_ptr, non_null, set_current, shim};
+use crate::report::Callback;
+use crate::state::{
+    Lifecycle, current, current_context, err, ffi, last_code, last_error_ptr, lifecycle, non_null, set_current, shim,
+};
+use mempool_ascend::sys;
 use mempool_ascend::sys::{
     ACL_EVENT_RECORDED_STATUS_COMPLETE, ACL_EVENT_RECORDED_STATUS_NOT_READY, ACL_MEMCPY_DEFAULT,
     ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_HOST_TO_HOST,
     aclError, aclrtContext, aclrtEvent, aclrtEventRecordedStatus, aclrtHostFunc, aclrtMemAttr, aclrtMemMallocPolicy,
     aclrtMemPool, aclrtMemPoolAttr, aclrtMemPoolProps, aclrtMemcpyKind, aclrtStream,
 };
+use mempool_ascend::sys::{aclrtCallback, aclrtCallbackBlockType, aclrtLastErrLevel, aclrtRunMode, aclrtStreamStatus};
 use mempool_emu::CopySide;
 use mempool_hal::attr::{AttrId, AttrWidth};
 use mempool_hal::{Device, DevicePtr, EventStatus, MemPool, PoolCall, PoolProps, RawAttrValue, code};
-use std::ffi::{c_char, c_void};
+use std::ffi::{CStr, c_char, c_void};
+use std::os::unix::ffi::OsStrExt;
 
 /// Makes a raw pointer `Send` for work queued on an emulated stream. The C caller owns
 /// what it points to and guarantees it outlives the work (the ACL contract).
@@ -37,27 +44,68 @@ fn dptr(p: *const c_void) -> DevicePtr {
     DevicePtr::from_addr(p as u64)
 }
 
-/// `aclError aclInit(const char *configPath)`: the configuration file is not read.
+/// `aclError aclInit(const char *configPath)`: NULL, an empty path or a readable file
+/// (whose content is not read). Again before `aclFinalize`: 100002; a path that is not a
+/// readable file: 100003.
 ///
 /// # Safety
 ///
-/// See the module docs.
+/// See the module docs; `configPath` is NULL or a NUL-terminated string.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclInit(_config: *const c_char) -> aclError {
-    ffi("aclInit", || shim("aclInit").map(|_| ()))
+pub unsafe extern "C" fn aclInit(config: *const c_char) -> aclError {
+    const OP: &str = "aclInit";
+    ffi(OP, || {
+        let mut l = lifecycle();
+        if l.initialized {
+            return Err(err(
+                sys::ACL_ERROR_REPEAT_INITIALIZE,
+                OP,
+                "aclInit was already called (call aclFinalize first)",
+            ));
+        }
+        if !config.is_null() {
+            // SAFETY: non-null, and the caller passes a NUL-terminated string.
+            let path = unsafe { CStr::from_ptr(config) };
+            let bytes = path.to_bytes();
+            if !bytes.is_empty() {
+                let p = std::path::Path::new(std::ffi::OsStr::from_bytes(bytes));
+                if !p.is_file() || std::fs::File::open(p).is_err() {
+                    return Err(err(
+                        sys::ACL_ERROR_INVALID_FILE,
+                        OP,
+                        format!("the configuration path {} is not a readable file", p.display()),
+                    ));
+                }
+            }
+        }
+        shim(OP)?;
+        *l = Lifecycle { initialized: true, finalized: false };
+        Ok(())
+    })
 }
 
-/// `aclError aclFinalize(void)`.
+/// `aclError aclFinalize(void)`: again without an `aclInit` in between: 100037. The
+/// library keeps working afterwards (every call works before `aclInit` too).
 ///
 /// # Safety
 ///
 /// See the module docs.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclFinalize() -> aclError {
-    ffi("aclFinalize", || shim("aclFinalize").map(|_| ()))
+    const OP: &str = "aclFinalize";
+    ffi(OP, || {
+        let mut l = lifecycle();
+        if l.finalized {
+            return Err(err(sys::ACL_ERROR_REPEAT_FINALIZE, OP, "aclFinalize was already called (no aclInit since)"));
+        }
+        shim(OP)?;
+        *l = Lifecycle { initialized: false, finalized: true };
+        Ok(())
+    })
 }
 
-/// `aclError aclrtSetDevice(int32_t deviceId)`: makes the device's default context current.
+/// `aclError aclrtSetDevice(int32_t deviceId)`: makes the device's default context current
+/// on this thread and counts one use of the device (process-wide).
 ///
 /// # Safety
 ///
@@ -69,11 +117,38 @@ pub unsafe extern "C" fn aclrtSetDevice(device: i32) -> aclError {
         let s = shim(OP)?;
         let d = s.device_id(i64::from(device), OP)?;
         set_current(Some((d, s.default_context(d))));
+        s.set_counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[d as usize] += 1;
         Ok(())
     })
 }
 
-/// `aclError aclrtResetDevice(int32_t deviceId)`: waits for the device's work.
+/// Undoes one `aclrtSetDevice` of `device` (all of them when `force`): 507007 when none is
+/// left to undo. Waits for the device's work; the device stops being current on this
+/// thread if it was.
+fn reset_device(device: i32, force: bool, op: &'static str) -> mempool_hal::Result<()> {
+    let s = shim(op)?;
+    let d = s.device_id(i64::from(device), op)?;
+    {
+        let mut counts = s.set_counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = &mut counts[d as usize];
+        if *n == 0 {
+            return Err(err(
+                sys::ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
+                op,
+                format!("device {d} is not set (every aclrtSetDevice of it was already reset)"),
+            ));
+        }
+        *n = if force { 0 } else { *n - 1 };
+    }
+    s.dev(d).synchronize_device()?;
+    if current(op).ok() == Some(d) {
+        set_current(None);
+    }
+    Ok(())
+}
+
+/// `aclError aclrtResetDevice(int32_t deviceId)`: undoes one `aclrtSetDevice` of the
+/// device (507007 if none is left) and waits for the device's work.
 ///
 /// # Safety
 ///
@@ -81,15 +156,7 @@ pub unsafe extern "C" fn aclrtSetDevice(device: i32) -> aclError {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtResetDevice(device: i32) -> aclError {
     const OP: &str = "aclrtResetDevice";
-    ffi(OP, || {
-        let s = shim(OP)?;
-        let d = s.device_id(i64::from(device), OP)?;
-        s.dev(d).synchronize_device()?;
-        if current(OP).ok() == Some(d) {
-            set_current(None);
-        }
-        Ok(())
-    })
+    ffi(OP, || reset_device(device, false, OP))
 }
 
 /// `aclError aclrtGetDeviceCount(uint32_t *count)`.
@@ -870,4 +937,441 @@ pub unsafe extern "C" fn aclrtMemPoolTrimTo(pool: aclrtMemPool, min_bytes_to_kee
         let p = s.pool(pool as usize, OP, PoolCall::Lifetime)?;
         p.trim_to(min_bytes_to_keep as u64).map_err(|e| e.with_op(OP))
     })
+}
+
+// ------------------------------------------------------------------ the wider runtime surface
+
+/// Parses a time limit in milliseconds: -1 is no limit, 0 and anything below -1 are
+/// refused with 107000 (CANN's answer).
+fn timeout_ms(ms: i32, op: &'static str) -> mempool_hal::Result<Option<std::time::Duration>> {
+    match ms {
+        -1 => Ok(None),
+        1.. => Ok(Some(std::time::Duration::from_millis(ms as u64))),
+        _ => Err(err(code::ACL_ERROR_RT_PARAM_INVALID, op, format!("timeout {ms} ms is neither -1 nor positive"))),
+    }
+}
+
+/// `aclError aclrtGetRunMode(aclrtRunMode *runMode)`: always `ACL_HOST` (the program runs
+/// on a host CPU). Needs neither `aclInit` nor a current device.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtGetRunMode(mode: *mut aclrtRunMode) -> aclError {
+    const OP: &str = "aclrtGetRunMode";
+    ffi(OP, || {
+        non_null(mode, OP, "runMode")?;
+        // SAFETY: non-null, and the caller passes a writable `aclrtRunMode`.
+        unsafe { mode.write(sys::ACL_HOST) };
+        Ok(())
+    })
+}
+
+/// `aclError aclrtGetDevice(int32_t *deviceId)`: the calling thread's current device.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtGetDevice(device: *mut i32) -> aclError {
+    const OP: &str = "aclrtGetDevice";
+    ffi(OP, || {
+        non_null(device, OP, "deviceId")?;
+        let d = current(OP)?;
+        // SAFETY: non-null, and the caller passes a writable `int32_t`.
+        unsafe { device.write(d as i32) };
+        Ok(())
+    })
+}
+
+/// `aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t
+/// *patchVersion)`: the version of this library.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtGetVersion(major: *mut i32, minor: *mut i32, patch: *mut i32) -> aclError {
+    const OP: &str = "aclrtGetVersion";
+    ffi(OP, || {
+        non_null(major, OP, "majorVersion")?;
+        non_null(minor, OP, "minorVersion")?;
+        non_null(patch, OP, "patchVersion")?;
+        let v = |s: &str| s.parse::<i32>().unwrap_or(0);
+        // SAFETY: all non-null, and the caller passes writable `int32_t`s.
+        unsafe {
+            major.write(v(env!("CARGO_PKG_VERSION_MAJOR")));
+            minor.write(v(env!("CARGO_PKG_VERSION_MINOR")));
+            patch.write(v(env!("CARGO_PKG_VERSION_PATCH")));
+        }
+        Ok(())
+    })
+}
+
+/// `const char *aclrtGetSocName(void)`: `"mempool-emu"`, a static string (never NULL).
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtGetSocName() -> *const c_char {
+    c"mempool-emu".as_ptr()
+}
+
+/// `aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)` (null: the
+/// default stream): `ACL_STREAM_STATUS_COMPLETE` when everything enqueued has run, which
+/// counts as the host observing the stream (contract §8); `NOT_READY` otherwise. A stream
+/// of another device is queried too, as on CANN.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtStreamQuery(stream: aclrtStream, status: *mut aclrtStreamStatus) -> aclError {
+    const OP: &str = "aclrtStreamQuery";
+    ffi(OP, || {
+        non_null(status, OP, "status")?;
+        let s = shim(OP)?;
+        let e = s.stream_of_any_device(stream as usize, OP)?;
+        let st = match s.dev(e.device).query_stream(&e.stream)? {
+            mempool_hal::StreamStatus::Complete => sys::ACL_STREAM_STATUS_COMPLETE,
+            mempool_hal::StreamStatus::NotReady => sys::ACL_STREAM_STATUS_NOT_READY,
+        };
+        // SAFETY: non-null, and the caller passes a writable status.
+        unsafe { status.write(st) };
+        Ok(())
+    })
+}
+
+/// `aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode)` (null: the
+/// default stream): stores the mode (only bit 0 counts: `ACL_STOP_ON_FAILURE`). Going back
+/// from STOP to CONTINUE: 207000, as CANN. The emulator runs every task either way.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtSetStreamFailureMode(stream: aclrtStream, mode: u64) -> aclError {
+    const OP: &str = "aclrtSetStreamFailureMode";
+    ffi(OP, || {
+        let s = shim(OP)?;
+        let e = s.stream(stream as usize, OP)?;
+        let mode = mode & sys::ACL_STOP_ON_FAILURE;
+        let mut modes = s.failure_modes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let key = (e.device, stream as usize);
+        if modes.get(&key) == Some(&sys::ACL_STOP_ON_FAILURE) && mode == sys::ACL_CONTINUE_ON_FAILURE {
+            return Err(err(
+                code::ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                OP,
+                "a stream set to ACL_STOP_ON_FAILURE cannot go back to ACL_CONTINUE_ON_FAILURE",
+            ));
+        }
+        modes.insert(key, mode);
+        Ok(())
+    })
+}
+
+/// `aclError aclrtDestroyStreamForce(aclrtStream stream)`: as `aclrtDestroyStream` (work
+/// already queued still runs: the emulator cannot drop it).
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtDestroyStreamForce(stream: aclrtStream) -> aclError {
+    const OP: &str = "aclrtDestroyStreamForce";
+    ffi(OP, || {
+        non_null(stream, OP, "stream")?;
+        let s = shim(OP)?;
+        let e = s.stream(stream as usize, OP)?;
+        s.streams.remove(stream as usize);
+        s.failure_modes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&(e.device, stream as usize));
+        s.dev(e.device).destroy_stream(&e.stream)
+    })
+}
+
+/// `aclError aclrtResetDeviceForce(int32_t deviceId)`: undoes every `aclrtSetDevice` of
+/// the device (507007 if none is left) and waits for its work.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtResetDeviceForce(device: i32) -> aclError {
+    const OP: &str = "aclrtResetDeviceForce";
+    ffi(OP, || reset_device(device, true, OP))
+}
+
+/// `aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t
+/// flag)`: as `aclrtCreateStream`; the priority and flags are accepted and do not change
+/// how the emulator runs the stream.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtCreateStreamWithConfig(stream: *mut aclrtStream, _priority: u32, _flag: u32) -> aclError {
+    const OP: &str = "aclrtCreateStreamWithConfig";
+    ffi(OP, || {
+        non_null(stream, OP, "stream")?;
+        let s = shim(OP)?;
+        let d = current(OP)?;
+        let st = s.dev(d).create_stream()?;
+        let h = s.streams.insert(crate::state::StreamEntry { device: d, stream: st });
+        // SAFETY: non-null, and the caller passes a writable `aclrtStream`.
+        unsafe { stream.write(h as aclrtStream) };
+        Ok(())
+    })
+}
+
+/// `aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag)`: as
+/// `aclrtCreateEvent`; every event keeps time stamps whatever the flags.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtCreateEventWithFlag(event: *mut aclrtEvent, _flag: u32) -> aclError {
+    const OP: &str = "aclrtCreateEventWithFlag";
+    ffi(OP, || {
+        non_null(event, OP, "event")?;
+        let s = shim(OP)?;
+        let ev = s.dev(current(OP)?).create_event()?;
+        let h = s.events.insert(ev);
+        // SAFETY: non-null, and the caller passes a writable `aclrtEvent`.
+        unsafe { event.write(h as aclrtEvent) };
+        Ok(())
+    })
+}
+
+/// `aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)` (null stream: the
+/// default stream): the event forgets its record, taking effect at the call.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtResetEvent(event: aclrtEvent, stream: aclrtStream) -> aclError {
+    const OP: &str = "aclrtResetEvent";
+    ffi(OP, || {
+        non_null(event, OP, "event")?;
+        let s = shim(OP)?;
+        let ev = s.event(event as usize, OP)?;
+        let e = s.stream(stream as usize, OP)?;
+        s.dev(e.device).reset_event(&ev, &e.stream)
+    })
+}
+
+/// `aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)` (null:
+/// the default stream; -1: no limit): as `aclrtSynchronizeStream`, or 507046 when the work
+/// has not completed within `timeout` ms (nothing is observed then).
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtSynchronizeStreamWithTimeout(stream: aclrtStream, timeout: i32) -> aclError {
+    const OP: &str = "aclrtSynchronizeStreamWithTimeout";
+    ffi(OP, || {
+        let t = timeout_ms(timeout, OP)?;
+        let s = shim(OP)?;
+        let e = s.stream(stream as usize, OP)?;
+        s.dev(e.device).synchronize_stream_timeout(&e.stream, t)
+    })
+}
+
+/// `aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout)` (-1: no
+/// limit): as `aclrtSynchronizeEvent`, or 507047 when the recorded point has not been
+/// reached within `timeout` ms. Needs no current device.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtSynchronizeEventWithTimeout(event: aclrtEvent, timeout: i32) -> aclError {
+    const OP: &str = "aclrtSynchronizeEventWithTimeout";
+    ffi(OP, || {
+        non_null(event, OP, "event")?;
+        let t = timeout_ms(timeout, OP)?;
+        let s = shim(OP)?;
+        let ev = s.event(event as usize, OP)?;
+        s.dev(current(OP).unwrap_or(0)).synchronize_event_timeout(&ev, t)
+    })
+}
+
+/// `aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp)`: when the
+/// event's recorded point was reached, in microseconds since the Unix epoch; an event
+/// never recorded or not reached yet: 507000. Needs no current device.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtEventGetTimestamp(event: aclrtEvent, timestamp: *mut u64) -> aclError {
+    const OP: &str = "aclrtEventGetTimestamp";
+    ffi(OP, || {
+        non_null(event, OP, "event")?;
+        non_null(timestamp, OP, "timestamp")?;
+        let s = shim(OP)?;
+        let ev = s.event(event as usize, OP)?;
+        let us = s.dev(current(OP).unwrap_or(0)).event_timestamp_us(&ev)?;
+        // SAFETY: non-null, and the caller passes a writable `uint64_t`.
+        unsafe { timestamp.write(us) };
+        Ok(())
+    })
+}
+
+/// `aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy)`:
+/// as `aclrtMalloc` (its memory is granule-aligned, so 32-byte aligned).
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtMallocAlign32(
+    ptr: *mut *mut c_void,
+    size: usize,
+    _policy: aclrtMemMallocPolicy,
+) -> aclError {
+    const OP: &str = "aclrtMallocAlign32";
+    ffi(OP, || {
+        non_null(ptr, OP, "devPtr")?;
+        if size == 0 {
+            return Err(err(code::ACL_ERROR_INVALID_PARAM, OP, "size 0"));
+        }
+        let s = shim(OP)?;
+        let a = s.sync_alloc(current(OP)?)?;
+        let p = a.pool.malloc_async(size as u64, &a.stream)?;
+        // SAFETY: non-null, and the caller passes a writable `void *`.
+        unsafe { ptr.write(p.addr() as *mut c_void) };
+        Ok(())
+    })
+}
+
+/// `aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream)` (null stream:
+/// the default stream): callbacks launched on the stream will run on the thread
+/// `threadId` (a `pthread_t`) when it calls `aclrtProcessReport`. A stream already
+/// subscribed: 107011.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtSubscribeReport(thread: u64, stream: aclrtStream) -> aclError {
+    const OP: &str = "aclrtSubscribeReport";
+    ffi(OP, || {
+        let s = shim(OP)?;
+        let e = s.stream(stream as usize, OP)?;
+        s.reports.subscribe(thread, e.device, stream as usize, OP)
+    })
+}
+
+/// `aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream)`: ends the
+/// subscription (107011 when `threadId` did not subscribe the stream); callbacks already
+/// queued for the thread can still be processed.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtUnSubscribeReport(thread: u64, stream: aclrtStream) -> aclError {
+    const OP: &str = "aclrtUnSubscribeReport";
+    ffi(OP, || {
+        let s = shim(OP)?;
+        let e = s.stream(stream as usize, OP)?;
+        s.reports.unsubscribe(thread, e.device, stream as usize, OP)
+    })
+}
+
+/// `aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBlockType
+/// blockType, aclrtStream stream)`: when the stream reaches it, `fn(userData)` is handed to
+/// the thread that subscribed the stream, which runs it in `aclrtProcessReport`. With
+/// `ACL_CALLBACK_BLOCK` the stream waits until it has run. A stream no thread subscribed:
+/// 107015; a null `fn` or another block type: 100000.
+///
+/// # Safety
+///
+/// See the module docs; `fn` must be safe to call with `userData` on the subscribed thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtLaunchCallback(
+    func: aclrtCallback,
+    user_data: *mut c_void,
+    block_type: aclrtCallbackBlockType,
+    stream: aclrtStream,
+) -> aclError {
+    const OP: &str = "aclrtLaunchCallback";
+    ffi(OP, || {
+        let Some(f) = func else { return Err(err(code::ACL_ERROR_INVALID_PARAM, OP, "fn is null")) };
+        let block = match block_type {
+            sys::ACL_CALLBACK_NO_BLOCK => false,
+            sys::ACL_CALLBACK_BLOCK => true,
+            other => return Err(err(code::ACL_ERROR_INVALID_PARAM, OP, format!("block type {other} is not 0 or 1"))),
+        };
+        let s = shim(OP)?;
+        let e = s.stream(stream as usize, OP)?;
+        let target = s.reports.target(e.device, stream as usize, OP)?;
+        let cb = Callback { func: f, data: user_data };
+        let limit = s.dev(e.device).config().wait_timeout;
+        s.dev(e.device).launch_host_func(
+            &e.stream,
+            Box::new(move || {
+                if let Some(done) = target.post(cb, block) {
+                    done.wait(limit);
+                }
+            }),
+        )
+    })
+}
+
+/// `aclError aclrtProcessReport(int32_t timeout)` (-1: no limit): runs the next callback
+/// queued for the calling thread, waiting up to `timeout` ms for one: 507012 when none
+/// came; 107012 when the thread subscribed no stream; 100000 for 0 or below -1.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtProcessReport(timeout: i32) -> aclError {
+    const OP: &str = "aclrtProcessReport";
+    ffi(OP, || {
+        let t = timeout_ms(timeout, OP).map_err(|_| {
+            err(code::ACL_ERROR_INVALID_PARAM, OP, format!("timeout {timeout} ms is neither -1 nor positive"))
+        })?;
+        shim(OP)?.reports.process(t, OP)
+    })
+}
+
+/// Checks the level of `aclrtGetLastError` / `aclrtPeekAtLastError`, then answers this
+/// thread's last error code, taking it when `take`.
+fn last_error(level: aclrtLastErrLevel, take: bool, op: &'static str) -> aclError {
+    let rc = ffi(op, || {
+        if level != sys::ACL_RT_THREAD_LEVEL {
+            return Err(err(code::ACL_ERROR_INVALID_PARAM, op, format!("level {level} is not ACL_RT_THREAD_LEVEL")));
+        }
+        Ok(())
+    });
+    if rc != code::ACL_SUCCESS { rc } else { last_code(take) }
+}
+
+/// `aclError aclrtGetLastError(aclrtLastErrLevel level)`: the code of the calling thread's
+/// last failed call (0 if none), which it then forgets.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtGetLastError(level: aclrtLastErrLevel) -> aclError {
+    last_error(level, true, "aclrtGetLastError")
+}
+
+/// `aclError aclrtPeekAtLastError(aclrtLastErrLevel level)`: the code of the calling
+/// thread's last failed call (0 if none), kept.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtPeekAtLastError(level: aclrtLastErrLevel) -> aclError {
+    last_error(level, false, "aclrtPeekAtLastError")
 }

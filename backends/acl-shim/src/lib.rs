@@ -1,5 +1,5 @@
-//! A drop-in `libacl_rt.so`: the ACL C ABI of the pool API (SPEC.md section 8) on top of
-//! the `mempool-hal` CPU emulator.
+//! A drop-in `libacl_rt.so`: the ACL C ABI of the pool API (contract §8) on top of the
+//! `mempool-hal` CPU emulator.
 //!
 //! It lets the Ascend backend's real loading and FFI code run in every test, and lets C
 //! and C++ programs written for CANN run on a CPU: point `ASCEND_HOME_PATH` at the folder
@@ -30,6 +30,35 @@
 //! another stream, answer 107000 with `aclGetRecentErrMsg` naming the streams and the
 //! operations; nothing is enqueued.
 //!
+//! # The runtime around the pool
+//!
+//! Besides the pool calls, the library implements the runtime calls CANN programs use
+//! around them (contract §8), with CANN's codes:
+//!
+//! - **Lifecycle.** `aclInit` again before `aclFinalize`: 100002; a configuration path that
+//!   is not a readable file: 100003 (NULL, `""` or a readable file is fine; it is not
+//!   parsed); `aclFinalize` again without `aclInit`: 100037. Every other call works before
+//!   `aclInit` and after `aclFinalize`. `aclrtSetDevice` is counted per device,
+//!   process-wide; `aclrtResetDevice` undoes one count and `aclrtResetDeviceForce` all of
+//!   them (507007 when none is left).
+//! - **Queries.** `aclrtGetRunMode` answers `ACL_HOST` (before `aclInit` too),
+//!   `aclrtGetSocName` `"mempool-emu"`, `aclrtGetVersion` this crate's version,
+//!   `aclrtGetDevice` the current device. `aclrtStreamQuery` answering complete counts as
+//!   the host observing the stream, as a synchronization does (the stream-order checker
+//!   takes it so).
+//! - **Timed waits.** `aclrtSynchronizeStreamWithTimeout` and
+//!   `aclrtSynchronizeEventWithTimeout` take milliseconds (-1: no limit; 0 or below -1:
+//!   107000) and answer 507046 / 507047 when the time runs out.
+//! - **Callbacks.** `aclrtSubscribeReport(threadId, stream)` names the thread (its
+//!   `pthread_t`) that runs the callbacks `aclrtLaunchCallback` puts on the stream, one per
+//!   `aclrtProcessReport` call on that thread (507012 when none arrives in time, 107012 on
+//!   a thread that subscribed nothing); with `ACL_CALLBACK_BLOCK` the stream waits for the
+//!   callback. A stream nobody subscribed: 107015; subscribed twice: 107011.
+//! - **Last error.** `aclrtGetLastError` / `aclrtPeekAtLastError` answer the code of the
+//!   calling thread's last failed call; Get then forgets it.
+//!
+//! The contract's status notes list where these still differ from CANN.
+//!
 //! # C and C++ headers
 //!
 //! `backends/acl-shim/include/acl/` holds the project's own CANN-compatible headers:
@@ -49,6 +78,7 @@
 #![deny(missing_docs)]
 
 pub mod exports;
+mod report;
 mod signatures;
 mod state;
 

@@ -15,5 +15,6 @@ macro_rules! same_signature {
 
 mempool_ascend::sys::for_each_acl_function!(same_signature);
 
-// Outside the table: it returns a string, not an `aclError`.
+// Outside the table: they return a string, not an `aclError`.
 const _: mempool_ascend::sys::fn_aclGetRecentErrMsg = exports::aclGetRecentErrMsg;
+const _: mempool_ascend::sys::fn_aclrtGetSocName = exports::aclrtGetSocName;

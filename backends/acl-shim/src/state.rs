@@ -77,6 +77,13 @@ pub(crate) struct Shim {
     default_streams: Vec<OnceLock<EmuStream>>,
     sync_alloc: Vec<OnceLock<SyncAlloc>>,
     pub(crate) host_allocs: Mutex<HashMap<usize, std::alloc::Layout>>,
+    /// How many `aclrtSetDevice` calls of each device no `aclrtResetDevice` has undone
+    /// (process-wide, as CANN counts them).
+    pub(crate) set_counts: Mutex<Vec<u64>>,
+    /// The failure mode set on each stream handle (`aclrtSetStreamFailureMode`).
+    pub(crate) failure_modes: Mutex<HashMap<(u32, usize), u64>>,
+    /// Callback subscriptions (`aclrtSubscribeReport`).
+    pub(crate) reports: crate::report::Reports,
 }
 
 impl Shim {
@@ -94,6 +101,9 @@ impl Shim {
             default_streams: (0..n).map(|_| OnceLock::new()).collect(),
             sync_alloc: (0..n).map(|_| OnceLock::new()).collect(),
             host_allocs: Mutex::new(HashMap::new()),
+            set_counts: Mutex::new(vec![0; n as usize]),
+            failure_modes: Mutex::new(HashMap::new()),
+            reports: crate::report::Reports::default(),
         })
     }
 
@@ -161,6 +171,17 @@ impl Shim {
         Ok(e)
     }
 
+    /// The stream behind handle `h` (null: the current device's default stream), whatever
+    /// device it belongs to; a current device is still needed (CANN's `aclrtStreamQuery`
+    /// checks the context but not which one the stream belongs to).
+    pub(crate) fn stream_of_any_device(&self, h: usize, op: &'static str) -> Result<StreamEntry> {
+        let device = current(op)?;
+        if h == 0 {
+            return Ok(StreamEntry { device, stream: self.default_stream(device)? });
+        }
+        self.streams.get(h).ok_or_else(|| stale(op, "stream", h))
+    }
+
     /// The event behind handle `h`.
     pub(crate) fn event(&self, h: usize, op: &'static str) -> Result<EmuEvent> {
         self.events.get(h).ok_or_else(|| stale(op, "event", h))
@@ -197,6 +218,28 @@ thread_local! {
     static CURRENT: Cell<Option<(u32, usize)>> = const { Cell::new(None) };
     /// The message of this thread's last error.
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    /// The code of this thread's last error not yet taken by `aclrtGetLastError`.
+    static LAST_CODE: Cell<c_int> = const { Cell::new(0) };
+}
+
+/// This thread's last error code (0 if none); `take` clears it.
+pub(crate) fn last_code(take: bool) -> c_int {
+    LAST_CODE.with(|c| if take { c.replace(0) } else { c.get() })
+}
+
+/// Whether `aclInit` has run since the last `aclFinalize`, and whether `aclFinalize` has
+/// run since the last `aclInit` (CANN keeps both flags: a first `aclFinalize` before any
+/// `aclInit` succeeds).
+#[derive(Default)]
+pub(crate) struct Lifecycle {
+    pub(crate) initialized: bool,
+    pub(crate) finalized: bool,
+}
+
+/// The process's lifecycle flags.
+pub(crate) fn lifecycle() -> std::sync::MutexGuard<'static, Lifecycle> {
+    static L: Mutex<Lifecycle> = Mutex::new(Lifecycle { initialized: false, finalized: false });
+    L.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The current device of this thread.
@@ -244,10 +287,13 @@ pub(crate) fn ffi(op: &'static str, body: impl FnOnce() -> Result<()>) -> c_int 
         Ok(Err(e)) => {
             let c = e.code();
             set_last_error(format!("{op}: {} ({})", e.message(), e.kind()));
-            if c == code::ACL_SUCCESS { code::ACL_ERROR_RT_INTERNAL_ERROR } else { c }
+            let c = if c == code::ACL_SUCCESS { code::ACL_ERROR_RT_INTERNAL_ERROR } else { c };
+            LAST_CODE.with(|l| l.set(c));
+            c
         }
         Err(_) => {
             set_last_error(format!("{op}: internal error (panic caught at the C boundary)"));
+            LAST_CODE.with(|l| l.set(code::ACL_ERROR_RT_INTERNAL_ERROR));
             code::ACL_ERROR_RT_INTERNAL_ERROR
         }
     }

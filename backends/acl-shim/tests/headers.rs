@@ -12,9 +12,15 @@
 //! A missing C or C++ compiler fails the test: it is not skipped.
 
 use mempool_ascend::sys::{
-    ACL_ERROR_REPEAT_INITIALIZE, ACL_EVENT_RECORDED_STATUS_COMPLETE, ACL_EVENT_RECORDED_STATUS_NOT_READY, ACL_HBM_MEM,
+    ACL_CALLBACK_BLOCK, ACL_CALLBACK_NO_BLOCK, ACL_CONTINUE_ON_FAILURE, ACL_DEVICE, ACL_ERROR_INVALID_FILE,
+    ACL_ERROR_REPEAT_FINALIZE, ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
+    ACL_ERROR_RT_REPORT_TIMEOUT, ACL_ERROR_RT_STREAM_NO_CB_REG, ACL_ERROR_RT_STREAM_SUBSCRIBE,
+    ACL_ERROR_RT_THREAD_SUBSCRIBE, ACL_EVENT_CAPTURE_STREAM_PROGRESS, ACL_EVENT_RECORDED_STATUS_COMPLETE,
+    ACL_EVENT_RECORDED_STATUS_NOT_READY, ACL_EVENT_SYNC, ACL_EVENT_TIME_LINE, ACL_HBM_MEM, ACL_HOST,
     ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEMCPY_DEFAULT, ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST,
-    ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_HOST_TO_HOST, aclrtMemLocation, aclrtMemPoolProps,
+    ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_HOST_TO_HOST, ACL_RT_THREAD_LEVEL, ACL_STOP_ON_FAILURE,
+    ACL_STREAM_FAST_LAUNCH, ACL_STREAM_FAST_SYNC, ACL_STREAM_HUGE, ACL_STREAM_PERSISTENT, ACL_STREAM_STATUS_COMPLETE,
+    ACL_STREAM_STATUS_NOT_READY, aclrtMemLocation, aclrtMemPoolProps,
 };
 use mempool_hal::{AllocationType, HandleType, LocationType, attr::ATTRIBUTES, code};
 use std::collections::BTreeSet;
@@ -67,10 +73,31 @@ const PROTOTYPES: &[(&str, &str, &str)] = &[
     ("aclrtMemPoolMallocAsync", "aclError", "void **, size_t, aclrtMemPool, aclrtStream"),
     ("aclrtMemPoolFreeAsync", "aclError", "void *, aclrtStream"),
     ("aclrtMemPoolTrimTo", "aclError", "aclrtMemPool, size_t"),
+    ("aclrtGetRunMode", "aclError", "aclrtRunMode *"),
+    ("aclrtGetDevice", "aclError", "int32_t *"),
+    ("aclrtGetVersion", "aclError", "int32_t *, int32_t *, int32_t *"),
+    ("aclrtGetSocName", "const char *", "void"),
+    ("aclrtStreamQuery", "aclError", "aclrtStream, aclrtStreamStatus *"),
+    ("aclrtSetStreamFailureMode", "aclError", "aclrtStream, uint64_t"),
+    ("aclrtDestroyStreamForce", "aclError", "aclrtStream"),
+    ("aclrtResetDeviceForce", "aclError", "int32_t"),
+    ("aclrtCreateStreamWithConfig", "aclError", "aclrtStream *, uint32_t, uint32_t"),
+    ("aclrtCreateEventWithFlag", "aclError", "aclrtEvent *, uint32_t"),
+    ("aclrtResetEvent", "aclError", "aclrtEvent, aclrtStream"),
+    ("aclrtSynchronizeStreamWithTimeout", "aclError", "aclrtStream, int32_t"),
+    ("aclrtSynchronizeEventWithTimeout", "aclError", "aclrtEvent, int32_t"),
+    ("aclrtEventGetTimestamp", "aclError", "aclrtEvent, uint64_t *"),
+    ("aclrtMallocAlign32", "aclError", "void **, size_t, aclrtMemMallocPolicy"),
+    ("aclrtLaunchCallback", "aclError", "aclrtCallback, void *, aclrtCallbackBlockType, aclrtStream"),
+    ("aclrtSubscribeReport", "aclError", "uint64_t, aclrtStream"),
+    ("aclrtProcessReport", "aclError", "int32_t"),
+    ("aclrtUnSubscribeReport", "aclError", "uint64_t, aclrtStream"),
+    ("aclrtGetLastError", "aclError", "aclrtLastErrLevel"),
+    ("aclrtPeekAtLastError", "aclError", "aclrtLastErrLevel"),
 ];
 
 /// The enum types of the ABI: all int-sized, as the Rust side's `c_int` aliases.
-const ENUMS: [&str; 8] = [
+const ENUMS: [&str; 12] = [
     "aclrtMemcpyKind",
     "aclrtMemMallocPolicy",
     "aclrtMemAttr",
@@ -79,6 +106,10 @@ const ENUMS: [&str; 8] = [
     "aclrtMemAllocationType",
     "aclrtMemHandleType",
     "aclrtMemPoolAttr",
+    "aclrtRunMode",
+    "aclrtStreamStatus",
+    "aclrtCallbackBlockType",
+    "aclrtLastErrLevel",
 ];
 
 /// The size of a field, named by a projection.
@@ -143,20 +174,24 @@ fn constants() -> Vec<(String, i64)> {
         ("ACL_ERROR_NONE", code::ACL_SUCCESS),
         ("ACL_ERROR_INVALID_PARAM", code::ACL_ERROR_INVALID_PARAM),
         ("ACL_ERROR_REPEAT_INITIALIZE", ACL_ERROR_REPEAT_INITIALIZE),
-        ("ACL_ERROR_INVALID_FILE", 100_003),
-        ("ACL_ERROR_REPEAT_FINALIZE", 100_037),
+        ("ACL_ERROR_INVALID_FILE", ACL_ERROR_INVALID_FILE),
+        ("ACL_ERROR_REPEAT_FINALIZE", ACL_ERROR_REPEAT_FINALIZE),
         ("ACL_ERROR_COMPILING_STUB_MODE", code::ACL_ERROR_COMPILING_STUB_MODE),
         ("ACL_ERROR_RT_PARAM_INVALID", code::ACL_ERROR_RT_PARAM_INVALID),
         ("ACL_ERROR_RT_INVALID_DEVICEID", code::ACL_ERROR_RT_INVALID_DEVICEID),
         ("ACL_ERROR_RT_CONTEXT_NULL", code::ACL_ERROR_RT_CONTEXT_NULL),
         ("ACL_ERROR_RT_STREAM_CONTEXT", code::ACL_ERROR_RT_STREAM_CONTEXT),
+        ("ACL_ERROR_RT_STREAM_SUBSCRIBE", ACL_ERROR_RT_STREAM_SUBSCRIBE),
+        ("ACL_ERROR_RT_THREAD_SUBSCRIBE", ACL_ERROR_RT_THREAD_SUBSCRIBE),
+        ("ACL_ERROR_RT_STREAM_NO_CB_REG", ACL_ERROR_RT_STREAM_NO_CB_REG),
         ("ACL_ERROR_RT_INVALID_HANDLE", code::ACL_ERROR_RT_INVALID_HANDLE),
         ("ACL_ERROR_RT_FEATURE_NOT_SUPPORT", code::ACL_ERROR_RT_FEATURE_NOT_SUPPORT),
         ("ACL_ERROR_RT_MEMORY_ALLOCATION", code::ACL_ERROR_RT_MEMORY_ALLOCATION),
         ("ACL_ERROR_RT_INTERNAL_ERROR", code::ACL_ERROR_RT_INTERNAL_ERROR),
-        ("ACL_ERROR_RT_CONTEXT_RELEASE_ERROR", 507_007),
-        ("ACL_ERROR_RT_STREAM_SYNC_TIMEOUT", 507_046),
-        ("ACL_ERROR_RT_EVENT_SYNC_TIMEOUT", 507_047),
+        ("ACL_ERROR_RT_CONTEXT_RELEASE_ERROR", ACL_ERROR_RT_CONTEXT_RELEASE_ERROR),
+        ("ACL_ERROR_RT_REPORT_TIMEOUT", ACL_ERROR_RT_REPORT_TIMEOUT),
+        ("ACL_ERROR_RT_STREAM_SYNC_TIMEOUT", code::ACL_ERROR_RT_STREAM_SYNC_TIMEOUT),
+        ("ACL_ERROR_RT_EVENT_SYNC_TIMEOUT", code::ACL_ERROR_RT_EVENT_SYNC_TIMEOUT),
         ("ACL_MEMCPY_HOST_TO_HOST", ACL_MEMCPY_HOST_TO_HOST),
         ("ACL_MEMCPY_HOST_TO_DEVICE", ACL_MEMCPY_HOST_TO_DEVICE),
         ("ACL_MEMCPY_DEVICE_TO_HOST", ACL_MEMCPY_DEVICE_TO_HOST),
@@ -186,10 +221,32 @@ fn constants() -> Vec<(String, i64)> {
         ("ACL_MEM_ALLOCATION_TYPE_PINNED", AllocationType::PINNED.0),
         ("ACL_MEM_HANDLE_TYPE_NONE", HandleType::NONE.0),
         ("ACL_MEM_HANDLE_TYPE_POSIX", HandleType::POSIX.0),
+        ("ACL_DEVICE", ACL_DEVICE),
+        ("ACL_HOST", ACL_HOST),
+        ("ACL_STREAM_STATUS_COMPLETE", ACL_STREAM_STATUS_COMPLETE),
+        ("ACL_STREAM_STATUS_NOT_READY", ACL_STREAM_STATUS_NOT_READY),
+        ("ACL_CALLBACK_NO_BLOCK", ACL_CALLBACK_NO_BLOCK),
+        ("ACL_CALLBACK_BLOCK", ACL_CALLBACK_BLOCK),
+        ("ACL_RT_THREAD_LEVEL", ACL_RT_THREAD_LEVEL),
     ]
     .into_iter()
     .map(|(n, v)| (n.to_string(), i64::from(v)))
     .collect();
+    // The unsigned flag and mode macros.
+    for (n, v) in [
+        ("ACL_EVENT_SYNC", ACL_EVENT_SYNC),
+        ("ACL_EVENT_CAPTURE_STREAM_PROGRESS", ACL_EVENT_CAPTURE_STREAM_PROGRESS),
+        ("ACL_EVENT_TIME_LINE", ACL_EVENT_TIME_LINE),
+        ("ACL_STREAM_FAST_LAUNCH", ACL_STREAM_FAST_LAUNCH),
+        ("ACL_STREAM_FAST_SYNC", ACL_STREAM_FAST_SYNC),
+        ("ACL_STREAM_PERSISTENT", ACL_STREAM_PERSISTENT),
+        ("ACL_STREAM_HUGE", ACL_STREAM_HUGE),
+    ] {
+        c.push((n.to_string(), i64::from(v)));
+    }
+    for (n, v) in [("ACL_CONTINUE_ON_FAILURE", ACL_CONTINUE_ON_FAILURE), ("ACL_STOP_ON_FAILURE", ACL_STOP_ON_FAILURE)] {
+        c.push((n.to_string(), i64::try_from(v).expect("a small mode value")));
+    }
     // The pool attributes, from the attribute table: the reuse flags keep CANN's shorter prefix.
     for a in ATTRIBUTES {
         let prefix = if a.name.starts_with("REUSE_") { "ACL_RT_MEM_POOL_" } else { "ACL_RT_MEM_POOL_ATTR_" };
@@ -332,6 +389,7 @@ fn c_type(rust: &str) -> String {
         "c_void" => "void",
         "i32" => "int32_t",
         "u32" => "uint32_t",
+        "u64" => "uint64_t",
         "usize" => "size_t",
         "f32" => "float",
         acl if acl.starts_with("acl") => acl,
@@ -449,6 +507,7 @@ fn cpp_program(checks: &str) -> String {
         same(&mut types, h, "void *");
     }
     same(&mut types, "aclrtHostFunc", "void (*)(void *)");
+    same(&mut types, "aclrtCallback", "void (*)(void *)");
     for Field(st, f, _, _, ty) in fields() {
         same(&mut types, &format!("decltype({st}::{f})"), ty);
     }
@@ -505,7 +564,7 @@ fn the_headers_declare_exactly_what_the_library_exports() {
         missing.is_empty() && extra.is_empty(),
         "exported but not declared: {missing:?}; declared but not exported: {extra:?}"
     );
-    assert_eq!(exported_names.len(), 38);
+    assert_eq!(exported_names.len(), 59);
 
     // The expected prototypes are the exported Rust signatures, spelled in C.
     let expected: BTreeSet<_> =

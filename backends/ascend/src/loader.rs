@@ -186,6 +186,9 @@ static LOADED: Mutex<Vec<Arc<Runtime>>> = Mutex::new(Vec::new());
 /// # Errors
 ///
 /// The first `aclFinalize` failure; every runtime is still finalized and forgotten.
+/// `ACL_ERROR_REPEAT_FINALIZE` (100037) is not a failure: the library was finalized
+/// already (it was loaded under two paths, or someone else finalized it), which is the
+/// state asked for.
 pub fn finalize() -> Result<()> {
     let runtimes: Vec<Arc<Runtime>> = LOADED.lock().unwrap_or_else(PoisonError::into_inner).drain(..).collect();
     let mut first = Ok(());
@@ -194,7 +197,7 @@ pub fn finalize() -> Result<()> {
         // SAFETY: no arguments; the runtime was initialized by `load`, and is finalized
         // once because it has just left the registry.
         let rc = unsafe { f() };
-        if first.is_ok() {
+        if first.is_ok() && rc != sys::ACL_ERROR_REPEAT_FINALIZE {
             first = rt.check(rc, "aclFinalize");
         }
     }

@@ -29,6 +29,16 @@ pub type aclrtMemAttr = c_int;
 pub type aclrtEventRecordedStatus = c_int;
 /// The host function type of `aclrtLaunchHostFunc`.
 pub type aclrtHostFunc = Option<unsafe extern "C" fn(args: *mut c_void)>;
+/// `aclrtRunMode`: where the program runs.
+pub type aclrtRunMode = c_int;
+/// `aclrtStreamStatus`: the answer of `aclrtStreamQuery`.
+pub type aclrtStreamStatus = c_int;
+/// `aclrtCallbackBlockType`: whether a callback's stream waits for it.
+pub type aclrtCallbackBlockType = c_int;
+/// `aclrtLastErrLevel`: the scope of `aclrtGetLastError` / `aclrtPeekAtLastError`.
+pub type aclrtLastErrLevel = c_int;
+/// The callback type of `aclrtLaunchCallback`.
+pub type aclrtCallback = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 
 /// `ACL_MEMCPY_HOST_TO_HOST`.
 pub const ACL_MEMCPY_HOST_TO_HOST: aclrtMemcpyKind = 0;
@@ -50,6 +60,53 @@ pub const ACL_MEM_MALLOC_HUGE_FIRST: aclrtMemMallocPolicy = 0;
 pub const ACL_HBM_MEM: aclrtMemAttr = 1;
 /// `ACL_ERROR_REPEAT_INITIALIZE`: `aclInit` was already called in this process.
 pub const ACL_ERROR_REPEAT_INITIALIZE: aclError = 100_002;
+/// `ACL_ERROR_INVALID_FILE`: `aclInit`'s configuration path is not a readable file.
+pub const ACL_ERROR_INVALID_FILE: aclError = 100_003;
+/// `ACL_ERROR_REPEAT_FINALIZE`: `aclFinalize` without an `aclInit` since the last one.
+pub const ACL_ERROR_REPEAT_FINALIZE: aclError = 100_037;
+/// `ACL_ERROR_RT_STREAM_SUBSCRIBE`: a stream already subscribed, or not subscribed by
+/// the thread named.
+pub const ACL_ERROR_RT_STREAM_SUBSCRIBE: aclError = 107_011;
+/// `ACL_ERROR_RT_THREAD_SUBSCRIBE`: `aclrtProcessReport` on a thread that subscribed no stream.
+pub const ACL_ERROR_RT_THREAD_SUBSCRIBE: aclError = 107_012;
+/// `ACL_ERROR_RT_STREAM_NO_CB_REG`: a callback launched on a stream no thread subscribed.
+pub const ACL_ERROR_RT_STREAM_NO_CB_REG: aclError = 107_015;
+/// `ACL_ERROR_RT_CONTEXT_RELEASE_ERROR`: `aclrtResetDevice` of a device not set.
+pub const ACL_ERROR_RT_CONTEXT_RELEASE_ERROR: aclError = 507_007;
+/// `ACL_ERROR_RT_REPORT_TIMEOUT`: `aclrtProcessReport` found no callback in time.
+pub const ACL_ERROR_RT_REPORT_TIMEOUT: aclError = 507_012;
+/// `ACL_DEVICE`: the program runs on the device.
+pub const ACL_DEVICE: aclrtRunMode = 0;
+/// `ACL_HOST`: the program runs on a host (the drop-in library's answer).
+pub const ACL_HOST: aclrtRunMode = 1;
+/// `ACL_STREAM_STATUS_COMPLETE`: everything enqueued on the stream has run.
+pub const ACL_STREAM_STATUS_COMPLETE: aclrtStreamStatus = 0;
+/// `ACL_STREAM_STATUS_NOT_READY`: work on the stream is pending.
+pub const ACL_STREAM_STATUS_NOT_READY: aclrtStreamStatus = 1;
+/// `ACL_CALLBACK_NO_BLOCK`: the stream goes on while the callback waits to be processed.
+pub const ACL_CALLBACK_NO_BLOCK: aclrtCallbackBlockType = 0;
+/// `ACL_CALLBACK_BLOCK`: the stream waits until the callback has run.
+pub const ACL_CALLBACK_BLOCK: aclrtCallbackBlockType = 1;
+/// `ACL_RT_THREAD_LEVEL`: the calling thread's last error.
+pub const ACL_RT_THREAD_LEVEL: aclrtLastErrLevel = 0;
+/// `ACL_CONTINUE_ON_FAILURE`: a stream goes on after a failed task (the default).
+pub const ACL_CONTINUE_ON_FAILURE: u64 = 0;
+/// `ACL_STOP_ON_FAILURE`: a stream stops at its first failed task.
+pub const ACL_STOP_ON_FAILURE: u64 = 1;
+/// `ACL_STREAM_FAST_LAUNCH`, a flag of `aclrtCreateStreamWithConfig`.
+pub const ACL_STREAM_FAST_LAUNCH: u32 = 0x1;
+/// `ACL_STREAM_FAST_SYNC`, a flag of `aclrtCreateStreamWithConfig`.
+pub const ACL_STREAM_FAST_SYNC: u32 = 0x2;
+/// `ACL_STREAM_PERSISTENT`, a flag of `aclrtCreateStreamWithConfig`.
+pub const ACL_STREAM_PERSISTENT: u32 = 0x4;
+/// `ACL_STREAM_HUGE`, a flag of `aclrtCreateStreamWithConfig`.
+pub const ACL_STREAM_HUGE: u32 = 0x8;
+/// `ACL_EVENT_SYNC`, a flag of `aclrtCreateEventWithFlag`.
+pub const ACL_EVENT_SYNC: u32 = 0x1;
+/// `ACL_EVENT_CAPTURE_STREAM_PROGRESS`, a flag of `aclrtCreateEventWithFlag`.
+pub const ACL_EVENT_CAPTURE_STREAM_PROGRESS: u32 = 0x2;
+/// `ACL_EVENT_TIME_LINE`, a flag of `aclrtCreateEventWithFlag`.
+pub const ACL_EVENT_TIME_LINE: u32 = 0x8;
 
 /// `aclrtMemLocation`: `{ uint32 id; int type }`.
 #[repr(C)]
@@ -151,8 +208,8 @@ macro_rules! acl_functions {
 /// those in scope; one that only needs the names can match the parameters as `tt`s and
 /// name each function's type as `mempool_ascend::sys::fns::NAME`.
 ///
-/// `aclGetRecentErrMsg` is not in the table: it returns a string, not an `aclError`
-/// ([`fn_aclGetRecentErrMsg`]).
+/// `aclGetRecentErrMsg` and `aclrtGetSocName` are not in the table: they return a
+/// string, not an `aclError` ([`fn_aclGetRecentErrMsg`], [`fn_aclrtGetSocName`]).
 #[macro_export]
 macro_rules! for_each_acl_function {
     ($callback:ident) => {
@@ -194,6 +251,26 @@ macro_rules! for_each_acl_function {
             aclrtMemPoolMallocAsync(ptr: *mut *mut c_void, size: usize, pool: aclrtMemPool, stream: aclrtStream);
             aclrtMemPoolFreeAsync(ptr: *mut c_void, stream: aclrtStream);
             aclrtMemPoolTrimTo(pool: aclrtMemPool, min_bytes_to_keep: usize);
+            aclrtGetRunMode(mode: *mut aclrtRunMode);
+            aclrtGetDevice(device: *mut i32);
+            aclrtGetVersion(major: *mut i32, minor: *mut i32, patch: *mut i32);
+            aclrtStreamQuery(stream: aclrtStream, status: *mut aclrtStreamStatus);
+            aclrtSetStreamFailureMode(stream: aclrtStream, mode: u64);
+            aclrtDestroyStreamForce(stream: aclrtStream);
+            aclrtResetDeviceForce(device: i32);
+            aclrtCreateStreamWithConfig(stream: *mut aclrtStream, priority: u32, flag: u32);
+            aclrtCreateEventWithFlag(event: *mut aclrtEvent, flag: u32);
+            aclrtResetEvent(event: aclrtEvent, stream: aclrtStream);
+            aclrtSynchronizeStreamWithTimeout(stream: aclrtStream, timeout: i32);
+            aclrtSynchronizeEventWithTimeout(event: aclrtEvent, timeout: i32);
+            aclrtEventGetTimestamp(event: aclrtEvent, timestamp: *mut u64);
+            aclrtMallocAlign32(ptr: *mut *mut c_void, size: usize, policy: aclrtMemMallocPolicy);
+            aclrtLaunchCallback(func: aclrtCallback, user_data: *mut c_void, block_type: aclrtCallbackBlockType, stream: aclrtStream);
+            aclrtSubscribeReport(thread_id: u64, stream: aclrtStream);
+            aclrtProcessReport(timeout: i32);
+            aclrtUnSubscribeReport(thread_id: u64, stream: aclrtStream);
+            aclrtGetLastError(level: aclrtLastErrLevel);
+            aclrtPeekAtLastError(level: aclrtLastErrLevel);
         }
     };
 }
@@ -203,6 +280,10 @@ for_each_acl_function!(acl_functions);
 
 /// `const char *aclGetRecentErrMsg(void)` (it returns a string, not an `aclError`).
 pub type fn_aclGetRecentErrMsg = unsafe extern "C" fn() -> *const c_char;
+
+/// `const char *aclrtGetSocName(void)` (it returns a string, not an `aclError`; the
+/// backend does not call it).
+pub type fn_aclrtGetSocName = unsafe extern "C" fn() -> *const c_char;
 
 #[cfg(test)]
 mod tests {
@@ -215,6 +296,6 @@ mod tests {
         assert_eq!((c.location.id, c.location.type_, c.maxSize), (3, 1, 12345));
         assert_eq!(mempool_hal::PoolProps::from(&c), p);
         assert!(FUNCTION_NAMES.contains(&"aclrtMemPoolTrimTo"));
-        assert_eq!(FUNCTION_NAMES.len(), 37);
+        assert_eq!(FUNCTION_NAMES.len(), 57);
     }
 }

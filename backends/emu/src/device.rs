@@ -11,7 +11,8 @@ use crate::pool::access::{self, CheckedRange, CopySide, ResolvedSide, copy, enqu
 use crate::pool::shared::{PoolSettings, PoolShared};
 use crate::stream::{EmuStream, StreamShared, Work};
 use mempool_hal::{
-    Device, DevicePtr, Error, ErrorKind, EventStatus, HostBuffer, HostFn, MemInfo, PoolCall, PoolProps, Result, code,
+    Device, DevicePtr, Error, ErrorKind, EventStatus, HostBuffer, HostFn, MemInfo, PoolCall, PoolProps, Result,
+    StreamStatus, code,
 };
 use std::fmt;
 use std::sync::atomic::Ordering;
@@ -205,6 +206,99 @@ impl Emulator {
         }
     }
 
+    /// [`Device::synchronize_stream`] with a time limit: `None` waits as long as any wait of
+    /// the emulator may ([`EmulatorBuilder::wait_timeout`]). On success the host has
+    /// observed the stream, exactly as after [`Device::synchronize_stream`].
+    ///
+    /// # Errors
+    ///
+    /// A destroyed or foreign stream: `InvalidHandle` (107017). The work did not complete
+    /// in time: `NotReady` with code 507046 (`ACL_ERROR_RT_STREAM_SYNC_TIMEOUT`); nothing is
+    /// observed and the work stays queued. Otherwise as [`Device::synchronize_stream`].
+    pub fn synchronize_stream_timeout(&self, stream: &EmuStream, timeout: Option<std::time::Duration>) -> Result<()> {
+        const OP: &str = "synchronize_stream_timeout";
+        let Some(t) = timeout.filter(|t| *t < self.timeout()) else { return self.synchronize_stream(stream) };
+        let s = stream.live(self.platform.id, OP)?;
+        let (tail, clock) = s.drain_with_clock(t, OP).map_err(|_| {
+            Error::new(
+                ErrorKind::NotReady,
+                code::ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+                OP,
+                format!("stream {} did not complete its work within {t:?}", s.id),
+            )
+        })?;
+        s.observe(tail);
+        self.platform.observe_clock(&clock);
+        self.platform.after_sync(self.device);
+        Self::sync_failure(s)
+    }
+
+    /// [`Device::synchronize_event`] with a time limit (`None`: as long as any wait of the
+    /// emulator may). An event never recorded completes at once.
+    ///
+    /// # Errors
+    ///
+    /// A destroyed or foreign event: `InvalidHandle` (107017). The recorded point was not
+    /// reached in time: `NotReady` with code 507047 (`ACL_ERROR_RT_EVENT_SYNC_TIMEOUT`);
+    /// nothing is observed.
+    pub fn synchronize_event_timeout(&self, event: &EmuEvent, timeout: Option<std::time::Duration>) -> Result<()> {
+        const OP: &str = "synchronize_event_timeout";
+        let Some(t) = timeout.filter(|t| *t < self.timeout()) else { return self.synchronize_event(event) };
+        let e = event.live(self.platform.id, OP)?;
+        if let Some(rec) = e.record() {
+            rec.stream.wait_for(rec.dep_real, t, OP).map_err(|_| {
+                Error::new(
+                    ErrorKind::NotReady,
+                    code::ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
+                    OP,
+                    format!("event {} was not reached within {t:?}", e.id),
+                )
+            })?;
+            self.platform.observe_clock(&rec.clock);
+            rec.stream.observe(rec.pos);
+        }
+        self.platform.after_sync(self.device);
+        Ok(())
+    }
+
+    /// Forgets `event`'s latest record, as `aclrtResetEvent` does: the event then queries
+    /// not ready and a wait on it is a no-op until it is recorded again. The reset takes
+    /// effect at the call, as a record does; `stream` is checked to be live.
+    ///
+    /// # Errors
+    ///
+    /// A destroyed or foreign handle: `InvalidHandle` (107017).
+    pub fn reset_event(&self, event: &EmuEvent, stream: &EmuStream) -> Result<()> {
+        const OP: &str = "reset_event";
+        let e = event.live(self.platform.id, OP)?;
+        stream.live(self.platform.id, OP)?;
+        e.clear_record();
+        Ok(())
+    }
+
+    /// When `event`'s latest recorded point was reached, in microseconds since the Unix
+    /// epoch (wall clock).
+    ///
+    /// # Errors
+    ///
+    /// A destroyed or foreign event: `InvalidHandle` (107017). An event never recorded, or
+    /// whose point has not been reached: `NotReady` (507000).
+    pub fn event_timestamp_us(&self, event: &EmuEvent) -> Result<u64> {
+        const OP: &str = "event_timestamp_us";
+        let e = event.live(self.platform.id, OP)?;
+        let stamp = e.record().filter(|r| r.complete()).and_then(|r| r.stamp.get().copied()).ok_or_else(|| {
+            Error::new(
+                ErrorKind::NotReady,
+                code::ACL_ERROR_RT_INTERNAL_ERROR,
+                OP,
+                format!("event {} was never recorded or has not completed", e.id),
+            )
+        })?;
+        let at = std::time::SystemTime::now() - stamp.elapsed();
+        let us = at.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros());
+        Ok(u64::try_from(us).unwrap_or(u64::MAX))
+    }
+
     /// Whether everything enqueued on `stream` has run (no host observation).
     ///
     /// # Errors
@@ -257,6 +351,20 @@ impl Device for Emulator {
         self.platform.observe_clock(&clock);
         self.platform.after_sync(self.device);
         Self::sync_failure(s)
+    }
+
+    fn query_stream(&self, stream: &EmuStream) -> Result<StreamStatus> {
+        let s = stream.live(self.platform.id, "query_stream")?;
+        // A complete answer is a host observation, as a synchronization's return is; it
+        // releases nothing and leaves failures to the next synchronization.
+        Ok(match s.query() {
+            Some((tail, clock)) => {
+                s.observe(tail);
+                self.platform.observe_clock(&clock);
+                StreamStatus::Complete
+            }
+            None => StreamStatus::NotReady,
+        })
     }
 
     fn synchronize_device(&self) -> Result<()> {

@@ -59,6 +59,11 @@ impl EventShared {
     pub(crate) fn set_record(&self, r: Record) {
         *lock(&self.record) = Some(r);
     }
+
+    /// Forgets the latest record: the event is as if never recorded.
+    pub(crate) fn clear_record(&self) {
+        *lock(&self.record) = None;
+    }
 }
 
 /// An event of the emulator. Clones name the same event.

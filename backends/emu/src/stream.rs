@@ -359,6 +359,15 @@ impl StreamShared {
         Ok((tail, clock))
     }
 
+    /// Without waiting or letting deferred work run: when everything enqueued so far has
+    /// run, the tail position (markers included) and the stream's clock there, read under
+    /// one lock, which the caller may mark as observed; `None` while work is pending.
+    pub(crate) fn query(&self) -> Option<(u64, Arc<Clock>)> {
+        let st = self.state();
+        let tail = self.pos.load(Ordering::Acquire);
+        (self.completed() >= st.last_real).then(|| (tail, st.clock.clone()))
+    }
+
     /// Takes the failure recorded since the last synchronization.
     pub(crate) fn take_failure(&self) -> Option<Error> {
         lock(&self.failure).take()

@@ -357,3 +357,53 @@ fn a_host_function_that_waits_for_its_own_stream_fails_at_once() -> Result<()> {
     assert!(e.message().contains("synchronizing its own stream deadlocks"), "{}", e.message());
     emu.synchronize_stream(&s)
 }
+
+#[test]
+fn query_stream_neither_runs_deferred_work_nor_waits() -> Result<()> {
+    let dev = emu(ExecutionMode::Deferred);
+    let s = dev.create_stream()?;
+    assert_eq!(dev.query_stream(&s)?, mempool_hal::StreamStatus::Complete, "an empty stream");
+    let ran = Arc::new(AtomicUsize::new(0));
+    let r = Arc::clone(&ran);
+    dev.launch_host_func(
+        &s,
+        Box::new(move || {
+            r.fetch_add(1, Ordering::SeqCst);
+        }),
+    )?;
+    assert_eq!(dev.query_stream(&s)?, mempool_hal::StreamStatus::NotReady);
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "a query lets nothing run");
+    dev.run_pending(&s)?;
+    assert_eq!(dev.query_stream(&s)?, mempool_hal::StreamStatus::Complete);
+    dev.destroy_stream(&s)?;
+    assert_eq!(dev.query_stream(&s).unwrap_err().code(), mempool_hal::code::ACL_ERROR_RT_INVALID_HANDLE);
+    Ok(())
+}
+
+#[test]
+fn timed_synchronization_expires_on_a_blocked_stream() -> Result<()> {
+    let dev = emu(ExecutionMode::Threaded);
+    let s = dev.create_stream()?;
+    let ev = dev.create_event()?;
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    dev.launch_host_func(
+        &s,
+        Box::new(move || {
+            let _ = rx.recv_timeout(std::time::Duration::from_secs(10));
+        }),
+    )?;
+    dev.record_event(&ev, &s)?;
+    let short = Some(std::time::Duration::from_millis(20));
+    let e = dev.synchronize_stream_timeout(&s, short).unwrap_err();
+    assert_eq!((e.kind(), e.code()), (ErrorKind::NotReady, mempool_hal::code::ACL_ERROR_RT_STREAM_SYNC_TIMEOUT));
+    let e = dev.synchronize_event_timeout(&ev, short).unwrap_err();
+    assert_eq!((e.kind(), e.code()), (ErrorKind::NotReady, mempool_hal::code::ACL_ERROR_RT_EVENT_SYNC_TIMEOUT));
+    assert!(dev.event_timestamp_us(&ev).is_err(), "not reached yet");
+    tx.send(()).unwrap();
+    dev.synchronize_event_timeout(&ev, None)?;
+    dev.synchronize_stream_timeout(&s, Some(std::time::Duration::from_secs(5)))?;
+    assert!(dev.event_timestamp_us(&ev)? > 0);
+    dev.reset_event(&ev, &s)?;
+    assert_eq!(dev.query_event(&ev)?, mempool_hal::EventStatus::NotReady, "a reset event");
+    Ok(())
+}

@@ -79,7 +79,7 @@
 
 use mempool_hal::{
     AttrId, Device, DevicePtr, Error, EventStatus, HostBuffer, HostFn, MemInfo, MemPool, OomInfo, PoolProps, PoolStats,
-    RawAttrValue, Result,
+    RawAttrValue, Result, StreamStatus,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -179,6 +179,7 @@ mockall::mock! {
         fn stream_wait_event(&self, stream: &MockStream, event: &MockEvent) -> Result<()>;
         fn synchronize_event(&self, event: &MockEvent) -> Result<()>;
         fn query_event(&self, event: &MockEvent) -> Result<EventStatus>;
+        fn query_stream(&self, stream: &MockStream) -> Result<StreamStatus>;
         fn event_elapsed_ms(&self, start: &MockEvent, end: &MockEvent) -> Result<f32>;
         fn create_pool(&self, props: &PoolProps) -> Result<MockMemPool>;
         fn destroy_pool(&self, pool: &MockMemPool) -> Result<()>;

@@ -221,7 +221,7 @@ mod tests {
     use crate::{ensure, ensure_eq};
     use mempool_hal::{
         AttrId, Device, DevicePtr, Error, ErrorKind, EventStatus, HostBuffer, HostFn, MemInfo, PoolProps, RawAttrValue,
-        Result, code,
+        Result, StreamStatus, code,
     };
 
     /// A backend that answers every call with `NotSupported`.
@@ -295,6 +295,9 @@ mod tests {
             no()
         }
         fn query_event(&self, _: &()) -> Result<EventStatus> {
+            no()
+        }
+        fn query_stream(&self, _: &()) -> Result<StreamStatus> {
             no()
         }
         fn event_elapsed_ms(&self, _: &(), _: &()) -> Result<f32> {

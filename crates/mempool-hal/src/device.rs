@@ -18,6 +18,15 @@ pub enum EventStatus {
     Complete,
 }
 
+/// Whether everything enqueued on a stream has run (`aclrtStreamStatus`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StreamStatus {
+    /// Every operation enqueued on the stream so far has run (`ACL_STREAM_STATUS_COMPLETE`).
+    Complete,
+    /// At least one enqueued operation has not run yet (`ACL_STREAM_STATUS_NOT_READY`).
+    NotReady,
+}
+
 /// Device memory totals (`aclrtGetMemInfo`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MemInfo {
@@ -136,6 +145,28 @@ pub trait Device: Send + Sync {
     /// A destroyed or foreign stream: `InvalidHandle` (107017). Work that failed on the
     /// stream since the last synchronization: `AsyncFailure`.
     fn synchronize_stream(&self, stream: &Self::Stream) -> Result<()>;
+
+    /// Whether everything enqueued on `stream` so far has run, without blocking.
+    ///
+    /// # Stream ordering
+    ///
+    /// An answer of [`StreamStatus::Complete`] is a host observation of the stream, as
+    /// [`Device::synchronize_stream`] returning is: work enqueued afterwards is ordered
+    /// after everything the stream held at the query (see
+    /// [objects and stream order](crate::contract::objects)). It is not a synchronization:
+    /// pools release nothing because of it. [`StreamStatus::NotReady`] observes nothing.
+    ///
+    /// # Errors
+    ///
+    /// A destroyed or foreign stream: `InvalidHandle` (107017).
+    ///
+    /// # Portability
+    ///
+    /// On the emulator a complete answer also lets the stream-order checker count the
+    /// stream's work as known complete. On Ascend it is `aclrtStreamQuery`; the runtime does
+    /// not say whether failed work on the stream shows in the answer, so failures are left
+    /// to the next synchronization on every backend.
+    fn query_stream(&self, stream: &Self::Stream) -> Result<StreamStatus>;
 
     /// Blocks until all work enqueued on every stream of the device has run, then
     /// releases as [`Device::synchronize_stream`] does. The host has then observed every

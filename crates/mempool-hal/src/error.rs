@@ -34,6 +34,10 @@ pub mod code {
     /// Pool exhausted, non-zero HIGH write, threshold above the pool size, trim misuse,
     /// unknown pool handle in destroy/malloc/trim, null stream in free.
     pub const ACL_ERROR_RT_INTERNAL_ERROR: i32 = 507_000;
+    /// A stream synchronization with a time limit ran out of time.
+    pub const ACL_ERROR_RT_STREAM_SYNC_TIMEOUT: i32 = 507_046;
+    /// An event synchronization with a time limit ran out of time.
+    pub const ACL_ERROR_RT_EVENT_SYNC_TIMEOUT: i32 = 507_047;
 }
 
 /// The portable classification of an [`Error`]. Match on this; log the vendor code.

@@ -70,7 +70,7 @@ mod reuse;
 mod stats;
 
 pub use attr::{AttrId, RawAttrValue};
-pub use device::{Device, EventStatus, HostFn, MemInfo};
+pub use device::{Device, EventStatus, HostFn, MemInfo, StreamStatus};
 pub use error::{Error, ErrorKind, OomInfo, PoolCall, Result, code};
 pub use pool::{MemPool, MemPoolExt};
 pub use props::{

@@ -3,6 +3,7 @@
 use crate::format::{Op, Row, Trace};
 use mempool_hal::{
     AttrId, Device, DevicePtr, EventStatus, HostBuffer, HostFn, MemInfo, MemPool, PoolProps, RawAttrValue, Result,
+    StreamStatus,
 };
 use std::collections::HashMap;
 use std::fmt;
@@ -232,6 +233,10 @@ impl<D: Device> Device for Recorder<D> {
         self.inner.synchronize_stream(&stream.inner)?;
         self.log.push(Op::SyncStream { stream: stream.id });
         Ok(())
+    }
+
+    fn query_stream(&self, stream: &Self::Stream) -> Result<StreamStatus> {
+        self.inner.query_stream(&stream.inner)
     }
 
     fn synchronize_device(&self) -> Result<()> {

@@ -323,7 +323,7 @@ mod raii;
 pub use mempool_hal as hal;
 pub use mempool_hal::{
     AttrId, Device, DevicePtr, Error, ErrorKind, EventStatus, HostBuffer, MemInfo, MemPool, MemPoolExt, OomInfo,
-    PoolProps, PoolStats, RawAttrValue, Result, code,
+    PoolProps, PoolStats, RawAttrValue, Result, StreamStatus, code,
 };
 pub use raii::{Buffer, Event, Pool, Stream};
 

@@ -24,7 +24,9 @@
 extern "C" {
 #endif
 
-/* The configuration file is not read; NULL is fine. A bad emulator setting in the environment
+/* NULL, "" or a readable file (its content is not read); another path: ACL_ERROR_INVALID_FILE.
+ * Again before aclFinalize: ACL_ERROR_REPEAT_INITIALIZE; aclFinalize again without aclInit:
+ * ACL_ERROR_REPEAT_FINALIZE. A bad emulator setting in the environment
  * (MEMPOOL_EMU_*) makes this and every later call fail with ACL_ERROR_RT_INTERNAL_ERROR and a
  * message naming the variable. */
 aclError aclInit(const char *configPath);

@@ -46,24 +46,28 @@ typedef void *aclrtContext;
 #define ACL_ERROR_NONE 0 /* the older name of ACL_SUCCESS */
 
 #define ACL_ERROR_INVALID_PARAM 100000       /* null pointers, bad props, bad memcpy kind */
-#define ACL_ERROR_REPEAT_INITIALIZE 100002   /* aclInit called twice (not returned here) */
-#define ACL_ERROR_INVALID_FILE 100003        /* bad aclInit configuration file (not returned) */
-#define ACL_ERROR_REPEAT_FINALIZE 100037     /* aclFinalize called twice (not returned here) */
+#define ACL_ERROR_REPEAT_INITIALIZE 100002   /* aclInit called again before aclFinalize */
+#define ACL_ERROR_INVALID_FILE 100003        /* aclInit's configuration path is not a readable file */
+#define ACL_ERROR_REPEAT_FINALIZE 100037     /* aclFinalize called again without aclInit */
 #define ACL_ERROR_COMPILING_STUB_MODE 100039 /* a link stub, not a runtime */
 
 #define ACL_ERROR_RT_PARAM_INVALID 107000    /* bad attribute write/id, bad free pointer, ... */
 #define ACL_ERROR_RT_INVALID_DEVICEID 107001 /* device id out of range */
 #define ACL_ERROR_RT_CONTEXT_NULL 107002     /* no current device/context on this thread */
 #define ACL_ERROR_RT_STREAM_CONTEXT 107003   /* stream used outside its context */
+#define ACL_ERROR_RT_STREAM_SUBSCRIBE 107011 /* stream already subscribed, or not by that thread */
+#define ACL_ERROR_RT_THREAD_SUBSCRIBE 107012 /* aclrtProcessReport on a thread with no subscription */
+#define ACL_ERROR_RT_STREAM_NO_CB_REG 107015 /* aclrtLaunchCallback on a stream nobody subscribed */
 #define ACL_ERROR_RT_INVALID_HANDLE 107017   /* destroyed or foreign stream/event/context */
 
 #define ACL_ERROR_RT_FEATURE_NOT_SUPPORT 207000 /* the runtime lacks the pool API */
 #define ACL_ERROR_RT_MEMORY_ALLOCATION 207001   /* host/driver allocation failed */
 
 #define ACL_ERROR_RT_INTERNAL_ERROR 507000        /* pool exhausted, HIGH write, trim misuse, ... */
-#define ACL_ERROR_RT_CONTEXT_RELEASE_ERROR 507007 /* (not returned here) */
-#define ACL_ERROR_RT_STREAM_SYNC_TIMEOUT 507046   /* (not returned here) */
-#define ACL_ERROR_RT_EVENT_SYNC_TIMEOUT 507047    /* (not returned here) */
+#define ACL_ERROR_RT_CONTEXT_RELEASE_ERROR 507007 /* aclrtResetDevice of a device not set */
+#define ACL_ERROR_RT_REPORT_TIMEOUT 507012        /* aclrtProcessReport: no callback in time */
+#define ACL_ERROR_RT_STREAM_SYNC_TIMEOUT 507046   /* aclrtSynchronizeStreamWithTimeout expired */
+#define ACL_ERROR_RT_EVENT_SYNC_TIMEOUT 507047    /* aclrtSynchronizeEventWithTimeout expired */
 
 /* ---------------------------------------------------------------- layout checks */
 

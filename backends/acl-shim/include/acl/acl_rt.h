@@ -21,7 +21,47 @@
 extern "C" {
 #endif
 
+/* ---------------------------------------------------------------- flags and modes */
+
+/* Flags of aclrtCreateEventWithFlag: accepted; every event keeps time stamps. */
+#define ACL_EVENT_SYNC 0x00000001U
+#define ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x00000002U
+#define ACL_EVENT_TIME_LINE 0x00000008U
+
+/* Flags of aclrtCreateStreamWithConfig: accepted, no effect on the emulator. */
+#define ACL_STREAM_FAST_LAUNCH 0x00000001U
+#define ACL_STREAM_FAST_SYNC 0x00000002U
+#define ACL_STREAM_PERSISTENT 0x00000004U
+#define ACL_STREAM_HUGE 0x00000008U
+
+/* Modes of aclrtSetStreamFailureMode (only bit 0 counts). */
+#define ACL_CONTINUE_ON_FAILURE 0x00000000U
+#define ACL_STOP_ON_FAILURE 0x00000001U
+
 /* ---------------------------------------------------------------- enumerations */
+
+/* Answer of aclrtGetRunMode: this library always answers ACL_HOST. */
+typedef enum aclrtRunMode {
+    ACL_DEVICE = 0,
+    ACL_HOST = 1
+} aclrtRunMode;
+
+/* Answer of aclrtStreamQuery. */
+typedef enum aclrtStreamStatus {
+    ACL_STREAM_STATUS_COMPLETE = 0,
+    ACL_STREAM_STATUS_NOT_READY = 1
+} aclrtStreamStatus;
+
+/* Whether the stream waits for a callback of aclrtLaunchCallback to have run. */
+typedef enum aclrtCallbackBlockType {
+    ACL_CALLBACK_NO_BLOCK = 0,
+    ACL_CALLBACK_BLOCK = 1
+} aclrtCallbackBlockType;
+
+/* Scope of aclrtGetLastError / aclrtPeekAtLastError. */
+typedef enum aclrtLastErrLevel {
+    ACL_RT_THREAD_LEVEL = 0
+} aclrtLastErrLevel;
 
 /* Direction of aclrtMemcpy / aclrtMemcpyAsync. Other values: ACL_ERROR_INVALID_PARAM. */
 typedef enum aclrtMemcpyKind {
@@ -92,6 +132,10 @@ typedef struct aclrtMemLocation {
  * reaches it. Device pointers are host addresses here, so it may touch device memory. */
 typedef void (*aclrtHostFunc)(void *args);
 
+/* A callback enqueued with aclrtLaunchCallback: runs on the thread that subscribed the stream
+ * (aclrtSubscribeReport), inside its aclrtProcessReport. */
+typedef void (*aclrtCallback)(void *userData);
+
 /* ---------------------------------------------------------------- layout checks */
 
 MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtMemcpyKind) == 4, "enums are int-sized");
@@ -101,17 +145,32 @@ MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtEventRecordedStatus) == 4, "enums are 
 MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtMemLocationType) == 4, "enums are int-sized");
 MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtMemAllocationType) == 4, "enums are int-sized");
 MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtMemHandleType) == 4, "enums are int-sized");
+MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtRunMode) == 4, "enums are int-sized");
+MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtStreamStatus) == 4, "enums are int-sized");
+MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtCallbackBlockType) == 4, "enums are int-sized");
+MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtLastErrLevel) == 4, "enums are int-sized");
 MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtMemLocation) == 8, "aclrtMemLocation is 8 bytes");
 MEMPOOL_HAL_ACL_STATIC_ASSERT(offsetof(aclrtMemLocation, id) == 0, "aclrtMemLocation.id @0");
 MEMPOOL_HAL_ACL_STATIC_ASSERT(offsetof(aclrtMemLocation, type) == 4, "aclrtMemLocation.type @4");
 
 /* ---------------------------------------------------------------- devices and contexts */
 
-/* Makes the device's default context current on this thread. */
+/* Makes the device's default context current on this thread; counted per device. */
 aclError aclrtSetDevice(int32_t deviceId);
-/* Waits for the device's work; the device stops being current if it was. */
+/* Undoes one aclrtSetDevice (ACL_ERROR_RT_CONTEXT_RELEASE_ERROR if none is left) and waits for
+ * the device's work; the device stops being current on this thread if it was. */
 aclError aclrtResetDevice(int32_t deviceId);
+/* As aclrtResetDevice, undoing every aclrtSetDevice of the device. */
+aclError aclrtResetDeviceForce(int32_t deviceId);
 aclError aclrtGetDeviceCount(uint32_t *count);
+/* The calling thread's current device. */
+aclError aclrtGetDevice(int32_t *deviceId);
+/* Always ACL_HOST; works before aclInit and without a current device. */
+aclError aclrtGetRunMode(aclrtRunMode *runMode);
+/* The version of this library. */
+aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion);
+/* "mempool-emu", a static string. */
+const char *aclrtGetSocName(void);
 
 /* The new context becomes current. */
 aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId);
@@ -125,19 +184,36 @@ aclError aclrtGetCurrentContext(aclrtContext *context);
 /* On the current device. A NULL stream elsewhere means its default stream, where the ACL
  * API allows it. */
 aclError aclrtCreateStream(aclrtStream *stream);
+/* The priority and flags are accepted and do not change how the stream runs. */
+aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag);
 /* Work already queued still runs. */
 aclError aclrtDestroyStream(aclrtStream stream);
+/* As aclrtDestroyStream: work already queued still runs here. */
+aclError aclrtDestroyStreamForce(aclrtStream stream);
 aclError aclrtSynchronizeStream(aclrtStream stream);
+/* timeout in ms, -1 for none; expiry: ACL_ERROR_RT_STREAM_SYNC_TIMEOUT. */
+aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);
+/* COMPLETE counts as the host observing the stream, as a synchronization does. */
+aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status);
+/* Stored; going back from ACL_STOP_ON_FAILURE: ACL_ERROR_RT_FEATURE_NOT_SUPPORT. */
+aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode);
 /* The current device. */
 aclError aclrtSynchronizeDevice(void);
 
 /* ---------------------------------------------------------------- events */
 
 aclError aclrtCreateEvent(aclrtEvent *event);
+aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag);
 aclError aclrtDestroyEvent(aclrtEvent event);
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
 aclError aclrtSynchronizeEvent(aclrtEvent event);
+/* timeout in ms, -1 for none; expiry: ACL_ERROR_RT_EVENT_SYNC_TIMEOUT. */
+aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout);
+/* The event forgets its record. */
+aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream);
+/* When the recorded point was reached, in microseconds since the Unix epoch. */
+aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp);
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status);
 /* Real elapsed milliseconds between two completed events. */
 aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent);
@@ -146,6 +222,8 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endE
 
 /* Synchronous device memory; it may also be freed in stream order (aclrtMemPoolFreeAsync). */
 aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
+/* As aclrtMalloc. */
+aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
 aclError aclrtFree(void *devPtr);
 /* Ordinary host memory, 64-byte aligned. */
 aclError aclrtMallocHost(void **hostPtr, size_t size);
@@ -168,6 +246,22 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);
 
 /* fn(args) runs when the stream reaches it. */
 aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args);
+
+/* Callbacks: threadId (a pthread_t) runs the callbacks launched on the stream, one per
+ * aclrtProcessReport call. */
+aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream);
+aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream);
+/* Nobody subscribed the stream: ACL_ERROR_RT_STREAM_NO_CB_REG. */
+aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType,
+                             aclrtStream stream);
+/* timeout in ms, -1 for none; no callback in time: ACL_ERROR_RT_REPORT_TIMEOUT. */
+aclError aclrtProcessReport(int32_t timeout);
+
+/* ---------------------------------------------------------------- last error */
+
+/* The code of the calling thread's last failed call (0 if none); Get forgets it. */
+aclError aclrtGetLastError(aclrtLastErrLevel level);
+aclError aclrtPeekAtLastError(aclrtLastErrLevel level);
 
 #ifdef __cplusplus
 }

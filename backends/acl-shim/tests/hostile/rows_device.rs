@@ -12,14 +12,43 @@ pub(super) fn device_rows(t: &mut Table) {
             // SAFETY: takes an integer only.
             unsafe { aclrtResetDevice(dev) }
         });
+        t.add("aclrtResetDeviceForce", format!("device {dev}"), DEVICE_ID, move |_| {
+            // SAFETY: takes an integer only.
+            unsafe { aclrtResetDeviceForce(dev) }
+        });
     }
     t.fresh("aclrtSetDevice", "device 1, without a current device", OK, |_| {
         // SAFETY: takes an integer only.
         unsafe { aclrtSetDevice(1) }
     });
-    t.fresh("aclrtResetDevice", "device 0, without a current device", OK, |_| {
+    // The set counts are process-wide: these rows use device 1, which only the fixture's
+    // helper thread set, and leave it set once more than they found it at most.
+    t.fresh("aclrtResetDevice", "device 1, set once on this thread", OK, |_| {
+        // SAFETY: takes integers only.
+        unsafe {
+            check(aclrtSetDevice(1), "device 1");
+            aclrtResetDevice(1)
+        }
+    });
+    t.fresh("aclrtResetDeviceForce", "device 1, set twice on this thread", OK, |_| {
+        // SAFETY: takes integers only.
+        unsafe {
+            check(aclrtSetDevice(1), "device 1");
+            check(aclrtSetDevice(1), "device 1 again");
+            aclrtResetDeviceForce(1)
+        }
+    });
+    t.fresh("aclrtResetDevice", "device 1 after aclrtResetDeviceForce (not set)", CONTEXT_RELEASE, |_| {
+        // SAFETY: takes integers only.
+        unsafe {
+            check(aclrtSetDevice(1), "device 1");
+            check(aclrtResetDeviceForce(1), "force");
+            aclrtResetDevice(1)
+        }
+    });
+    t.fresh("aclrtResetDeviceForce", "device 1, not set", CONTEXT_RELEASE, |_| {
         // SAFETY: takes an integer only.
-        unsafe { aclrtResetDevice(0) }
+        unsafe { aclrtResetDeviceForce(1) }
     });
     t.add("aclrtGetDeviceCount", "null count", PARAM, |_| {
         // SAFETY: a null out-pointer, which the shim refuses before writing.
@@ -82,6 +111,7 @@ pub(super) fn context_rows(t: &mut Table) {
         // SAFETY: a valid out-pointer, then the handle it received.
         unsafe {
             check(aclrtCreateContext(&mut c, 0), "a context to destroy");
+            check(aclrtSetDevice(0), "device 0");
             check(aclrtResetDevice(0), "no current device again");
             aclrtDestroyContext(c)
         }
@@ -161,22 +191,45 @@ pub(super) fn misc_rows(t: &mut Table) {
         OK
     });
 
+    // The process is initialized (the test called aclInit once): a repeat is refused, a
+    // finalize succeeds once, and the process can be initialized again after it.
     const I: &str = "aclInit";
-    t.add(I, "null config, again (repeat calls are accepted)", OK, |_| {
-        // SAFETY: the configuration path is not read.
+    const FI: &str = "aclFinalize";
+    t.add(I, "null config, again", REPEAT_INIT, |_| {
+        // SAFETY: a null configuration path.
         unsafe { aclInit(std::ptr::null()) }
     });
-    t.fresh(I, "a config file that does not exist, on another thread (the file is not read)", OK, |_| {
-        // SAFETY: a NUL-terminated string (not read by the shim).
+    t.fresh(I, "a config file that does not exist, again, on another thread", REPEAT_INIT, |_| {
+        // SAFETY: a NUL-terminated string.
         unsafe { aclInit(c"/nonexistent/acl.json".as_ptr()) }
     });
-    const FI: &str = "aclFinalize";
     t.fresh(FI, "without a current device (the shim keeps working afterwards)", OK, |_| {
         // SAFETY: takes no arguments.
         unsafe { aclFinalize() }
     });
-    t.add(FI, "twice (repeat calls are accepted)", OK, |_| {
+    t.add(FI, "twice", REPEAT_FINALIZE, |_| {
         // SAFETY: takes no arguments.
         unsafe { aclFinalize() }
+    });
+    t.add(I, "a config file that does not exist", INVALID_FILE, |_| {
+        // SAFETY: a NUL-terminated string.
+        unsafe { aclInit(c"/nonexistent/acl.json".as_ptr()) }
+    });
+    t.add(I, "a directory as the config file", INVALID_FILE, |_| {
+        // SAFETY: a NUL-terminated string.
+        unsafe { aclInit(c"/".as_ptr()) }
+    });
+    t.add(I, "this crate's manifest as the config file (readable; not parsed)", OK, |_| {
+        let path = std::ffi::CString::new(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).unwrap();
+        // SAFETY: a NUL-terminated string; then no arguments.
+        unsafe {
+            let rc = aclInit(path.as_ptr());
+            check(aclFinalize(), "finalizing again");
+            rc
+        }
+    });
+    t.add(I, "null config, after aclFinalize", OK, |_| {
+        // SAFETY: a null configuration path.
+        unsafe { aclInit(std::ptr::null()) }
     });
 }

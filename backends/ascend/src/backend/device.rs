@@ -4,7 +4,7 @@ use super::{Ascend, AscendEvent, AscendPool, AscendStream, Handle};
 use crate::{result, sys};
 use mempool_hal::{
     Device, DevicePtr, Error, ErrorKind, EventStatus, HostBuffer, HostFn, MemInfo, MemPool, MemPoolExt, PoolCall,
-    PoolProps, Result, code, round_down, round_up,
+    PoolProps, Result, StreamStatus, code, round_down, round_up,
 };
 use std::ffi::c_void;
 
@@ -47,6 +47,11 @@ impl Device for Ascend {
     fn synchronize_stream(&self, stream: &AscendStream) -> Result<()> {
         let raw = self.stream(stream, "aclrtSynchronizeStream")?;
         result::stream::synchronize(&self.shared.rt, raw)
+    }
+
+    fn query_stream(&self, stream: &AscendStream) -> Result<StreamStatus> {
+        let raw = self.stream(stream, "aclrtStreamQuery")?;
+        result::stream::query(&self.shared.rt, raw)
     }
 
     fn synchronize_device(&self) -> Result<()> {

@@ -35,6 +35,7 @@ pub fn kind_of(rc: i32) -> ErrorKind {
         code::ACL_ERROR_RT_FEATURE_NOT_SUPPORT => ErrorKind::NotSupported,
         code::ACL_ERROR_RT_MEMORY_ALLOCATION => ErrorKind::HostAllocation,
         code::ACL_ERROR_COMPILING_STUB_MODE => ErrorKind::Unavailable,
+        code::ACL_ERROR_RT_STREAM_SYNC_TIMEOUT | code::ACL_ERROR_RT_EVENT_SYNC_TIMEOUT => ErrorKind::NotReady,
         _ => ErrorKind::Internal,
     }
 }

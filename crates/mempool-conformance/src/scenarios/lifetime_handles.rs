@@ -1,9 +1,10 @@
 //! Scenarios 28-30: lifetime, bad handles and concurrency (SPEC.md sections 7 and 8).
 
-use super::{free, new_pool};
+use super::{Gate, free, new_pool};
 use crate::{Capability, Failure, Harness, ScenarioResult, ensure, ensure_eq, expect_error};
 use mempool_hal::{
-    AttrId, Device, DevicePtr, ErrorKind, EventStatus, MemPool, MemPoolExt, RawAttrValue, ReuseFlags, code, round_down,
+    AttrId, Device, DevicePtr, ErrorKind, EventStatus, MemPool, MemPoolExt, RawAttrValue, ReuseFlags, StreamStatus,
+    code, round_down,
 };
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
@@ -59,11 +60,14 @@ pub fn s28_destroy_with_live_allocations<H: Harness>(h: &H) -> ScenarioResult {
 /// - A pool destroyed twice: 507000; a destroyed pool in `malloc_async` and `trim_to`:
 ///   507000, in `get_attr_raw` / `set_attr_raw`: 107000 (all `InvalidHandle`).
 /// - A destroyed stream in `malloc_async`, `free_async`, `synchronize_stream`,
-///   `record_event`, `stream_wait_event`, `launch_host_func` and `destroy_stream`:
+///   `record_event`, `stream_wait_event`, `launch_host_func`, `query_stream` and `destroy_stream`:
 ///   `InvalidHandle` (107017), and the pool's statistics do not move.
 /// - A destroyed event in `record_event`, `stream_wait_event`, `synchronize_event`,
 ///   `query_event` and `destroy_event`: `InvalidHandle` (107017). A live event never
 ///   recorded queries `NotReady` (CANN's `ACL_EVENT_RECORDED_STATUS_NOT_READY` covers it).
+/// - `query_stream` of a live stream: `Complete` once synchronized; with
+///   [`Capability::BlockingHostFunctions`], `NotReady` while a host function holds it and
+///   `Complete` after it ran.
 /// - With [`Capability::ForeignHandles`], a stream, event and pool of a second device
 ///   (107017 for streams and events, 507000 for the pool). The Rust API cannot forge
 ///   garbage handles; foreign handles stand in for them. Without the capability these
@@ -124,6 +128,12 @@ pub fn s29_bad_handles<H: Harness>(h: &H) -> ScenarioResult {
     stream_gone(dev.record_event(&ev, &dead_stream), "record_event")?;
     stream_gone(dev.stream_wait_event(&dead_stream, &ev), "stream_wait_event")?;
     stream_gone(dev.launch_host_func(&dead_stream, Box::new(|| {})), "launch_host_func")?;
+    expect_error(
+        dev.query_stream(&dead_stream),
+        ErrorKind::InvalidHandle,
+        invalid_handle,
+        "query_stream with a destroyed stream",
+    )?;
     stream_gone(dev.destroy_stream(&dead_stream), "destroy_stream")?;
     free(&pool, p, &s)?;
 
@@ -151,6 +161,17 @@ pub fn s29_bad_handles<H: Harness>(h: &H) -> ScenarioResult {
     dev.synchronize_event(&ev)?;
     ensure_eq!(dev.query_event(&ev)?, EventStatus::Complete, "a live event after synchronizing it");
     dev.synchronize_stream(&s)?;
+    ensure_eq!(dev.query_stream(&s)?, StreamStatus::Complete, "query_stream of a synchronized stream");
+    if h.supports(Capability::BlockingHostFunctions) {
+        // Not ready while a host function holds the stream; complete once it has run.
+        let gate = Gate::new();
+        dev.launch_host_func(&s, gate.blocker())?;
+        ensure_eq!(dev.query_stream(&s)?, StreamStatus::NotReady, "query_stream while a host function blocks it");
+        gate.open();
+        dev.synchronize_stream(&s)?;
+        gate.check_not_expired()?;
+        ensure_eq!(dev.query_stream(&s)?, StreamStatus::Complete, "query_stream after the host function ran");
+    }
 
     if h.supports(Capability::ForeignHandles) {
         foreign_handles(h, &dev, &pool, &s, &ev)?;
