@@ -32,19 +32,7 @@ const NEEDS_NEWER_LIBRARY: &[(&str, &str)] = &[(
 /// The trial checks that every compiler error is about one of them, so the sample stays
 /// otherwise correct; when it compiles, the trial fails until the entry moves to
 /// [`NEEDS_NEWER_LIBRARY`] or goes.
-const NOT_YET_COMPILABLE: &[(&str, &[&str])] = &[(
-    "callback_report.c",
-    &[
-        "aclrtCallbackBlockType",
-        "ACL_CALLBACK_BLOCK",
-        "ACL_CALLBACK_NO_BLOCK",
-        "aclrtLaunchCallback",
-        "aclrtSubscribeReport",
-        "aclrtUnSubscribeReport",
-        "aclrtProcessReport",
-        "ACL_ERROR_RT_REPORT_TIMEOUT",
-    ],
-)];
+const NOT_YET_COMPILABLE: &[(&str, &[&str])] = &[];
 
 /// Emulator settings of single samples, and why.
 const ENV: &[(&str, &str, &str, &str)] = &[

@@ -24,6 +24,7 @@
 #include "sample_check.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,6 +41,7 @@ typedef struct {
 static aclrtContext g_context;
 static pthread_t g_report_thread;
 static atomic_int g_stop;
+static atomic_int g_subscribed; /* set once the main thread has subscribed this thread */
 static atomic_int g_context_error;  /* aclrtSetCurrentContext failed on the report thread */
 static atomic_int g_process_errors; /* aclrtProcessReport codes other than success/timeout */
 static atomic_int g_last_process_error;
@@ -54,6 +56,10 @@ static void *report_loop(void *unused)
     (void)unused;
     if (aclrtSetCurrentContext(g_context) != ACL_SUCCESS) {
         atomic_store(&g_context_error, 1);
+    }
+    /* A thread may process reports only once it is subscribed to a stream. */
+    while (!atomic_load(&g_subscribed) && !atomic_load(&g_stop)) {
+        sched_yield();
     }
     while (!atomic_load(&g_stop)) {
         aclError rc = aclrtProcessReport(100);
@@ -116,6 +122,7 @@ int main(void)
     }
     const uint64_t thread_id = (uint64_t)g_report_thread;
     int subscribed = CHECK_ACL(aclrtSubscribeReport(thread_id, stream));
+    atomic_store(&g_subscribed, subscribed);
 
     int launched = 0;
     for (int r = 0; subscribed && r < CALLBACKS; r++) {
