@@ -93,8 +93,8 @@
 //! 3. the stream's completion lock (`done_mx`), under its state.
 //!
 //! The other locks are taken alone: the registry of pools (its map and its destroyed
-//! ranges), an event's record, a stream's failure and the platform's stream registry
-//! (except as in 2). The graveyard's lock may drop a pool's last reference, which takes
+//! ranges), an event's record, a stream's failure, the platform's host-function threads
+//! and the platform's stream registry (except as in 2). The graveyard's lock may drop a pool's last reference, which takes
 //! the process-wide quarantine lock of `pool/mapping.rs`. Queued work runs with no lock
 //! held; a copy or kernel then holds one pool's state at a time while it touches that
 //! pool's memory.
