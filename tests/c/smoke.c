@@ -381,7 +381,7 @@ int main(void)
     memset(dst, 0, sizeof dst);
     memset(zero, 0, sizeof zero);
     CHECK(aclrtMemcpy(dst, sizeof dst, src, sizeof src, ACL_MEMCPY_HOST_TO_HOST),
-          ACL_ERROR_INVALID_PARAM); /* count > destMax */
+          ACL_ERROR_RT_PARAM_INVALID); /* count > destMax */
     CHECK(aclrtMemcpy(dst, sizeof dst, src, 0, ACL_MEMCPY_HOST_TO_HOST), ACL_SUCCESS);
     CHECK_TRUE(memcmp(dst, zero, sizeof dst) == 0); /* neither call wrote anything */
     aclrtStream garbage = (aclrtStream)(uintptr_t)0x1234;

@@ -5,7 +5,9 @@
 //!
 //! Every function is `unsafe extern "C"`: pointer arguments must be null or valid for
 //! what the ACL API documents (an out-pointer writable for one value, a props struct
-//! readable, host buffers valid for their length until the work using them has run).
+//! readable, host buffers valid for their length during the call: an async copy whose
+//! host side is pageable memory is done before the call returns, and `aclrtMallocHost`
+//! memory stays allocated until the queued work using it has run).
 //! Handles are never dereferenced: they are registry ids checked on every call, so a
 //! garbage, destroyed or wrong-kind handle gets an error code. A null handle is a null
 //! pointer (100000), except a null stream, which means the current device's default
@@ -16,7 +18,8 @@
 
 use crate::report::Callback;
 use crate::state::{
-    Lifecycle, current, current_context, err, ffi, last_code, last_error_ptr, lifecycle, non_null, set_current, shim,
+    HostBlock, HostMemory, Lifecycle, Shim, current, current_context, err, ffi, last_code, last_error_ptr, lifecycle,
+    non_null, set_current, shim,
 };
 use mempool_ascend::sys;
 use mempool_ascend::sys::{
@@ -31,6 +34,7 @@ use mempool_hal::attr::{AttrId, AttrWidth};
 use mempool_hal::{Device, DevicePtr, EventStatus, MemPool, PoolCall, PoolProps, RawAttrValue, code};
 use std::ffi::{CStr, c_char, c_void};
 use std::os::unix::ffi::OsStrExt;
+use std::sync::{Arc, PoisonError};
 
 /// Makes a raw pointer `Send` for work queued on an emulated stream. The C caller owns
 /// what it points to and guarantees it outlives the work (the ACL contract).
@@ -503,8 +507,10 @@ pub unsafe extern "C" fn aclrtFree(ptr: *mut c_void) -> aclError {
     })
 }
 
-/// `aclError aclrtMallocHost(void **hostPtr, size_t size)`: ordinary host memory,
-/// 64-byte aligned.
+/// `aclError aclrtMallocHost(void **hostPtr, size_t size)`: host memory the runtime
+/// knows (page-locked on CANN, ordinary host memory here), 64-byte aligned. Memsets and
+/// copies accept it, synchronous and async; async work on it runs in stream order, and
+/// the memory stays allocated until that work has run, even if it is freed earlier.
 ///
 /// # Safety
 ///
@@ -519,19 +525,22 @@ pub unsafe extern "C" fn aclrtMallocHost(ptr: *mut *mut c_void, size: usize) -> 
         }
         let layout = std::alloc::Layout::from_size_align(size, 64)
             .map_err(|_| err(code::ACL_ERROR_INVALID_PARAM, OP, format!("size {size} is too large")))?;
+        let s = shim(OP)?;
         // SAFETY: the layout has a non-zero size.
         let p = unsafe { std::alloc::alloc(layout) };
         if p.is_null() {
             return Err(err(code::ACL_ERROR_RT_MEMORY_ALLOCATION, OP, format!("cannot allocate {size} host bytes")));
         }
-        shim(OP)?.host_allocs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(p as usize, layout);
+        let block = Arc::new(HostBlock { addr: p as usize, layout });
+        s.host_allocs.lock().unwrap_or_else(PoisonError::into_inner).insert(p as usize, block);
         // SAFETY: non-null, and the caller passes a writable `void *`.
         unsafe { ptr.write(p.cast()) };
         Ok(())
     })
 }
 
-/// `aclError aclrtFreeHost(void *hostPtr)`.
+/// `aclError aclrtFreeHost(void *hostPtr)`: the memory goes back once the copies and
+/// memsets queued on it have run.
 ///
 /// # Safety
 ///
@@ -541,57 +550,102 @@ pub unsafe extern "C" fn aclrtFreeHost(ptr: *mut c_void) -> aclError {
     const OP: &str = "aclrtFreeHost";
     ffi(OP, || {
         non_null(ptr, OP, "hostPtr")?;
-        let layout = shim(OP)?
-            .host_allocs
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(&(ptr as usize))
-            .ok_or_else(|| {
-                err(code::ACL_ERROR_INVALID_PARAM, OP, format!("{ptr:p} was not allocated by aclrtMallocHost"))
-            })?;
-        // SAFETY: `ptr` was returned by `alloc` with this layout and is freed once (it
-        // has just left the registry).
-        unsafe { std::alloc::dealloc(ptr.cast(), layout) };
+        let block =
+            shim(OP)?.host_allocs.lock().unwrap_or_else(PoisonError::into_inner).remove(&(ptr as usize)).ok_or_else(
+                || err(code::ACL_ERROR_INVALID_PARAM, OP, format!("{ptr:p} was not allocated by aclrtMallocHost")),
+            )?;
+        // The last reference deallocates it (now, or when queued work using it has run).
+        drop(block);
         Ok(())
     })
 }
 
-/// Checks a copy's arguments and resolves its sides from the kind.
-fn copy_sides(
+/// `ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE`: done as `ACL_MEMCPY_HOST_TO_DEVICE`, as CANN does.
+const ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: aclrtMemcpyKind = 5;
+
+/// Checks a copy's arguments in CANN's order; `false` when there is nothing to do.
+///
+/// `count == 0` succeeds before any other check; then null pointers and a kind outside
+/// 0-5 are 100000, and `count > destMax` is 107000.
+fn copy_args(
     dst: *mut c_void,
     dest_max: usize,
     src: *const c_void,
     count: usize,
     kind: aclrtMemcpyKind,
     op: &'static str,
-) -> mempool_hal::Result<Option<(CopySide, CopySide)>> {
+) -> mempool_hal::Result<bool> {
+    if count == 0 {
+        return Ok(false);
+    }
     non_null(dst, op, "dst")?;
     non_null(src, op, "src")?;
-    if count == 0 {
-        return Ok(None);
+    if !(ACL_MEMCPY_HOST_TO_HOST..=ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE).contains(&kind) {
+        return Err(err(code::ACL_ERROR_INVALID_PARAM, op, format!("memcpy kind {kind} is not 0-5")));
     }
     if count > dest_max {
-        return Err(err(code::ACL_ERROR_INVALID_PARAM, op, format!("count {count} is larger than destMax {dest_max}")));
+        return Err(err(
+            code::ACL_ERROR_RT_PARAM_INVALID,
+            op,
+            format!("count {count} is larger than destMax {dest_max}"),
+        ));
     }
-    let s = shim(op)?;
-    let host = |p: *const c_void| CopySide::Host(p.cast_mut().cast());
-    let dev = |p: *const c_void| CopySide::Device(dptr(p));
+    Ok(true)
+}
+
+/// A copy's sides, resolved from its kind and addresses.
+struct Sides {
+    dst: CopySide,
+    src: CopySide,
+    /// The `aclrtMallocHost` allocations of its host sides.
+    pinned: Vec<Arc<HostBlock>>,
+    /// Whether a host side is pageable memory (not from `aclrtMallocHost`).
+    pageable: bool,
+}
+
+/// Resolves a copy's sides from the kind (arguments checked by [`copy_args`]). A host
+/// side is `aclrtMallocHost` memory or pageable memory; device sides are checked by the
+/// emulator.
+fn copy_sides(
+    s: &Shim,
+    dst: *mut c_void,
+    src: *const c_void,
+    count: usize,
+    kind: aclrtMemcpyKind,
+    op: &'static str,
+) -> mempool_hal::Result<Sides> {
     // DEFAULT: device memory is any pool's, of any device (they share one platform),
     // including a pool destroyed since, whose pointer is then refused rather than copied
     // through as host memory.
-    let auto = |p: *const c_void| if s.devices[0].is_pool_address(dptr(p)) { dev(p) } else { host(p) };
-    let sides = match kind {
-        ACL_MEMCPY_HOST_TO_HOST => (host(dst), host(src)),
-        ACL_MEMCPY_HOST_TO_DEVICE => (dev(dst), host(src)),
-        ACL_MEMCPY_DEVICE_TO_HOST => (host(dst), dev(src)),
-        ACL_MEMCPY_DEVICE_TO_DEVICE => (dev(dst), dev(src)),
-        ACL_MEMCPY_DEFAULT => (auto(dst), auto(src)),
-        other => return Err(err(code::ACL_ERROR_INVALID_PARAM, op, format!("memcpy kind {other} is not 0-4"))),
+    let is_dev = |p: *const c_void| s.devices[0].is_pool_address(dptr(p));
+    let (dst_dev, src_dev) = match kind {
+        ACL_MEMCPY_HOST_TO_HOST => (false, false),
+        ACL_MEMCPY_HOST_TO_DEVICE | ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE => (true, false),
+        ACL_MEMCPY_DEVICE_TO_HOST => (false, true),
+        ACL_MEMCPY_DEVICE_TO_DEVICE => (true, true),
+        ACL_MEMCPY_DEFAULT => (is_dev(dst), is_dev(src)),
+        other => return Err(err(code::ACL_ERROR_INVALID_PARAM, op, format!("memcpy kind {other} is not 0-5"))),
     };
-    if matches!(sides, (CopySide::Device(_), _) | (_, CopySide::Device(_))) {
+    let mut sides = Sides {
+        dst: CopySide::Device(dptr(dst)),
+        src: CopySide::Device(dptr(src)),
+        pinned: Vec::new(),
+        pageable: false,
+    };
+    for (p, on_device, side) in [(dst.cast_const(), dst_dev, &mut sides.dst), (src, src_dev, &mut sides.src)] {
+        if on_device {
+            continue;
+        }
+        *side = CopySide::Host(p.cast_mut().cast());
+        match s.host_memory(p as usize, count, op)? {
+            HostMemory::Pinned(b) => sides.pinned.push(b),
+            HostMemory::Pageable => sides.pageable = true,
+        }
+    }
+    if dst_dev || src_dev {
         current(op)?;
     }
-    Ok(Some(sides))
+    Ok(sides)
 }
 
 /// `aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
@@ -610,19 +664,29 @@ pub unsafe extern "C" fn aclrtMemcpy(
 ) -> aclError {
     const OP: &str = "aclrtMemcpy";
     ffi(OP, || {
-        let Some((d, s)) = copy_sides(dst, dest_max, src, count, kind, OP)? else { return Ok(()) };
+        if !copy_args(dst, dest_max, src, count, kind, OP)? {
+            return Ok(());
+        }
+        let sh = shim(OP)?;
+        let c = copy_sides(sh, dst, src, count, kind, OP)?;
         // SAFETY: the C caller guarantees host sides are valid for `count` bytes during
         // the call (the ACL contract); device sides are checked by the emulator.
-        unsafe { shim(OP)?.devices[0].memcpy_raw(d, s, count as u64) }
+        unsafe { sh.devices[0].memcpy_raw(c.dst, c.src, count as u64) }
     })
 }
 
 /// `aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
 /// aclrtMemcpyKind kind, aclrtStream stream)`.
 ///
+/// With every host side in `aclrtMallocHost` memory (or none), the copy runs in stream
+/// order. A host side in pageable memory makes it what CANN makes it: the stream is
+/// synchronized (the host observes it) and the copy is done before the call returns, so
+/// the program may reuse that buffer at once.
+///
 /// # Safety
 ///
-/// See the module docs; host sides must stay valid until the copy has run.
+/// See the module docs; `aclrtMallocHost` sides must stay allocated until the copy has
+/// run (the library keeps them so), pageable ones be valid during the call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtMemcpyAsync(
     dst: *mut c_void,
@@ -634,23 +698,43 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
 ) -> aclError {
     const OP: &str = "aclrtMemcpyAsync";
     ffi(OP, || {
+        if !copy_args(dst, dest_max, src, count, kind, OP)? {
+            return Ok(());
+        }
         let sh = shim(OP)?;
         let e = sh.stream(stream as usize, OP)?;
-        let Some((d, s)) = copy_sides(dst, dest_max, src, count, kind, OP)? else { return Ok(()) };
-        // SAFETY: the C caller guarantees host sides stay valid until the copy has run on
-        // the stream (the ACL contract); device sides are checked by the emulator.
-        unsafe { sh.dev(e.device).memcpy_raw_async(d, s, count as u64, &e.stream) }
+        let c = copy_sides(sh, dst, src, count, kind, OP)?;
+        let dev = sh.dev(e.device);
+        if c.pageable {
+            dev.synchronize_stream(&e.stream)?;
+            // SAFETY: the C caller guarantees host sides are valid for `count` bytes during
+            // the call; device sides are checked by the emulator.
+            return unsafe { dev.memcpy_raw(c.dst, c.src, count as u64) };
+        }
+        // SAFETY: the host sides are `aclrtMallocHost` memory, valid for `count` bytes
+        // (checked above) and kept allocated until the copy has run (the hold below,
+        // enqueued after it, while `c.pinned` still holds them); device sides are checked
+        // by the emulator.
+        unsafe { dev.memcpy_raw_async(c.dst, c.src, count as u64, &e.stream)? };
+        if !c.pinned.is_empty() {
+            dev.hold_until_reached(&e.stream, c.pinned)?;
+        }
+        Ok(())
     })
 }
 
+/// Checks a memset's arguments in CANN's order; `false` when there is nothing to do.
+///
+/// `count == 0` succeeds before any other check; then a null pointer is 100000 and
+/// `count > maxCount` is 107000.
 fn memset_args(ptr: *mut c_void, max_count: usize, count: usize, op: &'static str) -> mempool_hal::Result<bool> {
-    non_null(ptr, op, "devPtr")?;
     if count == 0 {
         return Ok(false);
     }
+    non_null(ptr, op, "devPtr")?;
     if count > max_count {
         return Err(err(
-            code::ACL_ERROR_INVALID_PARAM,
+            code::ACL_ERROR_RT_PARAM_INVALID,
             op,
             format!("count {count} is larger than maxCount {max_count}"),
         ));
@@ -658,7 +742,29 @@ fn memset_args(ptr: *mut c_void, max_count: usize, count: usize, op: &'static st
     Ok(true)
 }
 
-/// `aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)`.
+/// Where a memset writes: device memory (checked by the emulator), or `aclrtMallocHost`
+/// memory with its allocation.
+fn memset_target(
+    s: &Shim,
+    ptr: *mut c_void,
+    count: usize,
+    op: &'static str,
+) -> mempool_hal::Result<(CopySide, Option<Arc<HostBlock>>)> {
+    if s.devices[0].is_pool_address(dptr(ptr)) {
+        return Ok((CopySide::Device(dptr(ptr)), None));
+    }
+    match s.host_memory(ptr as usize, count, op)? {
+        HostMemory::Pinned(b) => Ok((CopySide::Host(ptr.cast()), Some(b))),
+        HostMemory::Pageable => Err(err(
+            code::ACL_ERROR_RT_PARAM_INVALID,
+            op,
+            format!("{ptr:p} is neither device memory nor aclrtMallocHost memory"),
+        )),
+    }
+}
+
+/// `aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)`:
+/// device memory or `aclrtMallocHost` memory.
 ///
 /// # Safety
 ///
@@ -671,12 +777,21 @@ pub unsafe extern "C" fn aclrtMemset(ptr: *mut c_void, max_count: usize, value: 
             return Ok(());
         }
         let s = shim(OP)?;
-        s.dev(current(OP)?).memset_now(dptr(ptr), value as u8, count as u64)
+        let device = current(OP)?;
+        match memset_target(s, ptr, count, OP)? {
+            (CopySide::Device(d), _) => s.dev(device).memset_now(d, value as u8, count as u64),
+            (CopySide::Host(p), _block) => {
+                // SAFETY: `[p, p + count)` lies inside one live aclrtMallocHost allocation
+                // (checked above), kept allocated by `_block` during the write.
+                unsafe { std::ptr::write_bytes(p, value as u8, count) };
+                Ok(())
+            }
+        }
     })
 }
 
 /// `aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count,
-/// aclrtStream stream)`.
+/// aclrtStream stream)`: device memory or `aclrtMallocHost` memory, in stream order.
 ///
 /// # Safety
 ///
@@ -691,18 +806,31 @@ pub unsafe extern "C" fn aclrtMemsetAsync(
 ) -> aclError {
     const OP: &str = "aclrtMemsetAsync";
     ffi(OP, || {
-        let s = shim(OP)?;
-        let e = s.stream(stream as usize, OP)?;
         if !memset_args(ptr, max_count, count, OP)? {
             return Ok(());
         }
-        s.dev(e.device).memset_async(dptr(ptr), value as u8, count as u64, &e.stream)
+        let s = shim(OP)?;
+        let e = s.stream(stream as usize, OP)?;
+        let dev = s.dev(e.device);
+        let (target, block) = memset_target(s, ptr, count, OP)?;
+        // SAFETY: a host target lies inside one aclrtMallocHost allocation (checked
+        // above), kept allocated until the memset has run by the hold enqueued after it
+        // (while `block` holds it); a device target is checked by the emulator.
+        unsafe { dev.memset_raw_async(target, value as u8, count as u64, &e.stream)? };
+        if let Some(b) = block {
+            dev.hold_until_reached(&e.stream, b)?;
+        }
+        Ok(())
     })
 }
 
 /// `aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)`:
-/// `fn(args)` runs on the stream's worker thread when the stream reaches it. On the
-/// emulator device pointers are host addresses, so the function may use them directly.
+/// `fn(args)` runs when the stream reaches it, on the device's one host-function thread,
+/// as CANN runs a context's host functions on its one callback thread: one at a time, so
+/// a host function that blocks holds back the host functions of the device's other
+/// streams (their copies and memsets still run). Every context of a device shares that
+/// thread here. On the emulator device pointers are host addresses, so the function may
+/// use them directly. A null `fn` is 107000.
 ///
 /// # Safety
 ///
@@ -711,7 +839,7 @@ pub unsafe extern "C" fn aclrtMemsetAsync(
 pub unsafe extern "C" fn aclrtLaunchHostFunc(stream: aclrtStream, func: aclrtHostFunc, args: *mut c_void) -> aclError {
     const OP: &str = "aclrtLaunchHostFunc";
     ffi(OP, || {
-        let Some(f) = func else { return Err(err(code::ACL_ERROR_INVALID_PARAM, OP, "fn is null")) };
+        let Some(f) = func else { return Err(err(code::ACL_ERROR_RT_PARAM_INVALID, OP, "fn is null")) };
         let s = shim(OP)?;
         let e = s.stream(stream as usize, OP)?;
         let args = SendPtr(args);

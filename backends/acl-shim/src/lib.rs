@@ -12,6 +12,24 @@
 //! addresses, so a host function launched with `aclrtLaunchHostFunc` can work on device
 //! memory directly, standing in for a kernel.
 //!
+//! Host memory and copies behave as on CANN (contract §8):
+//!
+//! - `aclrtMallocHost` memory is host memory the runtime knows: memsets and copies (of any
+//!   kind whose host side it is, and DEFAULT) accept it, synchronous and async, and async
+//!   work on it runs in stream order. It stays allocated until that work has run, even if
+//!   `aclrtFreeHost` comes first.
+//! - An async copy whose host side is pageable memory (plain `malloc`, the stack)
+//!   synchronizes its stream (the host observes it) and is done before the call returns,
+//!   so the program may reuse its buffer at once.
+//! - `count == 0` in a copy or memset succeeds before any other check; `count > destMax`
+//!   (`maxCount`) is 107000; memcpy kind 5 is done as HOST_TO_DEVICE.
+//! - Host functions (`aclrtLaunchHostFunc`) of all streams of a device run one at a time
+//!   on one thread, as a CANN context's do on its callback thread: one that blocks holds
+//!   back the host functions of the device's other streams, while their copies and
+//!   memsets still run. All contexts of a device share that thread here (CANN has one per
+//!   context). A host function that synchronizes a stream whose own host function waits
+//!   behind it answers 507000 at once.
+//!
 //! The emulated platform is configured from the environment at the first call:
 //!
 //! | variable | meaning | default |

@@ -4,11 +4,11 @@
 use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator};
 use mempool_hal::{Device, Error, ErrorKind, MemPool, PoolCall, PoolProps, Result, code};
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::{CString, c_int};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// Handle kinds live in separate ranges, so a handle of one kind is never valid as
 /// another, and small garbage values (like 0x1234) are never valid at all.
@@ -76,7 +76,8 @@ pub(crate) struct Shim {
     default_contexts: Vec<OnceLock<usize>>,
     default_streams: Vec<OnceLock<EmuStream>>,
     sync_alloc: Vec<OnceLock<SyncAlloc>>,
-    pub(crate) host_allocs: Mutex<HashMap<usize, std::alloc::Layout>>,
+    /// The `aclrtMallocHost` allocations by start address.
+    pub(crate) host_allocs: Mutex<BTreeMap<usize, Arc<HostBlock>>>,
     /// How many `aclrtSetDevice` calls of each device no `aclrtResetDevice` has undone
     /// (process-wide, as CANN counts them).
     pub(crate) set_counts: Mutex<Vec<u64>>,
@@ -86,9 +87,35 @@ pub(crate) struct Shim {
     pub(crate) reports: crate::report::Reports,
 }
 
+/// One `aclrtMallocHost` allocation: page-locked host memory on CANN, ordinary host
+/// memory here. Queued work that uses it holds a reference, so it is deallocated only
+/// when `aclrtFreeHost` has been called and that work has run.
+pub(crate) struct HostBlock {
+    pub(crate) addr: usize,
+    pub(crate) layout: std::alloc::Layout,
+}
+
+impl Drop for HostBlock {
+    fn drop(&mut self) {
+        // SAFETY: `addr` was returned by `alloc` with `layout`, and this is the block's
+        // only deallocation (it runs once, when the last reference goes).
+        unsafe { std::alloc::dealloc(self.addr as *mut u8, self.layout) };
+    }
+}
+
+/// Where a host address lies, for copies and memsets.
+pub(crate) enum HostMemory {
+    /// Inside one `aclrtMallocHost` allocation (the whole range).
+    Pinned(Arc<HostBlock>),
+    /// Not `aclrtMallocHost` memory (plain `malloc`, the stack...).
+    Pageable,
+}
+
 impl Shim {
     fn new() -> Result<Shim> {
-        let root = Emulator::builder().with_env()?.build()?;
+        // The host functions of a device run on one thread, as a CANN context's do on its
+        // callback thread (all contexts of a device share it here).
+        let root = Emulator::builder().with_env()?.host_functions_on_one_thread(true).build()?;
         let n = root.config().devices;
         let devices = (0..n).map(|i| root.device(i)).collect::<Result<Vec<_>>>()?;
         Ok(Shim {
@@ -100,11 +127,37 @@ impl Shim {
             default_contexts: (0..n).map(|_| OnceLock::new()).collect(),
             default_streams: (0..n).map(|_| OnceLock::new()).collect(),
             sync_alloc: (0..n).map(|_| OnceLock::new()).collect(),
-            host_allocs: Mutex::new(HashMap::new()),
+            host_allocs: Mutex::new(BTreeMap::new()),
             set_counts: Mutex::new(vec![0; n as usize]),
             failure_modes: Mutex::new(HashMap::new()),
             reports: crate::report::Reports::default(),
         })
+    }
+
+    /// Whether `[addr, addr + len)` is `aclrtMallocHost` memory.
+    ///
+    /// # Errors
+    ///
+    /// 107000 when the range starts inside an `aclrtMallocHost` allocation and runs past
+    /// its end.
+    pub(crate) fn host_memory(&self, addr: usize, len: usize, op: &'static str) -> Result<HostMemory> {
+        let map = self.host_allocs.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some((_, b)) = map.range(..=addr).next_back() else { return Ok(HostMemory::Pageable) };
+        let size = b.layout.size();
+        if addr - b.addr >= size {
+            return Ok(HostMemory::Pageable);
+        }
+        if len > size - (addr - b.addr) {
+            return Err(err(
+                code::ACL_ERROR_RT_PARAM_INVALID,
+                op,
+                format!(
+                    "[{addr:#x}, +{len}) runs past the end of its aclrtMallocHost allocation ({:#x}, {size} bytes)",
+                    b.addr
+                ),
+            ));
+        }
+        Ok(HostMemory::Pinned(Arc::clone(b)))
     }
 
     /// The emulator of `device` (checked by the callers).

@@ -28,6 +28,12 @@ pub struct Config {
     /// The longest any wait inside the emulator may take before it fails with an error
     /// instead of hanging (default 60 s).
     pub wait_timeout: std::time::Duration,
+    /// Whether the host functions of all streams of one device run one at a time on one
+    /// thread of that device (as on CANN, where a context's host functions share one
+    /// callback thread), instead of each on its stream's worker (default off). With it on,
+    /// a host function that blocks holds back the host functions of the device's other
+    /// streams; copies, memsets and kernels still run per stream.
+    pub host_functions_on_one_thread: bool,
 }
 
 impl Default for Config {
@@ -39,6 +45,7 @@ impl Default for Config {
             mode: ExecutionMode::Threaded,
             checker: true,
             wait_timeout: std::time::Duration::from_secs(60),
+            host_functions_on_one_thread: false,
         }
     }
 }

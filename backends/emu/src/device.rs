@@ -55,6 +55,21 @@ impl EmulatorBuilder {
         self.config.wait_timeout = t;
         self
     }
+    /// Runs the host functions of all streams of a device one at a time on one thread of
+    /// that device, as CANN runs a context's host functions on its one callback thread
+    /// (default off: each stream's worker runs its own host functions).
+    ///
+    /// A stream's worker hands each host function to that thread and waits for it to
+    /// return, so stream order is kept; a host function that blocks then also holds back
+    /// the host functions of the device's other streams, while their copies, memsets and
+    /// kernels still run. A host function that waits for a stream whose own host function
+    /// (at or before the awaited work) is still to run fails at once instead of
+    /// deadlocking; a longer chain of waits through other streams ends with the
+    /// [wait timeout](EmulatorBuilder::wait_timeout).
+    pub fn host_functions_on_one_thread(mut self, on: bool) -> Self {
+        self.config.host_functions_on_one_thread = on;
+        self
+    }
     /// Shorthand for `mode(ExecutionMode::Deferred)`.
     pub fn deferred(self) -> Self {
         self.mode(ExecutionMode::Deferred)
@@ -164,11 +179,6 @@ impl Emulator {
     /// saying the commit failed) and the pool stays intact. For tests of failure paths.
     pub fn inject_commit_failures(&self, n: u32) {
         self.platform.faults.commit_failures.store(n, Ordering::Release);
-    }
-
-    fn enqueue(&self, stream: &EmuStream, op: &'static str, work: Work) -> Result<()> {
-        let s = stream.live(self.platform.id, op)?;
-        s.push(work).map(|_| ())
     }
 
     fn sync_failure(s: &StreamShared) -> Result<()> {
@@ -578,13 +588,18 @@ impl Device for Emulator {
     }
 
     fn launch_host_func(&self, stream: &EmuStream, f: HostFn) -> Result<()> {
-        self.enqueue(
-            stream,
-            "launch_host_func",
-            Box::new(move || {
+        const OP: &str = "launch_host_func";
+        let s = stream.live(self.platform.id, OP)?;
+        let work: Work = match self.platform.host_fn_thread(self.device)? {
+            None => Box::new(move || {
                 f();
                 Ok(())
             }),
-        )
+            Some(to) => {
+                let id = s.id;
+                Box::new(move || crate::hostfn::run_on(&to, f, id))
+            }
+        };
+        s.push_host_fn(work).map(|_| ())
     }
 }

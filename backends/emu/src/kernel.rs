@@ -1,8 +1,9 @@
 //! What C callers and kernels use beyond [`mempool_hal::Device`]: host functions that
 //! declare the device memory they use ("kernels", [`KernelAccess`], [`KernelMem`]),
 //! copies and memsets with raw host pointers or now on the calling thread (for the drop-in
-//! ACL library), the free by address, and which addresses are device memory. Every device
-//! range goes through the stream-order checker (`pool/access.rs`).
+//! ACL library), keeping a value (host memory) alive until a stream reaches a point, the
+//! free by address, and which addresses are device memory. Every device range goes
+//! through the stream-order checker (`pool/access.rs`).
 
 use crate::device::Emulator;
 use crate::pool::access::{self, CheckedRange, CopySide, enqueue_touching};
@@ -152,6 +153,67 @@ impl Emulator {
             // SAFETY: the range is committed read/write memory, locked against release.
             unsafe { std::ptr::write_bytes(p, value, len as usize) }
         })
+    }
+
+    /// Sets `len` bytes at `dst` to `value` in stream order on `stream`: device memory as
+    /// [`Device::memset_async`](mempool_hal::Device::memset_async) does (checked when
+    /// enqueued and when it runs), host memory when the stream reaches it (page-locked
+    /// host memory of the drop-in ACL library, `aclrtMallocHost`).
+    ///
+    /// # Safety
+    ///
+    /// A [`CopySide::Host`] side must be valid for writes of `len` bytes until the memset
+    /// has run on the stream, and not be used by anyone else meanwhile.
+    ///
+    /// # Errors
+    ///
+    /// As [`Emulator::memcpy_raw_async`].
+    pub unsafe fn memset_raw_async(&self, dst: CopySide, value: u8, len: u64, stream: &EmuStream) -> Result<()> {
+        const OP: &str = "memset_async";
+        let host = match dst {
+            CopySide::Device(d) => return mempool_hal::Device::memset_async(self, d, value, len, stream),
+            CopySide::Host(p) => p as usize,
+        };
+        let s = stream.live(self.platform.id, OP)?;
+        if len == 0 {
+            return Ok(());
+        }
+        let n = usize::try_from(len).map_err(|_| Error::invalid_param(OP, "length too large"))?;
+        if host == 0 {
+            return Err(Error::invalid_param(OP, "null host pointer"));
+        }
+        enqueue_touching(
+            s,
+            &[],
+            OP,
+            Box::new(move || {
+                // SAFETY: the caller guarantees the host range is writable for `n` bytes
+                // until this work has run.
+                unsafe { std::ptr::write_bytes(host as *mut u8, value, n) };
+                Ok(())
+            }),
+        )
+    }
+
+    /// Keeps `value` until `stream` reaches this point, then drops it there: the drop-in
+    /// ACL library keeps page-locked host memory that queued copies and memsets use alive
+    /// until they have run, even if the program frees it earlier.
+    ///
+    /// # Errors
+    ///
+    /// A destroyed or foreign stream: `InvalidHandle` (107017).
+    pub fn hold_until_reached(&self, stream: &EmuStream, value: impl Send + 'static) -> Result<()> {
+        const OP: &str = "hold";
+        let s = stream.live(self.platform.id, OP)?;
+        enqueue_touching(
+            s,
+            &[],
+            OP,
+            Box::new(move || {
+                drop(value);
+                Ok(())
+            }),
+        )
     }
 
     /// Enqueues a host function that works on device memory ("a kernel"): it declares

@@ -45,6 +45,13 @@
 //!   is reported at the next synchronization of its stream, which keeps working; and
 //!   [`Emulator::inject_commit_failures`] makes host-memory commits fail, which surfaces
 //!   as `OutOfMemory` with the pool intact.
+//! - **Host functions on one thread** ([`EmulatorBuilder::host_functions_on_one_thread`],
+//!   off by default, on in the drop-in ACL library). The host functions of a device run
+//!   one at a time on one thread, as CANN runs a context's on its callback thread: a
+//!   stream's worker hands each to that thread and waits for it, so a host function that
+//!   blocks holds back the host functions of the device's other streams, not their
+//!   copies, memsets or kernels. A host function that synchronizes a stream whose own
+//!   host function waits behind it fails at once; longer chains end with the wait timeout.
 //! - **Deferred mode.** With [`ExecutionMode::Deferred`] nothing runs until the host
 //!   synchronizes, calls [`Emulator::step`] or [`Emulator::run_pending`]; tests use it to
 //!   pin states such as "free enqueued but not executed".
@@ -55,6 +62,7 @@
 //! |---|---|---|
 //! | [§1](mempool_hal::contract::objects) | streams, positions and markers; the worker | `stream.rs` |
 //! | §1 | events; vector clocks | `event.rs`; `clock.rs` |
+//! | §1, [§8](mempool_hal::contract::c_abi) | host functions on one thread per device | `hostfn.rs`, `stream.rs` (`wait_for`) |
 //! | §1 | stale and foreign handles | `EmuStream::live` (`stream.rs`), `EmuEvent::live` (`event.rs`) |
 //! | §1 | synchronization and what the host observes | `device.rs`, `platform.rs` (`observe_clock`) |
 //! | [§2](mempool_hal::contract::properties) | pool properties (validated by `PoolProps::validate`) | `device.rs` (`create_pool`) |
@@ -67,7 +75,7 @@
 //! | [§6](mempool_hal::contract::release) | release at synchronization, trim | `pool/shared.rs`, `pool/blocks.rs` (`plan_release`), `pool/mapping.rs`, `platform.rs` (`after_sync`) |
 //! | [§7](mempool_hal::contract::statistics) | statistics | `pool/blocks.rs` (`stats`), `pool/shared.rs` |
 //! | §7 | a destroyed pool: graveyard, destroyed ranges, quarantine | `device.rs` (`destroy_pool`), `platform.rs`, `pool/registry.rs`, `pool/mapping.rs` |
-//! | [§8](mempool_hal::contract::c_abi) | what the drop-in ACL library needs: raw copies, free by address, pool addresses | `kernel.rs` |
+//! | §8 | what the drop-in ACL library needs: raw copies and memsets (host memory too), holding host memory for queued work, free by address, pool addresses | `kernel.rs` |
 //! | [§11](mempool_hal::contract::checker) | checked ranges of copies, memsets and kernels | `pool/access.rs`, `kernel.rs` |
 //! | §11 | a free racing with pending accesses | `pool/shared.rs` (`check_free_races`) |
 //! | - | configuration and its limits; the environment | `config.rs`; `env.rs` |
@@ -85,8 +93,8 @@
 //! 3. the stream's completion lock (`done_mx`), under its state.
 //!
 //! The other locks are taken alone: the registry of pools (its map and its destroyed
-//! ranges), an event's record, a stream's failure and the platform's stream registry
-//! (except as in 2). The graveyard's lock may drop a pool's last reference, which takes
+//! ranges), an event's record, a stream's failure, the platform's host-function threads
+//! and the platform's stream registry (except as in 2). The graveyard's lock may drop a pool's last reference, which takes
 //! the process-wide quarantine lock of `pool/mapping.rs`. Queued work runs with no lock
 //! held; a copy or kernel then holds one pool's state at a time while it touches that
 //! pool's memory.
@@ -121,6 +129,7 @@ mod config;
 mod device;
 mod env;
 mod event;
+mod hostfn;
 mod kernel;
 mod platform;
 mod pool;

@@ -4,9 +4,11 @@
 
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::hostfn::{self, HostFnThread};
 use crate::pool::registry::PoolRegistry;
 use crate::pool::shared::{Faults, PoolShared};
 use crate::stream::{StreamShared, lock};
+use mempool_hal::Result;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -28,6 +30,9 @@ pub(crate) struct Platform {
     pub(crate) registry: Arc<PoolRegistry>,
     graveyard: Mutex<Vec<Grave>>,
     pub(crate) faults: Arc<Faults>,
+    /// The host-function thread of each device that has started one (only with
+    /// `Config::host_functions_on_one_thread`).
+    host_fn_threads: Mutex<HashMap<u32, HostFnThread>>,
 }
 
 impl Drop for Platform {
@@ -48,6 +53,7 @@ impl Platform {
             registry: Arc::new(PoolRegistry::default()),
             graveyard: Mutex::new(Vec::new()),
             faults: Arc::new(Faults::default()),
+            host_fn_threads: Mutex::new(HashMap::new()),
         }
     }
 
@@ -61,6 +67,21 @@ impl Platform {
 
     pub(crate) fn streams_of(&self, device: u32) -> Vec<Arc<StreamShared>> {
         lock(&self.streams).values().filter(|s| s.device == device).cloned().collect()
+    }
+
+    /// The host-function thread of `device`, started at its first use; `None` when each
+    /// stream's worker runs its own host functions.
+    pub(crate) fn host_fn_thread(&self, device: u32) -> Result<Option<HostFnThread>> {
+        if !self.config.host_functions_on_one_thread {
+            return Ok(None);
+        }
+        let mut threads = lock(&self.host_fn_threads);
+        if let Some(t) = threads.get(&device) {
+            return Ok(Some(t.clone()));
+        }
+        let t = hostfn::spawn(self.id, device)?;
+        threads.insert(device, t.clone());
+        Ok(Some(t))
     }
 
     /// Marks everything in `clock` observed complete by the host.

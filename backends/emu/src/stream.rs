@@ -31,6 +31,8 @@ pub(crate) type Work = Box<dyn FnOnce() -> Result<()> + Send + 'static>;
 struct Op {
     pos: u64,
     work: Work,
+    /// A host function (which may be waiting for its device's host-function thread).
+    host_fn: bool,
 }
 
 /// The host-side state of a stream, under one lock.
@@ -43,6 +45,8 @@ pub(crate) struct StreamState {
     /// Event time stamps waiting for a position to complete.
     stamps: Vec<(u64, Arc<OnceLock<Instant>>)>,
     ops: VecDeque<Op>,
+    /// The position of the host function the worker is running (0 if none).
+    running_host_fn: u64,
     /// Deferred mode: the highest position the worker may run.
     allowed: u64,
     closing: bool,
@@ -123,6 +127,7 @@ impl StreamShared {
                 clock: Arc::new(Clock::default()),
                 stamps: Vec::new(),
                 ops: VecDeque::new(),
+                running_host_fn: 0,
                 allowed: if deferred { 0 } else { u64::MAX },
                 closing: false,
             }),
@@ -155,7 +160,11 @@ impl StreamShared {
                 let mut st = lock(&self.state);
                 loop {
                     match st.ops.front() {
-                        Some(op) if op.pos <= st.allowed => break st.ops.pop_front(),
+                        Some(op) if op.pos <= st.allowed => {
+                            let op = st.ops.pop_front();
+                            st.running_host_fn = op.as_ref().filter(|op| op.host_fn).map_or(0, |op| op.pos);
+                            break op;
+                        }
                         None if st.closing => break None,
                         _ => st = self.work_cv.wait(st).unwrap_or_else(PoisonError::into_inner),
                     }
@@ -180,6 +189,7 @@ impl StreamShared {
                 // Under the state lock, so an event recorded meanwhile either sees the
                 // operation complete or leaves its stamp for this to set.
                 let mut st = lock(&self.state);
+                st.running_host_fn = 0;
                 if !st.stamps.is_empty() {
                     let now = Instant::now();
                     st.stamps.retain(|(pos, stamp)| {
@@ -229,12 +239,29 @@ impl StreamShared {
     /// `InvalidHandle` (107017); its worker may already have ended, so nothing more may
     /// be queued.
     pub(crate) fn push_locked(&self, st: &mut StreamState, work: Work) -> Result<u64> {
+        self.push_op_locked(st, work, false)
+    }
+
+    fn push_op_locked(&self, st: &mut StreamState, work: Work, host_fn: bool) -> Result<u64> {
         Self::ensure_open(st, self.id)?;
         let pos = self.next_pos();
         st.last_real = pos;
-        st.ops.push_back(Op { pos, work });
+        st.ops.push_back(Op { pos, work, host_fn });
         self.work_cv.notify_one();
         Ok(pos)
+    }
+
+    /// Enqueues a host function; returns its position.
+    pub(crate) fn push_host_fn(&self, work: Work) -> Result<u64> {
+        let mut st = self.state();
+        self.push_op_locked(&mut st, work, true)
+    }
+
+    /// Whether a host function at or before `pos` has still to run or finish.
+    fn host_fn_pending_until(&self, pos: u64) -> bool {
+        let st = self.state();
+        (st.running_host_fn != 0 && st.running_host_fn <= pos)
+            || st.ops.iter().take_while(|op| op.pos <= pos).any(|op| op.host_fn)
     }
 
     fn ensure_open(st: &StreamState, id: u64) -> Result<()> {
@@ -250,12 +277,6 @@ impl StreamShared {
         let p = self.pos.load(Ordering::Relaxed) + 1;
         self.pos.store(p, Ordering::Release);
         p
-    }
-
-    /// Enqueues real work; returns its position.
-    pub(crate) fn push(&self, work: Work) -> Result<u64> {
-        let mut st = self.state();
-        self.push_locked(&mut st, work)
     }
 
     /// Has `stamp` set to the time the real operation at `pos` completes (now if it has).
@@ -308,6 +329,20 @@ impl StreamShared {
                 format!(
                     "work on stream {} waits for that stream to reach position {pos}, which it cannot \
                      while this work runs (a host function synchronizing its own stream deadlocks)",
+                    self.id
+                ),
+            ));
+        }
+        if crate::hostfn::on_thread_of(self.platform, self.device) && self.host_fn_pending_until(pos) {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                code::ACL_ERROR_RT_INTERNAL_ERROR,
+                op,
+                format!(
+                    "a host function waits for stream {} to reach position {pos}, which needs a host function of \
+                     that stream to run first, on the device's one host-function thread that this host function \
+                     holds (a host function synchronizing a stream with a host function before the awaited work \
+                     deadlocks)",
                     self.id
                 ),
             ));
@@ -407,7 +442,7 @@ fn closed(id: u64) -> Error {
     Error::stale_handle("enqueue", format_args!("stream {id}"))
 }
 
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = p.downcast_ref::<String>() {

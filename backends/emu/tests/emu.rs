@@ -407,3 +407,51 @@ fn timed_synchronization_expires_on_a_blocked_stream() -> Result<()> {
     assert_eq!(dev.query_event(&ev)?, mempool_hal::EventStatus::NotReady, "a reset event");
     Ok(())
 }
+
+#[test]
+fn host_functions_on_one_thread_run_one_at_a_time_and_keep_stream_order() -> Result<()> {
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+    let emu = Emulator::builder().host_functions_on_one_thread(true).build()?;
+    let (a, b) = (emu.create_stream()?, emu.create_stream()?);
+    let pool = emu.create_pool(&props(4))?;
+    let x = pool.malloc_async(64, &b)?;
+    let (gate, a_done, b_saw) =
+        (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+    let (g, done) = (Arc::clone(&gate), Arc::clone(&a_done));
+    emu.launch_host_func(
+        &a,
+        Box::new(move || {
+            while !g.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            done.store(true, Ordering::SeqCst);
+        }),
+    )?;
+    std::thread::sleep(Duration::from_millis(20));
+    // Device work on B still runs; B's host function waits for A's.
+    emu.memset_async(x, 5, 64, &b)?;
+    let ev = emu.create_event()?;
+    emu.record_event(&ev, &b)?;
+    let (done, saw) = (Arc::clone(&a_done), Arc::clone(&b_saw));
+    emu.launch_host_func(&b, Box::new(move || saw.store(done.load(Ordering::SeqCst), Ordering::SeqCst)))?;
+    emu.synchronize_event(&ev)?;
+    let out = HostBuffer::new(64);
+    // A panicking host function is reported as before, by the next synchronization.
+    emu.launch_host_func(&b, Box::new(|| panic!("boom")))?;
+    emu.memcpy_d2h_async(&out, x, &b)?;
+    gate.store(true, Ordering::SeqCst);
+    let e = emu.synchronize_stream(&b).unwrap_err();
+    assert!(e.message().contains("panicked: boom"), "{}", e.message());
+    assert!(b_saw.load(Ordering::SeqCst), "B's host function ran after A's returned");
+    assert_eq!(out.to_vec(), vec![5; 64]);
+
+    // A host function that synchronizes its own stream still fails at once.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (inner, own) = (emu.clone(), a.clone());
+    emu.launch_host_func(&a, Box::new(move || drop(tx.send(inner.synchronize_stream(&own)))))?;
+    let got = rx.recv_timeout(Duration::from_secs(20)).expect("the host function returned");
+    assert!(got.unwrap_err().message().contains("host-function thread"));
+    pool.free(x, &b)?;
+    emu.synchronize_device()
+}

@@ -69,7 +69,8 @@ typedef enum aclrtMemcpyKind {
     ACL_MEMCPY_HOST_TO_DEVICE = 1,
     ACL_MEMCPY_DEVICE_TO_HOST = 2,
     ACL_MEMCPY_DEVICE_TO_DEVICE = 3,
-    ACL_MEMCPY_DEFAULT = 4 /* the direction follows from the addresses */
+    ACL_MEMCPY_DEFAULT = 4, /* the direction follows from the addresses */
+    ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE = 5 /* done as ACL_MEMCPY_HOST_TO_DEVICE */
 } aclrtMemcpyKind;
 
 /* Policy of aclrtMalloc: accepted, and every policy gets the same device memory. */

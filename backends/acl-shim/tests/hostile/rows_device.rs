@@ -138,7 +138,7 @@ pub(super) fn misc_rows(t: &mut Table) {
         // are looked up, never dereferenced.
         unsafe { aclrtLaunchHostFunc(sv(stream), func, sv(args)) }
     };
-    t.add(L, "null fn", PARAM, move |f| launch(f.s, None, 0));
+    t.add(L, "null fn", RT_PARAM, move |f| launch(f.s, None, 0));
     for (input, h) in bad_handles(Kind::Stream) {
         t.add(L, format!("stream: {input}"), HANDLE, move |f| launch(f.h(h), Some(ignore_args), 0));
     }

@@ -150,8 +150,8 @@ pub(super) fn copy_rows(t: &mut Table) {
             // SAFETY: refused before any copy (null pointer).
             unsafe { copy(is_async, f.buf, 16, 0, 16, ACL_MEMCPY_HOST_TO_HOST, f.s) }
         });
-        t.add(entry, "null dst and src, count 0", PARAM, move |f| {
-            // SAFETY: refused before any copy (null pointers).
+        t.add(entry, "null dst and src, count 0 (count 0 is checked first: nothing is done)", OK, move |f| {
+            // SAFETY: nothing is copied (count 0).
             unsafe { copy(is_async, 0, 0, 0, 0, ACL_MEMCPY_HOST_TO_HOST, f.s) }
         });
         for (input, dest_max, count) in [
@@ -160,23 +160,45 @@ pub(super) fn copy_rows(t: &mut Table) {
             ("count SIZE_MAX > destMax", BUF_LEN, usize::MAX),
         ] {
             for (kind, name, _, _) in DEVICE_SIDES {
-                t.add(entry, format!("{input}, {name}"), PARAM, move |f| {
+                t.add(entry, format!("{input}, {name}"), RT_PARAM, move |f| {
                     let (d, s) = sides(f, kind);
                     // SAFETY: refused before any copy (count > destMax).
                     unsafe { copy(is_async, d, dest_max, s, count, kind, f.s) }
                 });
             }
-            t.add(entry, format!("{input}, HOST_TO_HOST"), PARAM, move |f| {
+            t.add(entry, format!("{input}, HOST_TO_HOST"), RT_PARAM, move |f| {
                 // SAFETY: refused before any copy (count > destMax).
                 unsafe { copy(is_async, f.buf, dest_max, f.host, count, ACL_MEMCPY_HOST_TO_HOST, f.s) }
             });
         }
-        for kind in [-1, 5, 99, i32::MAX, i32::MIN] {
+        for kind in [-1, 6, 99, i32::MAX, i32::MIN] {
             t.add(entry, format!("kind {kind}"), PARAM, move |f| {
                 // SAFETY: refused before any copy (bad kind); both sides are valid anyway.
                 unsafe { copy(is_async, f.buf, BUF_LEN, f.host, 16, kind, f.s) }
             });
         }
+        t.add(entry, "kind 5 (HOST_TO_BUF_TO_DEVICE, done as HOST_TO_DEVICE)", OK, move |f| {
+            // SAFETY: the host side holds 16 bytes; `a` is live device memory; an async
+            // copy is synchronized before the buffers could go away.
+            unsafe {
+                let rc = copy(is_async, f.a, 16, f.buf, 16, 5, f.s);
+                check(aclrtSynchronizeStream(sv(f.s)), "synchronizing the copy");
+                rc
+            }
+        });
+        t.add(entry, "HOST_TO_DEVICE from aclrtMallocHost memory", OK, move |f| {
+            // SAFETY: the host side holds HOST_LEN bytes; `a` is live device memory; an
+            // async copy is synchronized before the buffers could go away.
+            unsafe {
+                let rc = copy(is_async, f.a, 16, f.host, 16, ACL_MEMCPY_HOST_TO_DEVICE, f.s);
+                check(aclrtSynchronizeStream(sv(f.s)), "synchronizing the copy");
+                rc
+            }
+        });
+        t.add(entry, "DEVICE_TO_HOST into aclrtMallocHost memory, past its end", RT_PARAM, move |f| {
+            // SAFETY: refused before any copy (the host range runs past its allocation).
+            unsafe { copy(is_async, f.host + HOST_LEN - 8, 16, f.a, 16, ACL_MEMCPY_DEVICE_TO_HOST, f.s) }
+        });
         t.add(entry, "count 0 with kind 99 (count 0 is checked first: nothing is done)", OK, move |f| {
             // SAFETY: nothing is copied (count 0).
             unsafe { copy(is_async, f.buf, 0, f.host, 0, 99, f.s) }
@@ -267,6 +289,10 @@ pub(super) fn copy_rows(t: &mut Table) {
                 // SAFETY: refused before any copy (the stream is checked first).
                 unsafe { copy(true, f.a, 16, f.buf, 16, ACL_MEMCPY_HOST_TO_DEVICE, f.s1) }
             });
+            t.add(entry, "count 0 with a destroyed stream (nothing is done)", OK, |f| {
+                // SAFETY: nothing is copied (count 0).
+                unsafe { copy(true, f.a, 16, f.buf, 0, ACL_MEMCPY_HOST_TO_DEVICE, f.dead_stream) }
+            });
             t.fresh(entry, "HOST_TO_HOST on the default stream, without a current device", NO_CONTEXT, |f| {
                 // SAFETY: refused before any copy (no current device for the stream).
                 unsafe { copy(true, f.buf, 16, f.host, 16, ACL_MEMCPY_HOST_TO_HOST, 0) }
@@ -308,12 +334,23 @@ pub(super) fn memset_rows(t: &mut Table) {
             }
         };
         t.add(entry, "null devPtr", PARAM, move |f| set(0, 16, 0, 16, f.s));
-        t.add(entry, "count 16 > maxCount 8", PARAM, move |f| set(f.a, 8, 0, 16, f.s));
-        t.add(entry, "count SIZE_MAX > maxCount", PARAM, move |f| set(f.a, GRAN, 0, usize::MAX, f.s));
+        t.add(entry, "count 16 > maxCount 8", RT_PARAM, move |f| set(f.a, 8, 0, 16, f.s));
+        t.add(entry, "count SIZE_MAX > maxCount", RT_PARAM, move |f| set(f.a, GRAN, 0, usize::MAX, f.s));
         t.add(entry, "count 0 with a garbage pointer (nothing is done)", OK, move |f| set(0x1234, 0, 0, 0, f.s));
-        for (what, p) in bad_device_pointers() {
+        t.add(entry, "count 0 with a null pointer (nothing is done)", OK, move |f| set(0, 0, 0, 0, f.s));
+        for (what, p) in bad_device_pointers().into_iter().filter(|(_, p)| !matches!(p, Ptr::Host(_))) {
             t.add(entry, what, RT_PARAM, move |f| set(f.ptr(p), 16, 0, 16, f.s));
         }
+        t.add(entry, "a host heap address not from aclrtMallocHost", RT_PARAM, move |f| set(f.buf, 16, 0, 16, f.s));
+        t.add(entry, "aclrtMallocHost memory (host memory the runtime knows)", OK, move |f| {
+            let rc = set(f.host + 1, 16, 0x5a, 16, f.s);
+            // SAFETY: a live stream.
+            check(unsafe { aclrtSynchronizeStream(sv(f.s)) }, "synchronizing");
+            rc
+        });
+        t.add(entry, "aclrtMallocHost memory, past its end", RT_PARAM, move |f| {
+            set(f.host + HOST_LEN - 8, 16, 0, 16, f.s)
+        });
         t.add(entry, "a range past the end of the allocation", RT_PARAM, move |f| set(f.a + GRAN - 8, 16, 0, 16, f.s));
         t.add(entry, "count and maxCount SIZE_MAX", RT_PARAM, move |f| set(f.a, usize::MAX, 0, usize::MAX, f.s));
         for value in [-1, i32::MAX, i32::MIN] {
@@ -334,6 +371,9 @@ pub(super) fn memset_rows(t: &mut Table) {
                 t.add(entry, format!("stream: {input}"), HANDLE, move |f| set(f.a, 16, 0, 16, f.h(h)));
             }
             t.add(entry, "a stream of another device", STREAM_CONTEXT, move |f| set(f.a, 16, 0, 16, f.s1));
+            t.add(entry, "count 0 with a destroyed stream (nothing is done)", OK, move |f| {
+                set(f.a, 16, 0, 0, f.dead_stream)
+            });
         }
         t.fresh(entry, "live memory, without a current device", NO_CONTEXT, move |f| set(f.a, 16, 0, 16, 0));
     }
