@@ -2,11 +2,11 @@
 //! of streams, the registry of pools by address ([`PoolRegistry`]), the graveyard of
 //! destroyed pools, injected faults and the host's observations at synchronization.
 
-use crate::clock::Clock;
+use crate::clock::{Clock, HostClock};
 use crate::config::Config;
 use crate::pool::registry::PoolRegistry;
 use crate::pool::shared::{Faults, PoolShared};
-use crate::stream::{StreamShared, lock};
+use crate::stream::{StreamShared, WorkerDelay, lock};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -28,6 +28,10 @@ pub(crate) struct Platform {
     pub(crate) registry: Arc<PoolRegistry>,
     graveyard: Mutex<Vec<Grave>>,
     pub(crate) faults: Arc<Faults>,
+    /// What the host has observed complete: orders everything enqueued afterwards.
+    pub(crate) host: Arc<HostClock>,
+    /// Tests: random delays of the stream workers.
+    pub(crate) worker_delay: Option<WorkerDelay>,
 }
 
 impl Drop for Platform {
@@ -39,7 +43,7 @@ impl Drop for Platform {
 }
 
 impl Platform {
-    pub(crate) fn new(config: Config) -> Platform {
+    pub(crate) fn new(config: Config, worker_delay: Option<WorkerDelay>) -> Platform {
         Platform {
             id: NEXT_PLATFORM.fetch_add(1, Ordering::Relaxed),
             config,
@@ -48,6 +52,8 @@ impl Platform {
             registry: Arc::new(PoolRegistry::default()),
             graveyard: Mutex::new(Vec::new()),
             faults: Arc::new(Faults::default()),
+            host: Arc::new(HostClock::default()),
+            worker_delay,
         }
     }
 
@@ -63,8 +69,10 @@ impl Platform {
         lock(&self.streams).values().filter(|s| s.device == device).cloned().collect()
     }
 
-    /// Marks everything in `clock` observed complete by the host.
+    /// Marks everything in `clock` observed complete by the host: for reuse rule b (each
+    /// stream's `host_known`) and for the ordering of everything enqueued afterwards.
     pub(crate) fn observe_clock(&self, clock: &Clock) {
+        self.host.observe(clock);
         for (sid, pos) in clock.iter() {
             if let Some(s) = self.stream(sid) {
                 s.observe(pos);
