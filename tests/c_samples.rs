@@ -21,12 +21,7 @@ use xtask::c::Library;
 
 /// Samples compiled but not run: each needs behaviour the drop-in library does not have
 /// yet, named here. Remove an entry once the library has it.
-const NEEDS_NEWER_LIBRARY: &[(&str, &str)] = &[(
-    "memcpy_host_device.c",
-    "aclrtMemset and aclrtMemsetAsync on aclrtMallocHost memory (refused as not device memory), \
-     and aclrtMalloc memory usable on any stream (the stream-order checker refuses it on a \
-     stream other than the one the library allocated it on)",
-)];
+const NEEDS_NEWER_LIBRARY: &[(&str, &str)] = &[];
 
 /// Samples that cannot even compile: the project's headers do not declare these names yet.
 /// The trial checks that every compiler error is about one of them, so the sample stays
@@ -37,13 +32,6 @@ const NOT_YET_COMPILABLE: &[(&str, &[&str])] = &[];
 /// Emulator settings of single samples, and why.
 const ENV: &[(&str, &str, &str, &str)] = &[
     ("pool_basics.c", "MEMPOOL_EMU_DEVICE_MEMORY", "32G", "two 10 GiB pools (address space only)"),
-    (
-        "simple_stream.c",
-        "MEMPOOL_EMU_CHECKER",
-        "off",
-        "the stream-order checker refuses aclrtMalloc memory on the default stream (it orders \
-         it after the library's own allocation stream only); remove once it accepts it",
-    ),
 ];
 
 /// Samples linked as `-lascendcl`, the name most CANN programs link by; the rest link as

@@ -16,7 +16,10 @@
 //!   edges precede it. "The free at (X, p) is ordered before point Q" is a depth-first search
 //!   from Q backwards over the edges, looking for a point of X at or after p.
 //! - **Host observation** is the list of points the host has synchronized with; a free is
-//!   known complete when it is ordered before one of them.
+//!   known complete when it is ordered before one of them. Those points, and the points of
+//!   event queries that answered complete, order everything called afterwards (contract
+//!   §1) for the free's check.
+//! - **The free's check** (contract §11): a free must be ordered after its allocation.
 //!
 //! Addresses are offsets from the pool's base. Error precedence where the spec names
 //! several errors for one call follows the order of the checks in the emulator (the spec
@@ -166,6 +169,8 @@ struct Pool {
     threshold: u64,
     stats: PoolStats,
     live: BTreeMap<u64, u64>,
+    /// Per live allocation: the allocating stream and the allocation's position there.
+    alloc_at: BTreeMap<u64, (usize, u64)>,
     cached: BTreeMap<u64, Cached>,
     free: BTreeMap<u64, u64>,
 }
@@ -197,6 +202,9 @@ pub struct Model {
     pools: Vec<Pool>,
     /// Points the host has synchronized with.
     observed: Vec<Point>,
+    /// Points the host saw complete in a query: they order later calls like `observed`,
+    /// but reuse rule b counts synchronizations only.
+    queried: Vec<Point>,
     dev: Deviations,
     /// How often the less common paths were taken.
     pub tally: Tally,
@@ -215,6 +223,7 @@ impl Model {
             events: Vec::new(),
             pools: Vec::new(),
             observed: Vec::new(),
+            queried: Vec::new(),
             dev,
             tally: Tally::default(),
         }
@@ -352,6 +361,19 @@ impl Model {
         false
     }
 
+    /// Whether position `pos` of stream `x` is ordered before everything called from now
+    /// on through what the host has observed (contract §1).
+    fn host_ordered(&self, x: usize, pos: u64) -> bool {
+        self.observed.iter().chain(&self.queried).any(|&o| self.ordered_before(x, pos, o))
+    }
+
+    /// The host saw the end of stream `s` complete (through a query of an event recorded
+    /// there that answered complete).
+    pub fn observe_end(&mut self, s: usize) {
+        let end = self.tail(s);
+        self.queried.push(end);
+    }
+
     fn known_complete(&self, c: &Cached) -> bool {
         self.observed.iter().any(|&o| self.ordered_before(c.free.stream, c.free.pos, o))
     }
@@ -393,11 +415,15 @@ impl Model {
         Ok(())
     }
 
-    /// Whether event `e`'s work has run (a never-recorded event is not ready, as in CANN).
-    pub fn query_event(&self, e: usize) -> Res<EventStatus> {
+    /// Whether event `e`'s work has run (a never-recorded event is not ready, as in CANN);
+    /// an answer "complete" orders later calls after the record.
+    pub fn query_event(&mut self, e: usize) -> Res<EventStatus> {
         self.live_event(e)?;
         Ok(match self.events[e].record {
-            Some(r) if self.executed(r.at.stream, r.dep_real) => EventStatus::Complete,
+            Some(r) if self.executed(r.at.stream, r.dep_real) => {
+                self.queried.push(r.at);
+                EventStatus::Complete
+            }
             _ => EventStatus::NotReady,
         })
     }
@@ -508,6 +534,7 @@ impl Model {
             threshold: 0,
             stats: PoolStats::default(),
             live: BTreeMap::new(),
+            alloc_at: BTreeMap::new(),
             cached: BTreeMap::new(),
             free,
         });
@@ -632,8 +659,9 @@ impl Model {
                     self.push(s, Work::Wait { stream: c.free.stream, target: c.dep_real });
                 }
             }
-            self.marker(s);
+            let (at, _) = self.marker(s);
             self.pools[p].live.insert(off, len);
+            self.pools[p].alloc_at.insert(off, (s, at));
             let used = self.pools[p].stats.used_current + len;
             self.set_used(p, used);
             return Ok((off, rule));
@@ -653,8 +681,9 @@ impl Model {
                 oom: Some(info),
             });
         };
-        self.marker(s);
+        let (at, _) = self.marker(s);
         let pool = &mut self.pools[p];
+        pool.alloc_at.insert(off, (s, at));
         pool.free.remove(&off);
         if flen > len {
             pool.free.insert(off + len, flen - len);
@@ -680,10 +709,16 @@ impl Model {
             return bad();
         }
         let Some(&len) = self.pools[p].live.get(&off) else { return bad() };
+        // The checker (contract §11): the free is ordered after the allocation.
+        let (a, at) = self.pools[p].alloc_at[&off];
+        if a != s && !self.ordered_before(a, at, self.tail(s)) && !self.host_ordered(a, at) {
+            return fail(ErrorKind::StreamOrderViolation, code::ACL_ERROR_RT_PARAM_INVALID);
+        }
         let (pos, dep_real) = self.marker(s);
         let edges = self.streams[s].edges.len();
         let pool = &mut self.pools[p];
         pool.live.remove(&off);
+        pool.alloc_at.remove(&off);
         let mut block = Cached { len, free: Point { stream: s, pos, edges }, dep_real };
         let mut start = off;
         // Merge with cached neighbours freed on the same stream; the merged block carries

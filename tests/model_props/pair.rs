@@ -189,6 +189,11 @@ impl Pair {
             Op::DestroyStream(s) => {
                 let s = self.stream(s);
                 let m = self.model.destroy_stream(s).map(|()| Out::Unit);
+                if m.is_ok() {
+                    // `destroy_real_stream` waits by querying an event recorded at the
+                    // stream's end, which the host then has observed (contract §1).
+                    self.model.observe_end(s);
+                }
                 (m, self.destroy_real_stream(s)?.map(|()| Out::Unit))
             }
             Op::DestroyEvent(e) => {
@@ -352,7 +357,7 @@ impl Pair {
     }
 
     /// Compares everything observable without side effects.
-    pub(crate) fn compare_state(&self) -> Result<(), String> {
+    pub(crate) fn compare_state(&mut self) -> Result<(), String> {
         for (p, rp) in self.real.pools.iter().enumerate() {
             let (m, r) = (self.model.stats(p), real(rp.stats()));
             if m != r {

@@ -485,7 +485,7 @@ pub unsafe extern "C" fn aclrtMalloc(ptr: *mut *mut c_void, size: usize, _policy
         }
         let s = shim(OP)?;
         let a = s.sync_alloc(current(OP)?)?;
-        let p = a.pool.malloc_async(size as u64, &a.stream)?;
+        let p = a.pool.malloc_sync(size as u64, &a.stream)?;
         // SAFETY: non-null, and the caller passes a writable `void *`.
         unsafe { ptr.write(p.addr() as *mut c_void) };
         Ok(())

@@ -39,14 +39,17 @@
 //! | `MEMPOOL_EMU_GRANULARITY` | pool granularity in bytes (a power of two from a page to 1 GiB) | 2 MiB |
 //! | `MEMPOOL_EMU_MODE` | `threaded` or `deferred` | threaded |
 //! | `MEMPOOL_EMU_CHECKER` | the stream-order checker: `on`/`1`/`true`/`yes` or `off`/`0`/`false`/`no` | on |
+//! | `MEMPOOL_EMU_RACES` | the checker's race mode (unordered overlapping accesses, one a write), same values | off |
 //!
 //! A value that does not parse or is out of range makes every call fail with 507000 and a
 //! message naming the variable (`aclGetRecentErrMsg`), instead of running with a default.
 //!
 //! With the checker on, a copy or memset that uses freed memory, memory the stream is not
-//! ordered after, or a destroyed pool's memory, and a free racing a pending access on
-//! another stream, answer 107000 with `aclGetRecentErrMsg` naming the streams and the
-//! operations; nothing is enqueued.
+//! ordered after, or a destroyed pool's memory, and a free not ordered after the
+//! allocation and every earlier access, answer 107000 with `aclGetRecentErrMsg` naming the
+//! streams, positions and operations; nothing is enqueued. A host synchronization orders
+//! everything enqueued afterwards, and `aclrtMalloc` memory is ordered before everything
+//! enqueued after the call returns (contract §1).
 //!
 //! # The runtime around the pool
 //!
@@ -100,4 +103,4 @@ mod report;
 mod signatures;
 mod state;
 
-pub use mempool_emu::{ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE};
+pub use mempool_emu::{ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, ENV_RACES};

@@ -138,3 +138,60 @@ fn stream_order_violations_answer_107000_naming_streams_and_operations() {
         assert_eq!(aclrtDestroyStream(b), 0);
     }
 }
+
+#[test]
+fn synchronous_memory_serves_async_copies_and_memsets_on_any_stream() {
+    // SAFETY: valid out-pointers, host buffers of the stated sizes that outlive the
+    // synchronizations below, shim handles.
+    unsafe {
+        assert_eq!(aclrtSetDevice(0), 0);
+        let mut s: aclrtStream = null_mut();
+        assert_eq!(aclrtCreateStream(&mut s), 0);
+        let mut d: *mut c_void = null_mut();
+        assert_eq!(aclrtMalloc(&mut d, 4096, ACL_MEM_MALLOC_HUGE_FIRST), 0);
+        let h: Vec<u8> = (1..=16).collect();
+        // A user stream.
+        assert_eq!(aclrtMemsetAsync(d, 4096, 0, 4096, s), 0, "{}", message());
+        assert_eq!(aclrtMemcpyAsync(d, 16, h.as_ptr().cast(), 16, ACL_MEMCPY_HOST_TO_DEVICE, s), 0, "{}", message());
+        assert_eq!(aclrtSynchronizeStream(s), 0);
+        // The default (null) stream.
+        let tail = d.cast::<u8>().add(16).cast::<c_void>();
+        assert_eq!(aclrtMemsetAsync(tail, 16, 0x22, 16, null_mut()), 0, "{}", message());
+        assert_eq!(aclrtMemcpyAsync(d, 16, h.as_ptr().cast(), 16, ACL_MEMCPY_DEFAULT, null_mut()), 0, "{}", message());
+        assert_eq!(aclrtSynchronizeDevice(), 0);
+        let mut back = vec![0u8; 32];
+        assert_eq!(aclrtMemcpy(back.as_mut_ptr().cast(), 32, d, 32, ACL_MEMCPY_DEVICE_TO_HOST), 0);
+        assert_eq!(&back[..16], &h[..]);
+        assert_eq!(&back[16..], &[0x22; 16]);
+        assert_eq!(aclrtFree(d), 0, "{}", message());
+        assert_eq!(aclrtDestroyStream(s), 0);
+    }
+}
+
+#[test]
+fn a_synchronized_allocation_is_usable_on_every_stream() {
+    // SAFETY: valid out-pointers, a host buffer of the stated size that outlives the
+    // synchronization below, shim handles; the refused call enqueues nothing.
+    unsafe {
+        assert_eq!(aclrtSetDevice(0), 0);
+        let (mut a, mut b) = (null_mut(), null_mut());
+        assert_eq!(aclrtCreateStream(&mut a), 0);
+        assert_eq!(aclrtCreateStream(&mut b), 0);
+        let mut pool: aclrtMemPool = null_mut();
+        let props = props(0, 64 << 20);
+        assert_eq!(aclrtMemPoolCreate(&mut pool, &props), 0);
+        let mut x: *mut c_void = null_mut();
+        assert_eq!(aclrtMemPoolMallocAsync(&mut x, 4096, pool, a), 0);
+        assert_eq!(aclrtMemsetAsync(x, 4096, 0, 4096, b), 107_000, "not yet ordered");
+        assert!(message().contains(" on stream "), "{}", message());
+        assert_eq!(aclrtSynchronizeStream(a), 0);
+        let h = [7u8; 64];
+        assert_eq!(aclrtMemsetAsync(x, 4096, 0, 4096, b), 0, "{}", message());
+        assert_eq!(aclrtMemcpyAsync(x, 64, h.as_ptr().cast(), 64, ACL_MEMCPY_HOST_TO_DEVICE, b), 0, "{}", message());
+        assert_eq!(aclrtMemPoolFreeAsync(x, b), 0, "{}", message());
+        assert_eq!(aclrtSynchronizeStream(b), 0);
+        assert_eq!(aclrtMemPoolDestroy(pool), 0);
+        assert_eq!(aclrtDestroyStream(a), 0);
+        assert_eq!(aclrtDestroyStream(b), 0);
+    }
+}

@@ -1,4 +1,7 @@
-//! Vector clocks: how far a point of one stream is ordered after every other stream.
+//! Vector clocks: how far a point of one stream is ordered after every other stream, and
+//! what the host has observed complete ([`HostClock`]).
+
+use std::sync::Mutex;
 
 /// For each stream id, the highest position of that stream known to be ordered before
 /// the point this clock describes. Absent streams are at position 0.
@@ -37,6 +40,36 @@ impl Clock {
     /// The entries, sorted by stream id.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.entries.iter().copied()
+    }
+}
+
+/// What the host has observed complete, per platform: a clock of the points the host
+/// synchronized with (a stream, an event, the device) or saw complete in a query.
+///
+/// Contract §1: everything enqueued after an observation, on any stream and from any
+/// thread, is ordered after the observed points. The clock only grows, so a call is
+/// ordered after point P of stream S through the host exactly when this clock covers P at
+/// the time of the call, whatever happened in between: the checker consults it when a
+/// stream's own clock does not order the call, and stream clocks (which drive reuse)
+/// never merge it, so the pool's hot path never reads it.
+#[derive(Debug, Default)]
+pub(crate) struct HostClock {
+    clock: Mutex<Clock>,
+}
+
+impl HostClock {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Clock> {
+        self.clock.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Records that the host observed every point of `clock` complete.
+    pub(crate) fn observe(&self, clock: &Clock) {
+        self.lock().merge(clock);
+    }
+
+    /// The highest position of `stream` the host has observed complete.
+    pub(crate) fn get(&self, stream: u64) -> u64 {
+        self.lock().get(stream)
     }
 }
 

@@ -25,6 +25,10 @@ pub struct Config {
     pub mode: ExecutionMode,
     /// Whether the stream-order checker refuses unordered accesses (default on).
     pub checker: bool,
+    /// Whether the checker also refuses data races (default off): two accesses to
+    /// overlapping device memory on different streams, at least one a write, neither
+    /// ordered after the other. Needs `checker`.
+    pub races: bool,
     /// The longest any wait inside the emulator may take before it fails with an error
     /// instead of hanging (default 60 s).
     pub wait_timeout: std::time::Duration,
@@ -44,6 +48,7 @@ impl Default for Config {
             granularity: 2 << 20,
             mode: ExecutionMode::Threaded,
             checker: true,
+            races: false,
             wait_timeout: std::time::Duration::from_secs(60),
             host_functions_on_one_thread: false,
         }

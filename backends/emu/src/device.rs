@@ -9,7 +9,7 @@ use crate::platform::Platform;
 use crate::pool::EmuPool;
 use crate::pool::access::{self, CheckedRange, CopySide, ResolvedSide, copy, enqueue_touching};
 use crate::pool::shared::{PoolSettings, PoolShared};
-use crate::stream::{EmuStream, StreamShared, Work};
+use crate::stream::{EmuStream, StreamShared, Work, WorkerDelay};
 use mempool_hal::{
     Device, DevicePtr, Error, ErrorKind, EventStatus, HostBuffer, HostFn, MemInfo, PoolCall, PoolProps, Result,
     StreamStatus, code,
@@ -22,6 +22,7 @@ use std::sync::{Arc, OnceLock};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EmulatorBuilder {
     config: Config,
+    worker_delay: Option<WorkerDelay>,
 }
 
 impl EmulatorBuilder {
@@ -48,6 +49,21 @@ impl EmulatorBuilder {
     /// Turns the stream-order checker on (the default) or off.
     pub fn checker(mut self, on: bool) -> Self {
         self.config.checker = on;
+        self
+    }
+    /// Turns the checker's race mode on or off (default off): two accesses to overlapping
+    /// device memory on different streams, at least one a write, neither ordered after the
+    /// other, are refused at the second one (contract §11). Needs the checker.
+    pub fn race_check(mut self, on: bool) -> Self {
+        self.config.races = on;
+        self
+    }
+    /// Tests only: each stream's worker sleeps a pseudo-random time below `max` before
+    /// each operation, from a sequence fixed by `seed`, so tests can show that no verdict
+    /// depends on timing.
+    #[doc(hidden)]
+    pub fn worker_delay_for_tests(mut self, max: std::time::Duration, seed: u64) -> Self {
+        self.worker_delay = Some(WorkerDelay { max, seed });
         self
     }
     /// The longest any wait inside the emulator may take (default 60 s).
@@ -83,7 +99,7 @@ impl EmulatorBuilder {
     /// `InvalidParam` (100000) naming the variable and its value when a value does not
     /// parse, or is out of the range [`EmulatorBuilder::build`] enforces.
     pub fn with_env(self) -> Result<Self> {
-        Ok(EmulatorBuilder { config: env::read_vars(self.config, |name| std::env::var_os(name))? })
+        Ok(EmulatorBuilder { config: env::read_vars(self.config, |name| std::env::var_os(name))?, ..self })
     }
 
     /// Device 0 of a new emulated platform.
@@ -99,7 +115,7 @@ impl EmulatorBuilder {
         if let Err((_, m)) = c.check() {
             return Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, "Emulator::build", m));
         }
-        Ok(Emulator { platform: Arc::new(Platform::new(c)), device: 0 })
+        Ok(Emulator { platform: Arc::new(Platform::new(c, self.worker_delay)), device: 0 })
     }
 }
 
@@ -129,7 +145,7 @@ impl Emulator {
     /// Device 0 of a platform with the default [`Config`]: one 16 GiB device, 2 MiB
     /// granularity, threaded.
     pub fn new() -> Emulator {
-        Emulator { platform: Arc::new(Platform::new(Config::default())), device: 0 }
+        Emulator { platform: Arc::new(Platform::new(Config::default(), None)), device: 0 }
     }
 
     /// A builder for another configuration.
@@ -229,7 +245,7 @@ impl Emulator {
         const OP: &str = "synchronize_stream_timeout";
         let Some(t) = timeout.filter(|t| *t < self.timeout()) else { return self.synchronize_stream(stream) };
         let s = stream.live(self.platform.id, OP)?;
-        let (tail, clock) = s.drain_with_clock(t, OP).map_err(|_| {
+        let (tail, clock) = s.drain_observing(t, OP).map_err(|_| {
             Error::new(
                 ErrorKind::NotReady,
                 code::ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
@@ -341,7 +357,7 @@ impl Device for Emulator {
     fn create_stream(&self) -> Result<EmuStream> {
         let p = self.platform();
         let deferred = p.config.mode == ExecutionMode::Deferred;
-        let shared = StreamShared::spawn(p.next_id(), self.device, p.id, deferred)?;
+        let shared = StreamShared::spawn(p.next_id(), self.device, p.id, deferred, p.worker_delay)?;
         p.add_stream(&shared);
         Ok(EmuStream { shared })
     }
@@ -356,7 +372,7 @@ impl Device for Emulator {
 
     fn synchronize_stream(&self, stream: &EmuStream) -> Result<()> {
         let s = stream.live(self.platform.id, "synchronize_stream")?;
-        let (tail, clock) = s.drain_with_clock(self.timeout(), "synchronize_stream")?;
+        let (tail, clock) = s.drain_observing(self.timeout(), "synchronize_stream")?;
         s.observe(tail);
         self.platform.observe_clock(&clock);
         self.platform.after_sync(self.device);
@@ -382,8 +398,9 @@ impl Device for Emulator {
         let streams = p.streams_of(self.device);
         let mut first_failure = None;
         for s in &streams {
-            let tail = s.drain(self.timeout(), "synchronize_device")?;
+            let (tail, clock) = s.drain_observing(self.timeout(), "synchronize_device")?;
             s.observe(tail);
+            p.host.observe(&clock);
             if let Some(e) = s.take_failure() {
                 first_failure.get_or_insert(e);
             }
@@ -456,7 +473,12 @@ impl Device for Emulator {
         let e = event.live(self.platform.id, "query_event")?;
         // CANN: NOT_READY also when the event was never recorded.
         Ok(match e.record() {
-            Some(r) if r.complete() => EventStatus::Complete,
+            Some(r) if r.complete() => {
+                // What the host saw complete orders everything enqueued afterwards
+                // (contract §1); reuse rule b counts synchronizations only.
+                self.platform.host.observe(&r.clock);
+                EventStatus::Complete
+            }
             _ => EventStatus::NotReady,
         })
     }
@@ -493,7 +515,13 @@ impl Device for Emulator {
             p.id,
             size,
             c.granularity,
-            PoolSettings { faults: Arc::clone(&p.faults), wait_timeout: c.wait_timeout, checker: c.checker },
+            PoolSettings {
+                faults: Arc::clone(&p.faults),
+                wait_timeout: c.wait_timeout,
+                checker: c.checker,
+                races: c.checker && c.races,
+                host: Arc::clone(&p.host),
+            },
         )?);
         p.registry.insert(&shared);
         p.bury();

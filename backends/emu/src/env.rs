@@ -18,8 +18,10 @@ pub const ENV_GRANULARITY: &str = "MEMPOOL_EMU_GRANULARITY";
 pub const ENV_MODE: &str = "MEMPOOL_EMU_MODE";
 /// The stream-order checker: `1`, `on`, `true`, `yes` (default) or `0`, `off`, `false`, `no`.
 pub const ENV_CHECKER: &str = "MEMPOOL_EMU_CHECKER";
+/// The checker's race mode: `1`, `on`, `true`, `yes` or `0`, `off`, `false`, `no` (default).
+pub const ENV_RACES: &str = "MEMPOOL_EMU_RACES";
 /// Every variable above, for tools that clear or forward them all.
-pub const ENV_ALL: [&str; 5] = [ENV_DEVICES, ENV_DEVICE_MEMORY, ENV_GRANULARITY, ENV_MODE, ENV_CHECKER];
+pub const ENV_ALL: [&str; 6] = [ENV_DEVICES, ENV_DEVICE_MEMORY, ENV_GRANULARITY, ENV_MODE, ENV_CHECKER, ENV_RACES];
 
 /// Parses a byte count: a number, optionally followed by a binary unit `K`, `M`, `G` or `T`
 /// (either case, with or without `B` or `iB`): `4096`, `64K`, `2M`, `8GiB`.
@@ -85,12 +87,16 @@ pub(crate) fn read_vars(mut config: Config, var: impl Fn(&str) -> Option<OsStrin
             _ => return Err(bad(ENV_MODE, &v, "not `threaded` or `deferred`")),
         };
     }
+    let switch = |name: &'static str, v: &str| match v.to_ascii_lowercase().as_str() {
+        "1" | "on" | "true" | "yes" => Ok(true),
+        "0" | "off" | "false" | "no" => Ok(false),
+        _ => Err(bad(name, v, "not on (1, on, true, yes) or off (0, off, false, no)")),
+    };
     if let Some(v) = get(ENV_CHECKER)? {
-        config.checker = match v.to_ascii_lowercase().as_str() {
-            "1" | "on" | "true" | "yes" => true,
-            "0" | "off" | "false" | "no" => false,
-            _ => return Err(bad(ENV_CHECKER, &v, "not on (1, on, true, yes) or off (0, off, false, no)")),
-        };
+        config.checker = switch(ENV_CHECKER, &v)?;
+    }
+    if let Some(v) = get(ENV_RACES)? {
+        config.races = switch(ENV_RACES, &v)?;
     }
     // Out of range: name the variable that set it (a default is `build`'s to report).
     if let Err((settings, why)) = config.check() {
@@ -140,12 +146,13 @@ mod tests {
             (ENV_GRANULARITY, "64K"),
             (ENV_MODE, "Deferred"),
             (ENV_CHECKER, "off"),
+            (ENV_RACES, "On"),
         ])?;
         assert_eq!((c.devices, c.device_memory, c.granularity), (2, 8 << 30, 64 << 10));
-        assert_eq!((c.mode, c.checker), (ExecutionMode::Deferred, false));
+        assert_eq!((c.mode, c.checker, c.races), (ExecutionMode::Deferred, false, true));
         // Unset and empty variables keep the defaults.
         let c = with(&[(ENV_MODE, " ")])?;
-        assert_eq!((c.devices, c.mode, c.checker), (1, ExecutionMode::Threaded, true));
+        assert_eq!((c.devices, c.mode, c.checker, c.races), (1, ExecutionMode::Threaded, true, false));
         Ok(())
     }
 
@@ -158,6 +165,7 @@ mod tests {
             (ENV_GRANULARITY, "2.5M"),
             (ENV_MODE, "defered"),
             (ENV_CHECKER, "maybe"),
+            (ENV_RACES, "2"),
         ] {
             let e = with(&[(name, value)]).unwrap_err();
             assert_eq!(e.code(), 100_000, "{name}={value}");

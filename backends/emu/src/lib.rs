@@ -30,13 +30,19 @@
 //!   in one live allocation) and again when they run (it must still be reserved), under
 //!   the pool lock, so a bad program gets an error, never a fault.
 //! - **Stream-order checker** (on by default, [`EmulatorBuilder::checker`] turns it off).
-//!   Every copy, memset and kernel ([`Emulator::launch_kernel`], a host function that
-//!   declares the device memory it reads and writes) is checked with the vector clocks
-//!   when it is enqueued: use after free, use on a stream not ordered after the
-//!   allocation, and access to a destroyed pool's memory are refused at the call with
-//!   `ErrorKind::StreamOrderViolation` (code 107000), and so is a free that races with
-//!   an access still pending on another stream. The message names the streams and the
-//!   operations; nothing is executed. Vendor tools offer nothing like it for pool memory.
+//!   It judges happens-before (contract §1), never timing: a call is ordered after a
+//!   point when its stream's vector clock covers it, or the platform's clock of what the
+//!   host has observed does (synchronizations, event queries answering complete), or the
+//!   point is a synchronous allocation ([`EmuPool::malloc_sync`], `aclrtMalloc`). Every
+//!   copy, memset and kernel ([`Emulator::launch_kernel`], a host function that declares
+//!   the device memory it reads and writes) is checked when it is enqueued, and every
+//!   synchronous host access when it is made: use after free (released memory included),
+//!   use not ordered after the allocation, and access to a destroyed pool's memory are
+//!   refused at the call with `ErrorKind::StreamOrderViolation` (code 107000), and so is
+//!   a free not ordered after the allocation and every earlier access, executed or not.
+//!   Race mode ([`EmulatorBuilder::race_check`]) also refuses unordered overlapping
+//!   accesses with a write. The message names the streams, positions and operations;
+//!   nothing is executed. Vendor tools offer nothing like it for pool memory.
 //!   A destroyed pool's address range stays reserved, inaccessible and without memory, for
 //!   the next 256 dropped pools (up to 16 TiB of address space), so the host maps nothing
 //!   there meanwhile and a pointer that outlived its pool is still known as device memory.
@@ -64,7 +70,8 @@
 //! | §1 | events; vector clocks | `event.rs`; `clock.rs` |
 //! | §1, [§8](mempool_hal::contract::c_abi) | host functions on one thread per device | `hostfn.rs`, `stream.rs` (`wait_for`) |
 //! | §1 | stale and foreign handles | `EmuStream::live` (`stream.rs`), `EmuEvent::live` (`event.rs`) |
-//! | §1 | synchronization and what the host observes | `device.rs`, `platform.rs` (`observe_clock`) |
+//! | §1 | synchronization and what the host observes | `device.rs`, `platform.rs` (`observe_clock`), `clock.rs` (`HostClock`) |
+//! | §1 | a synchronous allocation | `pool/mod.rs` (`malloc_sync`), `pool/shared.rs` (`malloc`) |
 //! | [§2](mempool_hal::contract::properties) | pool properties (validated by `PoolProps::validate`) | `device.rs` (`create_pool`) |
 //! | [§3](mempool_hal::contract::attributes) | attributes | `pool/shared.rs` (`get_attr`, `set_attr`) |
 //! | [§4](mempool_hal::contract::allocation) | the reuse order, rules a-f, rule e's wait | `pool/reuse.rs` (`choose`) |
@@ -75,9 +82,10 @@
 //! | [§6](mempool_hal::contract::release) | release at synchronization, trim | `pool/shared.rs`, `pool/blocks.rs` (`plan_release`), `pool/mapping.rs`, `platform.rs` (`after_sync`) |
 //! | [§7](mempool_hal::contract::statistics) | statistics | `pool/blocks.rs` (`stats`), `pool/shared.rs` |
 //! | §7 | a destroyed pool: graveyard, destroyed ranges, quarantine | `device.rs` (`destroy_pool`), `platform.rs`, `pool/registry.rs`, `pool/mapping.rs` |
-//! | §8 | what the drop-in ACL library needs: raw copies and memsets (host memory too), holding host memory for queued work, free by address, pool addresses | `kernel.rs` |
-//! | [§11](mempool_hal::contract::checker) | checked ranges of copies, memsets and kernels | `pool/access.rs`, `kernel.rs` |
-//! | §11 | a free racing with pending accesses | `pool/shared.rs` (`check_free_races`) |
+//! | [§8](mempool_hal::contract::c_abi) | what the drop-in ACL library needs: raw copies and memsets (host memory too), holding host memory for queued work, free by address, pool addresses | `kernel.rs` |
+//! | [§11](mempool_hal::contract::checker) | checked ranges of copies, memsets, kernels and host accesses; race mode | `pool/access.rs` (`check`, `check_races`), `kernel.rs` |
+//! | §11 | "ordered after an allocation"; the accesses noted per allocation | `pool/blocks.rs` (`Live::ordered_before`, `note_access`) |
+//! | §11 | a free ordered after its allocation and every earlier access | `pool/shared.rs` (`check_free`) |
 //! | - | configuration and its limits; the environment | `config.rs`; `env.rs` |
 //!
 //! # Lock order
@@ -94,7 +102,9 @@
 //!
 //! The other locks are taken alone: the registry of pools (its map and its destroyed
 //! ranges), an event's record, a stream's failure, the platform's host-function threads
-//! and the platform's stream registry (except as in 2). The graveyard's lock may drop a pool's last reference, which takes
+//! and the platform's stream registry (except as in 2). The host's clock (`HostClock`) is
+//! innermost: the checker reads it under a pool's and a stream's state, and nothing is
+//! locked under it. The graveyard's lock may drop a pool's last reference, which takes
 //! the process-wide quarantine lock of `pool/mapping.rs`. Queued work runs with no lock
 //! held; a copy or kernel then holds one pool's state at a time while it touches that
 //! pool's memory.
@@ -139,7 +149,9 @@ mod tests;
 
 pub use config::{Config, ExecutionMode, MAX_DEVICE_MEMORY, MAX_DEVICES, MAX_GRANULARITY};
 pub use device::{Emulator, EmulatorBuilder};
-pub use env::{ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, parse_bytes};
+pub use env::{
+    ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, ENV_RACES, parse_bytes,
+};
 pub use event::EmuEvent;
 pub use kernel::{KernelAccess, KernelMem};
 pub use pool::access::CopySide;

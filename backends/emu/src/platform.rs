@@ -2,12 +2,12 @@
 //! of streams, the registry of pools by address ([`PoolRegistry`]), the graveyard of
 //! destroyed pools, injected faults and the host's observations at synchronization.
 
-use crate::clock::Clock;
+use crate::clock::{Clock, HostClock};
 use crate::config::Config;
 use crate::hostfn::{self, HostFnThread};
 use crate::pool::registry::PoolRegistry;
 use crate::pool::shared::{Faults, PoolShared};
-use crate::stream::{StreamShared, lock};
+use crate::stream::{StreamShared, WorkerDelay, lock};
 use mempool_hal::Result;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -33,6 +33,10 @@ pub(crate) struct Platform {
     /// The host-function thread of each device that has started one (only with
     /// `Config::host_functions_on_one_thread`).
     host_fn_threads: Mutex<HashMap<u32, HostFnThread>>,
+    /// What the host has observed complete: orders everything enqueued afterwards.
+    pub(crate) host: Arc<HostClock>,
+    /// Tests: random delays of the stream workers.
+    pub(crate) worker_delay: Option<WorkerDelay>,
 }
 
 impl Drop for Platform {
@@ -44,7 +48,7 @@ impl Drop for Platform {
 }
 
 impl Platform {
-    pub(crate) fn new(config: Config) -> Platform {
+    pub(crate) fn new(config: Config, worker_delay: Option<WorkerDelay>) -> Platform {
         Platform {
             id: NEXT_PLATFORM.fetch_add(1, Ordering::Relaxed),
             config,
@@ -54,6 +58,8 @@ impl Platform {
             graveyard: Mutex::new(Vec::new()),
             faults: Arc::new(Faults::default()),
             host_fn_threads: Mutex::new(HashMap::new()),
+            host: Arc::new(HostClock::default()),
+            worker_delay,
         }
     }
 
@@ -84,8 +90,10 @@ impl Platform {
         Ok(Some(t))
     }
 
-    /// Marks everything in `clock` observed complete by the host.
+    /// Marks everything in `clock` observed complete by the host: for reuse rule b (each
+    /// stream's `host_known`) and for the ordering of everything enqueued afterwards.
     pub(crate) fn observe_clock(&self, clock: &Clock) {
+        self.host.observe(clock);
         for (sid, pos) in clock.iter() {
             if let Some(s) = self.stream(sid) {
                 s.observe(pos);

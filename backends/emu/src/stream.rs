@@ -70,6 +70,17 @@ pub(crate) struct StreamShared {
     host_known: AtomicU64,
     destroyed: AtomicBool,
     failure: Mutex<Option<Error>>,
+    /// Tests: the worker sleeps up to this long before each operation.
+    delay: Option<WorkerDelay>,
+}
+
+/// Random delays of a stream's worker, for tests of timing independence: before each
+/// operation the worker sleeps a pseudo-random time below `max`, from a sequence fixed by
+/// `seed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct WorkerDelay {
+    pub(crate) max: Duration,
+    pub(crate) seed: u64,
 }
 
 impl std::fmt::Debug for StreamShared {
@@ -116,7 +127,13 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl StreamShared {
     /// Creates a stream and starts its worker.
-    pub(crate) fn spawn(id: u64, device: u32, platform: u64, deferred: bool) -> Result<Arc<StreamShared>> {
+    pub(crate) fn spawn(
+        id: u64,
+        device: u32,
+        platform: u64,
+        deferred: bool,
+        delay: Option<WorkerDelay>,
+    ) -> Result<Arc<StreamShared>> {
         let s = Arc::new(StreamShared {
             id,
             device,
@@ -138,6 +155,7 @@ impl StreamShared {
             host_known: AtomicU64::new(0),
             destroyed: AtomicBool::new(false),
             failure: Mutex::new(None),
+            delay,
         });
         let worker = Arc::clone(&s);
         std::thread::Builder::new().name(format!("mempool-emu-stream-{id}")).spawn(move || worker.run()).map_err(
@@ -155,6 +173,7 @@ impl StreamShared {
 
     fn run(&self) {
         WORKER_OF.with(|w| w.set(std::ptr::from_ref(self) as usize));
+        let mut rng = self.delay.map(|d| d.seed ^ self.id.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
         loop {
             let op = {
                 let mut st = lock(&self.state);
@@ -171,6 +190,14 @@ impl StreamShared {
                 }
             };
             let Some(op) = op else { return };
+            if let (Some(d), Some(x)) = (self.delay, rng.as_mut()) {
+                // xorshift64: a fixed sequence per seed and stream.
+                *x ^= *x << 13;
+                *x ^= *x >> 7;
+                *x ^= *x << 17;
+                let max = d.max.as_nanos().max(1) as u64;
+                std::thread::sleep(Duration::from_nanos(*x % max));
+            }
             let outcome = catch_unwind(AssertUnwindSafe(op.work));
             let failure = match outcome {
                 Ok(Ok(())) => None,
@@ -379,16 +406,27 @@ impl StreamShared {
     /// Blocks until everything enqueued so far has run; returns the tail position
     /// (markers included), which the caller may then mark as observed.
     pub(crate) fn drain(&self, timeout: Duration, op: &'static str) -> Result<u64> {
-        self.drain_with_clock(timeout, op).map(|(tail, _)| tail)
+        let (tail, last_real) = {
+            let st = self.state();
+            (self.pos.load(Ordering::Acquire), st.last_real)
+        };
+        self.wait_for(last_real, timeout, op)?;
+        Ok(tail)
     }
 
-    /// [`StreamShared::drain`], also returning the stream's clock at the tail it drained
-    /// to, read under the same lock: work enqueued while the drain waits (a wait on
-    /// another stream, say) is not part of what the caller may mark as observed.
-    pub(crate) fn drain_with_clock(&self, timeout: Duration, op: &'static str) -> Result<(u64, Arc<Clock>)> {
+    /// [`StreamShared::drain`] for a host synchronization: also returns the stream's
+    /// clock at the tail it drained to, read under the same lock (work enqueued while the
+    /// drain waits, a wait on another stream say, is not part of what the caller may mark
+    /// as observed), with the stream's own entry at a fresh marker position taken then:
+    /// everything enqueued on the stream before the synchronization, allocations included,
+    /// comes before that marker, and everything after it comes after.
+    pub(crate) fn drain_observing(&self, timeout: Duration, op: &'static str) -> Result<(u64, Clock)> {
         let (tail, last_real, clock) = {
             let st = self.state();
-            (self.pos.load(Ordering::Acquire), st.last_real, st.clock.clone())
+            let tail = self.pos.load(Ordering::Acquire);
+            let mut clock = (*st.clock).clone();
+            clock.raise(self.id, self.next_pos());
+            (tail, st.last_real, clock)
         };
         self.wait_for(last_real, timeout, op)?;
         Ok((tail, clock))
@@ -396,11 +434,18 @@ impl StreamShared {
 
     /// Without waiting or letting deferred work run: when everything enqueued so far has
     /// run, the tail position (markers included) and the stream's clock there, read under
-    /// one lock, which the caller may mark as observed; `None` while work is pending.
-    pub(crate) fn query(&self) -> Option<(u64, Arc<Clock>)> {
+    /// one lock, which the caller may mark as observed; `None` while work is pending. As
+    /// in [`StreamShared::drain_observing`], the clock's own entry is a fresh marker, so
+    /// the observation covers everything enqueued on the stream before the query.
+    pub(crate) fn query(&self) -> Option<(u64, Clock)> {
         let st = self.state();
+        if self.completed() < st.last_real {
+            return None;
+        }
         let tail = self.pos.load(Ordering::Acquire);
-        (self.completed() >= st.last_real).then(|| (tail, st.clock.clone()))
+        let mut clock = (*st.clock).clone();
+        clock.raise(self.id, self.next_pos());
+        Some((tail, clock))
     }
 
     /// Takes the failure recorded since the last synchronization.

@@ -11,7 +11,7 @@
  *  4. aclrtMemcpy host-to-host between two aclrtMallocHost buffers, and ACL_MEMCPY_DEFAULT,
  *     which infers the direction from the addresses;
  *  5. count 0 copies and memsets do nothing and succeed; count above destMax is refused with
- *     ACL_ERROR_INVALID_PARAM and copies nothing.
+ *     ACL_ERROR_RT_PARAM_INVALID (107000) and copies nothing.
  */
 #include <acl/acl.h>
 
@@ -136,8 +136,8 @@ int main(void)
     CHECK_ACL(aclrtMemset(h1, BYTES, 0, 0));
     CHECK_ACL(aclrtMemcpyAsync(d[0], BYTES, h0, 0, ACL_MEMCPY_HOST_TO_DEVICE, stream));
     CHECK_CODE(aclrtMemcpy(h1, BYTES / 2, h0, BYTES, ACL_MEMCPY_HOST_TO_HOST),
-               ACL_ERROR_INVALID_PARAM);
-    CHECK_CODE(aclrtMemset(h1, BYTES / 2, 0, BYTES), ACL_ERROR_INVALID_PARAM);
+               ACL_ERROR_RT_PARAM_INVALID);
+    CHECK_CODE(aclrtMemset(h1, BYTES / 2, 0, BYTES), ACL_ERROR_RT_PARAM_INVALID);
     CHECK_ACL(aclrtSynchronizeStream(stream));
     CHECK_TRUE(all(h1, 0xee, BYTES)); /* none of them wrote */
     printf("count 0 and count > destMax: nothing written\n");

@@ -16,10 +16,10 @@
 //!
 //! Lock order: the pools an operation touches, by id, then the stream's state.
 
-use super::blocks::Blocks;
+use super::blocks::{Access, Blocks};
 use super::registry::PoolRegistry;
 use super::shared::{PoolShared, PoolState};
-use crate::clock::Clock;
+use crate::clock::{Clock, HostClock};
 use crate::stream::{StreamShared, Work};
 use mempool_hal::{DevicePtr, Error, ErrorKind, Result, code};
 use std::sync::{Arc, MutexGuard};
@@ -93,8 +93,8 @@ fn resolve_side(
 }
 
 /// Checks one access to `[t.addr, t.addr + t.len)` of `pool` (whose state is `blocks`)
-/// by stream `s` (whose clock is `clock`; `None` for a synchronous access with no
-/// stream), and returns the start of the live allocation it touches.
+/// by stream `s` whose clock is `clock` (`None`: a synchronous access by the host), and
+/// returns the start of the live allocation it touches.
 fn check(
     pool: &PoolShared,
     blocks: &Blocks,
@@ -106,6 +106,7 @@ fn check(
     let (addr, len) = (t.addr, t.len);
     let what = if t.write { "writes" } else { "reads" };
     let on = s.map_or_else(|| "the host".to_string(), |(s, _)| format!("stream {}", s.id));
+    let (sid, clock, host) = (s.map(|(s, _)| s.id), s.map(|(_, c)| c), &*pool.settings.host);
     if pool.is_destroyed() {
         return Err(if checker {
             Error::stream_order_violation(
@@ -121,21 +122,32 @@ fn check(
         if end > start + live_len {
             return Err(Error::invalid_pointer(op, format!("[{addr:#x}, +{len}) runs past the end of its allocation")));
         }
-        if let (true, Some((s, clock))) = (checker, s) {
-            if live.owner != s.id && clock.get(live.owner) <= live.pos {
-                return Err(Error::stream_order_violation(
-                    op,
-                    format!(
-                        "{op} on stream {sid} {what} [{addr:#x}, +{len}), allocated on stream {owner} after its position {pos}, \
-                         but stream {sid} is not ordered after that allocation (it is ordered after stream {owner} up to \
-                         position {seen}): record an event on stream {owner} after the allocation and make stream {sid} wait for it",
-                        sid = s.id,
-                        owner = live.owner,
-                        pos = live.pos,
-                        seen = clock.get(live.owner),
-                    ),
-                ));
-            }
+        if !checker {
+            return Ok(start);
+        }
+        if !live.ordered_before(sid, clock, host) {
+            let fix = match sid {
+                Some(sid) => format!(
+                    "record an event on stream {owner} after the allocation and make stream {sid} wait for it, \
+                     or synchronize stream {owner}",
+                    owner = live.owner,
+                ),
+                None => format!("synchronize stream {} first", live.owner),
+            };
+            return Err(Error::stream_order_violation(
+                op,
+                format!(
+                    "{op} on {on} {what} [{addr:#x}, +{len}), allocated on stream {owner} after its position {pos}, \
+                     but {on} is not ordered after that allocation (it is ordered after stream {owner} up to \
+                     position {seen}): {fix}",
+                    owner = live.owner,
+                    pos = live.pos,
+                    seen = clock.map_or(0, |c| c.get(live.owner)).max(host.get(live.owner)),
+                ),
+            ));
+        }
+        if pool.settings.races {
+            check_races(blocks.accesses(start), t, sid, clock, host, op)?;
         }
         return Ok(start);
     }
@@ -150,8 +162,46 @@ fn check(
                 ),
             ));
         }
+        if blocks.was_allocated(addr) {
+            // Freed, then released (when depends on timing; the verdict does not).
+            return Err(Error::stream_order_violation(
+                op,
+                format!("use after free: {op} on {on} {what} [{addr:#x}, +{len}), memory freed and released since"),
+            ));
+        }
     }
     Err(Error::invalid_pointer(op, format!("[{addr:#x}, +{len}) is not inside a live allocation")))
+}
+
+/// Race mode (contract §11): refuses an access by `s` (`None`: the host) that overlaps an
+/// earlier access on another stream, one of them a write, not ordered before it.
+fn check_races(
+    notes: &[Access],
+    t: &CheckedRange,
+    s: Option<u64>,
+    clock: Option<&Clock>,
+    host: &HostClock,
+    op: &'static str,
+) -> Result<()> {
+    let end = t.addr + t.len;
+    for a in notes {
+        let overlaps = a.addr < end && t.addr < a.addr + a.len;
+        let ordered = || clock.is_some_and(|c| c.get(a.stream) >= a.pos) || host.get(a.stream) >= a.pos;
+        if Some(a.stream) != s && overlaps && (a.write || t.write) && !ordered() {
+            let on = s.map_or_else(|| "the host".to_string(), |s| format!("stream {s}"));
+            let (what, other) = (if t.write { "writes" } else { "reads" }, if a.write { "writes" } else { "reads" });
+            return Err(Error::stream_order_violation(
+                op,
+                format!(
+                    "data race: {op} on {on} {what} [{:#x}, +{}), which {} on stream {} (its position {}) {other} at \
+                     [{:#x}, +{}), and neither is ordered after the other: record an event on stream {} after that work \
+                     and wait for it",
+                    t.addr, t.len, a.op, a.stream, a.pos, a.addr, a.len, a.stream
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Locks the pools of `ranges` in id order (so two operations never lock in opposite
@@ -177,24 +227,26 @@ pub(crate) fn enqueue_touching(
     work: Work,
 ) -> Result<()> {
     with_locked(ranges, |guards| {
-        let mut st = s.state();
+        let st = &mut *s.state();
         let mut starts = Vec::with_capacity(ranges.len());
         for t in ranges {
             let blocks = blocks_of(guards, t.pool.id);
             starts.push(check(&t.pool, blocks, t, Some((s, &st.clock)), op)?);
         }
-        let pos = s.push_locked(&mut st, work)?;
+        let pos = s.push_locked(st, work)?;
         for (t, start) in ranges.iter().zip(starts) {
             if t.pool.settings.checker {
-                blocks_of(guards, t.pool.id).note_access(start, s, pos, op);
+                let a = Access { stream: s.id, pos, op, addr: t.addr, len: t.len, write: t.write };
+                blocks_of(guards, t.pool.id).note_access(start, a, t.pool.settings.races);
             }
         }
         Ok(())
     })
 }
 
-/// Checks the ranges of a synchronous host-side operation (no stream order to check,
-/// but live memory and, with the checker, no use after free).
+/// Checks the ranges of a synchronous host-side operation: live memory and, with the
+/// checker, no use after free and an allocation the host has observed (a synchronous
+/// one, or one whose stream the host synchronized after it).
 pub(crate) fn check_now(ranges: &[CheckedRange], op: &'static str) -> Result<()> {
     with_locked(ranges, |guards| {
         for t in ranges {

@@ -14,7 +14,7 @@
 
 use super::bins::{Entry, SizeBins, Slots};
 use super::starts::{Starts, zeroed};
-use crate::clock::Clock;
+use crate::clock::{Clock, HostClock};
 use crate::stream::StreamShared;
 use mempool_hal::PoolStats;
 use rustc_hash::FxHashMap;
@@ -38,7 +38,7 @@ pub(crate) struct Cached {
 /// A live allocation: where it was allocated.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Live {
-    /// The allocating stream.
+    /// The allocating stream; [`SYNC_OWNER`] for a synchronous allocation.
     pub(crate) owner: u64,
     /// The last position of that stream before the allocation: the allocation comes
     /// right after it, so work is ordered after the allocation when it is ordered after
@@ -46,9 +46,49 @@ pub(crate) struct Live {
     pub(crate) pos: u64,
 }
 
-/// Accesses enqueued on a live allocation that may not have run yet (for the stream-order
-/// checker): the stream, the position of the operation and its name.
-pub(crate) type Pending = Vec<(Arc<StreamShared>, u64, &'static str)>;
+impl Live {
+    /// Whether a call now on stream `on` whose clock is `clock` (`None`, `None`: a
+    /// synchronous call of the host) is ordered after this allocation (contract §1):
+    /// a synchronous allocation, the same stream, or a later point of the allocating
+    /// stream that the stream's clock or the host's observations cover.
+    pub(crate) fn ordered_before(&self, on: Option<u64>, clock: Option<&Clock>, host: &HostClock) -> bool {
+        self.owner == SYNC_OWNER
+            || on == Some(self.owner)
+            || clock.is_some_and(|c| c.get(self.owner) > self.pos)
+            || host.get(self.owner) > self.pos
+    }
+}
+
+/// The owner of a synchronous allocation (no stream has id 0): complete when the call
+/// returned, so ordered before everything enqueued afterwards.
+pub(crate) const SYNC_OWNER: u64 = 0;
+
+/// An access enqueued on a live allocation (for the stream-order checker), whether or not
+/// it has run: executed work orders nothing.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Access {
+    /// The stream and the position of the operation.
+    pub(crate) stream: u64,
+    pub(crate) pos: u64,
+    /// The operation's name.
+    pub(crate) op: &'static str,
+    /// The range it touches and whether it writes.
+    pub(crate) addr: u64,
+    pub(crate) len: u64,
+    pub(crate) write: bool,
+}
+
+impl Access {
+    /// Whether this access covers `other` (same stream, a range at least as large, and a
+    /// write when `other` writes): later accesses on a stream are ordered after earlier
+    /// ones, so the checker needs only the last one of each.
+    fn covers(&self, other: &Access) -> bool {
+        self.stream == other.stream
+            && self.addr <= other.addr
+            && other.addr + other.len <= self.addr + self.len
+            && (self.write || !other.write)
+    }
+}
 
 /// A block chosen for an allocation (a node of the slab).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,8 +218,12 @@ pub(crate) struct Blocks {
     at: Vec<u32>,
     /// Number of live allocations.
     live: usize,
-    /// Per live allocation that has had accesses enqueued: those not known to have run.
-    pending: FxHashMap<u64, Pending>,
+    /// Per live allocation that has had accesses enqueued: the last one of each stream
+    /// (with races checked: the last of each stream, range and kind).
+    accesses: FxHashMap<u64, Vec<Access>>,
+    /// Per granule, one bit: whether it was ever allocated (so an access to released
+    /// memory is still known as a use after free).
+    ever: Vec<u64>,
     /// Per freeing stream: its cached blocks. A short list searched linearly (a pool
     /// sees few streams); emptied bins stay (so the same-stream cycle neither searches
     /// far nor allocates) until they outnumber the others.
@@ -208,7 +252,8 @@ impl Blocks {
             starts: Starts::new(granules)?,
             at: zeroed(granules)?,
             live: 0,
-            pending: FxHashMap::default(),
+            accesses: FxHashMap::default(),
+            ever: zeroed(granules.div_ceil(64))?,
             bins: Vec::new(),
             nonempty_bins: 0,
             free: SizeBins::new(gran),
@@ -413,6 +458,14 @@ impl Blocks {
         }
         self.stats.reserved_current += len;
         self.stats.reserved_high = self.stats.reserved_high.max(self.stats.reserved_current);
+        let first = self.granule(self.node(id).addr);
+        let (mut g, end) = (first, first + (len >> self.gran.trailing_zeros()));
+        while g < end {
+            let bits = (end - g).min(64 - g % 64);
+            let mask = if bits == 64 { u64::MAX } else { ((1u64 << bits) - 1) << (g % 64) };
+            self.ever[(g / 64) as usize] |= mask;
+            g += bits;
+        }
         self.make_live(id, owner)
     }
 
@@ -470,13 +523,35 @@ impl Blocks {
         self.containing(addr).filter(|n| n.tag == Tag::Cached).map(|n| (n.addr, n.cached()))
     }
 
-    /// Notes an access enqueued on `stream` at `pos` to the live allocation at `start`,
-    /// dropping notes of accesses that have run.
-    pub(crate) fn note_access(&mut self, start: u64, stream: &Arc<StreamShared>, pos: u64, op: &'static str) {
+    /// Whether `addr` lies in memory that was allocated once (live, cached, or freed and
+    /// released since).
+    pub(crate) fn was_allocated(&self, addr: u64) -> bool {
+        if addr < self.base || addr - self.base >= self.size {
+            return false;
+        }
+        let g = self.granule(addr);
+        self.ever[(g / 64) as usize] & (1 << (g % 64)) != 0
+    }
+
+    /// The live allocation `b` (found with [`Blocks::live_block`]).
+    pub(crate) fn live_record(&self, b: BlockId) -> Live {
+        let n = self.node(b.0);
+        Live { owner: n.stream, pos: n.pos }
+    }
+
+    /// Notes an access to the live allocation at `start`, keeping only the last access of
+    /// each stream (with `races`: of each stream, range and kind).
+    pub(crate) fn note_access(&mut self, start: u64, a: Access, races: bool) {
         if self.is_live_start(start) {
-            let pending = self.pending.entry(start).or_default();
-            pending.retain(|(s, p, _)| s.completed() < *p);
-            pending.push((Arc::clone(stream), pos, op));
+            let notes = self.accesses.entry(start).or_default();
+            if races {
+                notes.retain(|n| !a.covers(n));
+                notes.push(a);
+            } else if let Some(n) = notes.iter_mut().find(|n| n.stream == a.stream) {
+                *n = a;
+            } else {
+                notes.push(a);
+            }
         }
     }
 
@@ -485,11 +560,11 @@ impl Blocks {
     }
 
     /// The accesses noted on the live allocation starting at `addr`.
-    pub(crate) fn pending_accesses(&self, addr: u64) -> &[(Arc<StreamShared>, u64, &'static str)] {
-        if self.pending.is_empty() {
+    pub(crate) fn accesses(&self, addr: u64) -> &[Access] {
+        if self.accesses.is_empty() {
             return &[];
         }
-        self.pending.get(&addr).map_or(&[], Vec::as_slice)
+        self.accesses.get(&addr).map_or(&[], Vec::as_slice)
     }
 
     /// Whether `[addr, addr + len)` lies inside one live allocation.
@@ -533,8 +608,8 @@ impl Blocks {
         }
         let (addr, len) = (self.node(id).addr, self.node(id).len);
         self.live -= 1;
-        if !self.pending.is_empty() {
-            self.pending.remove(&addr);
+        if !self.accesses.is_empty() {
+            self.accesses.remove(&addr);
         }
         self.stats.used_current -= len;
         // A mark is the maximum since the last reset, so a decrease after a reset raises it.
@@ -710,7 +785,7 @@ impl Blocks {
         assert_eq!(nodes + self.spare.len(), self.nodes.len());
         assert_eq!(self.stats.used_current, used);
         assert_eq!(self.stats.reserved_current, used + cached);
-        assert!(self.pending.keys().all(|&a| self.is_live_start(a)), "pending accesses belong to live allocations");
+        assert!(self.accesses.keys().all(|&a| self.is_live_start(a)), "noted accesses belong to live allocations");
         assert_eq!(self.nonempty_bins, self.bins.iter().filter(|b| !b.sizes.is_empty()).count());
         let binned: usize = self.bins.iter().map(|b| b.sizes.len()).sum();
         let cached_nodes = self.nodes.iter().filter(|n| n.tag == Tag::Cached).count();

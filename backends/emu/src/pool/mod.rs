@@ -49,7 +49,21 @@ impl EmuPool {
     /// As [`MemPool::malloc_async`].
     pub fn malloc_async_traced(&self, size: u64, stream: &EmuStream) -> Result<(DevicePtr, ReuseRule)> {
         let s = stream.live(self.shared.platform, "malloc_async")?;
-        self.shared.malloc(size, s)
+        self.shared.malloc(size, s, false)
+    }
+
+    /// A synchronous allocation, as `aclrtMalloc` makes: served like
+    /// [`MemPool::malloc_async`] on `stream` (its reuse rules), but complete when the call
+    /// returns (it waits for what `stream` has queued), so the checker orders it before
+    /// everything enqueued afterwards, on any stream (contract §1 and §11). Free it in
+    /// stream order like any other allocation.
+    ///
+    /// # Errors
+    ///
+    /// As [`MemPool::malloc_async`]; a wait on `stream` that times out: `Internal`.
+    pub fn malloc_sync(&self, size: u64, stream: &EmuStream) -> Result<DevicePtr> {
+        let s = stream.live(self.shared.platform, "malloc")?;
+        self.shared.malloc(size, s, true).map(|(p, _)| p)
     }
 
     /// Like [`MemPool::free_async`], but safe: the emulator checks every pointer. A

@@ -1,10 +1,10 @@
 //! One pool's state ([`PoolShared`]), shared by its handles, the registry and queued work:
 //! allocation, the stream-ordered free, release, trim and attributes.
 
-use super::blocks::Blocks;
+use super::blocks::{Blocks, SYNC_OWNER};
 use super::mapping::{Commits, Mapping};
 use super::reuse::{Choice, ReuseCounts, ReuseRule, choose};
-use crate::clock::Clock;
+use crate::clock::{Clock, HostClock};
 use crate::stream::{StreamShared, lock};
 use mempool_hal::attr::{AttrId, AttrWrite};
 use mempool_hal::{DevicePtr, Error, ErrorKind, OomInfo, PoolCall, RawAttrValue, Result, ReuseFlags, code, round_up};
@@ -44,6 +44,10 @@ pub(crate) struct PoolSettings {
     pub(crate) faults: Arc<Faults>,
     pub(crate) wait_timeout: Duration,
     pub(crate) checker: bool,
+    /// The checker's race mode (only with `checker`).
+    pub(crate) races: bool,
+    /// What the host has observed (the checker's clock for synchronous host accesses).
+    pub(crate) host: Arc<HostClock>,
 }
 
 /// Faults injected into a platform, for tests of failure paths.
@@ -150,7 +154,11 @@ impl PoolShared {
         self.state().blocks.stats.reserved_current
     }
 
-    pub(crate) fn malloc(&self, size: u64, s: &Arc<StreamShared>) -> Result<(DevicePtr, ReuseRule)> {
+    /// Allocates `size` bytes in stream order on `s`; with `sync`, a synchronous
+    /// allocation (as `aclrtMalloc`): served by the same rules, but the caller waits for
+    /// `s` to finish what it has queued, and the block is ordered before everything
+    /// enqueued afterwards on any stream.
+    pub(crate) fn malloc(&self, size: u64, s: &Arc<StreamShared>, sync: bool) -> Result<(DevicePtr, ReuseRule)> {
         const OP: &str = "malloc_async";
         if s.device != self.device {
             return Err(Error::new(
@@ -165,15 +173,16 @@ impl PoolShared {
         }
         let len = round_up(size, self.gran)
             .ok_or_else(|| Error::invalid_param(OP, format!("size {size} overflows when rounded")))?;
-        let mut state = self.state();
+        let mut guard = self.state();
         if self.is_destroyed() {
             return Err(Error::destroyed_pool(OP, PoolCall::Lifetime, format_args!("pool {}", self.id)));
         }
-        let state = &mut *state;
+        let state = &mut *guard;
+        let owner = |pos: u64| if sync { (SYNC_OWNER, 0) } else { (s.id, pos) };
         let (rule, addr) = match choose(&state.blocks, len, s, state.flags, self.settings.wait_timeout)? {
             Choice::Cached(rule, block) => {
                 let pos = s.alloc_position()?;
-                (rule, state.blocks.take_cached(block, len, (s.id, pos)))
+                (rule, state.blocks.take_cached(block, len, owner(pos)))
             }
             Choice::Fresh(block) => {
                 let addr = state.blocks.addr(block);
@@ -183,11 +192,17 @@ impl PoolShared {
                     let msg = format!("host memory commit failed ({e}); {}", err.message());
                     return Err(err.with_message(msg));
                 }
-                (ReuseRule::Fresh, state.blocks.take_fresh(block, len, (s.id, pos)))
+                (ReuseRule::Fresh, state.blocks.take_fresh(block, len, owner(pos)))
             }
             Choice::Exhausted => return Err(self.oom(OP, &state.blocks, len)),
         };
         state.counts.bump(rule);
+        drop(guard);
+        if sync {
+            // Complete when the call returns: what the block waits for (an inserted wait,
+            // earlier work of `s`) has run.
+            s.drain(self.settings.wait_timeout, "malloc")?;
+        }
         Ok((DevicePtr::from_addr(addr), rule))
     }
 
@@ -215,7 +230,7 @@ impl PoolShared {
             state.blocks.live_block(addr).map_err(|why| Error::invalid_pointer(OP, format!("{addr:#x} is {why}")))?;
         let mut st = s.state();
         if self.settings.checker {
-            self.check_free_races(&state.blocks, addr, s, &st.clock)?;
+            self.check_free(&state.blocks, block, addr, s, &st.clock)?;
         }
         let marker = s.marker_locked(&mut st)?;
         state.blocks.cache(block, s, marker, &st.clock);
@@ -312,17 +327,42 @@ impl PoolShared {
         !self.is_destroyed() && self.state().blocks.within_live(addr, len)
     }
 
-    /// The checker's rule for frees: no access to the block may still be pending on
-    /// another stream unless it is ordered before the free.
-    fn check_free_races(&self, blocks: &Blocks, addr: u64, s: &StreamShared, clock: &Clock) -> Result<()> {
-        for (other, pos, what) in blocks.pending_accesses(addr) {
-            if other.id != s.id && other.completed() < *pos && clock.get(other.id) < *pos {
+    /// The checker's rule for frees (contract §11): the free must be ordered after the
+    /// block's allocation and after every access to it enqueued before, on any stream,
+    /// whether or not that work has run.
+    fn check_free(
+        &self,
+        blocks: &Blocks,
+        block: super::blocks::BlockId,
+        addr: u64,
+        s: &StreamShared,
+        clock: &Clock,
+    ) -> Result<()> {
+        let live = blocks.live_record(block);
+        let host = &self.settings.host;
+        if !live.ordered_before(Some(s.id), Some(clock), host) {
+            return Err(Error::stream_order_violation(
+                "free_async",
+                format!(
+                    "free_async on stream {sid} of {addr:#x}, allocated on stream {owner} after its position {pos}, \
+                     but stream {sid} is not ordered after that allocation (it is ordered after stream {owner} up to \
+                     position {seen}): record an event on stream {owner} after the allocation and make stream {sid} wait for it",
+                    sid = s.id,
+                    owner = live.owner,
+                    pos = live.pos,
+                    seen = clock.get(live.owner).max(host.get(live.owner)),
+                ),
+            ));
+        }
+        for a in blocks.accesses(addr) {
+            if a.stream != s.id && clock.get(a.stream) < a.pos && host.get(a.stream) < a.pos {
                 return Err(Error::stream_order_violation(
                     "free_async",
                     format!(
-                        "free_async on stream {} of {addr:#x} races with {what} still pending on stream {} (its position {pos}), \
-                         which is not ordered before the free: record an event on stream {} after that work and make stream {} wait for it",
-                        s.id, other.id, other.id, s.id
+                        "free_async on stream {} of {addr:#x} races with {} on stream {} (its position {}), \
+                         which is not ordered before the free (whether it has run does not matter): record an event \
+                         on stream {} after that work and make stream {} wait for it, or synchronize stream {}",
+                        s.id, a.op, a.stream, a.pos, a.stream, s.id, a.stream
                     ),
                 ));
             }

@@ -1,10 +1,14 @@
-//! The stream-order checker's catalogue: small buggy programs that must each be caught
+//! The stream-order checker: small buggy programs that must each be caught
 //! at the faulty call (with nothing executed), and correct programs with cross-stream
 //! events, reuse flags and host synchronization that must raise nothing.
 
 use mempool_emu::{EmuPool, EmuStream, Emulator, ExecutionMode, KernelAccess};
 use mempool_hal::{Device, DevicePtr, Error, ErrorKind, HostBuffer, MemPool, MemPoolExt, PoolProps, Result, attr};
 use std::sync::mpsc;
+
+mod catalogue;
+mod harness;
+mod races;
 
 const G: u64 = 64 << 10;
 
