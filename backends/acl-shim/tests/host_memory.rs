@@ -47,14 +47,17 @@ fn malloc_host(n: usize) -> *mut u8 {
     p.cast()
 }
 
-/// A pool on device 0 and `n` bytes of it allocated on `s` (device memory that work on
-/// `s` may use).
+/// A pool on device 0 and `n` bytes of it allocated on `s`, with `s` synchronized after:
+/// device memory that any later work, and the host, may use.
 fn device_buffer(s: aclrtStream, n: usize) -> (aclrtMemPool, *mut c_void) {
     let (mut pool, mut d): (aclrtMemPool, *mut c_void) = (null_mut(), null_mut());
     // SAFETY: valid out-pointers and a live stream.
     unsafe {
         assert_eq!(aclrtMemPoolCreate(&mut pool, &props(0, 64 << 20)), 0);
         assert_eq!(aclrtMemPoolMallocAsync(&mut d, n, pool, s), 0);
+        // The host observes the allocation, so synchronous calls may use the memory too
+        // (contract §11: a synchronous access must be ordered after the allocation).
+        assert_eq!(aclrtSynchronizeStream(s), 0);
     }
     (pool, d)
 }
