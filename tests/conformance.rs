@@ -1,4 +1,4 @@
-//! The conformance suite (SPEC.md section 10) over every backend of the workspace.
+//! The conformance suite (contract §10 (`mempool_hal::contract::conformance`)) over every backend of the workspace.
 //! Scenarios a backend cannot run are reported as ignored ("not run"), never as passed.
 
 use mempool_emu::ExecutionMode;

@@ -175,7 +175,7 @@ fn raw_handles_name_the_runtime_objects() {
     let stream = dev.create_stream().unwrap();
     let pool = dev.create_pool(&PoolProps::builder().max_size(64 << 20).build()).unwrap();
     assert!(!stream.as_raw().is_null() && !pool.as_raw().is_null());
-    // SAFETY: the library the backend loaded; the signature is that of SPEC.md section 8.
+    // SAFETY: the library the backend loaded; the signature is that of contract §8 (`mempool_hal::contract::c_abi`).
     let lib = unsafe { libloading::Library::new(home.path().join("lib64").join("libacl_rt.so")) }.unwrap();
     // SAFETY: as above.
     let malloc = unsafe { *lib.get::<Malloc>(b"aclrtMemPoolMallocAsync").unwrap() };

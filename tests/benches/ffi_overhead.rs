@@ -26,7 +26,7 @@ fn ffi_overhead(c: &mut Criterion) {
     // SAFETY: the drop-in library has no initialization code beyond Rust statics; this
     // opens the same library the backend loaded.
     let lib = unsafe { libloading::Library::new(home.path().join("lib64").join("libacl_rt.so")) }.expect("dlopen");
-    // SAFETY: the signatures are those of SPEC.md section 8, as the library exports them.
+    // SAFETY: the signatures are those of contract §8 (`mempool_hal::contract::c_abi`), as the library exports them.
     let (malloc, free) = unsafe {
         (
             *lib.get::<Malloc>(b"aclrtMemPoolMallocAsync").expect("symbol"),

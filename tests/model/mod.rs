@@ -1,4 +1,4 @@
-//! A small reference model of SPEC.md sections 2-7 in deferred execution (no threads).
+//! A small reference model of contract §§2-7 in deferred execution (no threads).
 //!
 //! It is written to be read against the spec, not to be fast:
 //!
@@ -28,7 +28,7 @@
 use mempool_hal::{AttrId, ErrorKind, EventStatus, OomInfo, PoolStats, RawAttrValue, ReuseFlags, code};
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
-/// Which rule of SPEC.md section 4 served an allocation (a-f): the emulator's label,
+/// Which rule of contract §4 (`mempool_hal::contract::allocation`) served an allocation (a-f): the emulator's label,
 /// reused as a plain name (the model decides the rule on its own).
 pub use mempool_emu::ReuseRule as Rule;
 
@@ -54,7 +54,7 @@ fn bad_handle<T>() -> Res<T> {
     fail(ErrorKind::InvalidHandle, code::ACL_ERROR_RT_INVALID_HANDLE)
 }
 
-/// Where the emulator departs from SPEC.md (for `record_is_queued_when_pending`: from the
+/// Where the emulator departs from the contract (for `record_is_queued_when_pending`: from the
 /// stream model the emulator documents itself, in which records are markers). Each switch
 /// reproduces one reported disagreement, so that the random sequences keep checking
 /// everything else while it is open; the explicit replays in `model_props/` run with
@@ -89,7 +89,7 @@ pub enum Addr {
     Unknown,
 }
 
-/// The properties of `aclrtMemPoolProps`, as plain numbers (SPEC.md section 2).
+/// The properties of `aclrtMemPoolProps`, as plain numbers (contract §2 (`mempool_hal::contract::properties`)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Props {
     /// Allocation type (only 0 is valid).
@@ -504,7 +504,7 @@ impl Model {
         n.checked_add(self.gran - 1).map(|v| v / self.gran * self.gran)
     }
 
-    /// Creates a pool (SPEC.md section 2); returns its index.
+    /// Creates a pool (contract §2 (`mempool_hal::contract::properties`)); returns its index.
     pub fn create_pool(&mut self, p: &Props) -> Res<usize> {
         let invalid = || fail(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM);
         if p.alloc_type != 0 || !matches!(p.handle_type, 0 | 2) || p.location_type != 1 || p.reserved_dirty {
@@ -602,7 +602,7 @@ impl Model {
         }
     }
 
-    /// `malloc_async(size, stream)` (SPEC.md section 4): the offset and the rule.
+    /// `malloc_async(size, stream)` (contract §4 (`mempool_hal::contract::allocation`)): the offset and the rule.
     pub fn malloc(&mut self, p: usize, size: u64, s: usize) -> Res<(u64, Rule)> {
         // Precedence (not fixed by the spec): stream, size, pool.
         self.live_stream(s)?;
@@ -695,7 +695,7 @@ impl Model {
         Ok((off, Rule::Fresh))
     }
 
-    /// `free_async(ptr, stream)` (SPEC.md section 5).
+    /// `free_async(ptr, stream)` (contract §5 (`mempool_hal::contract::free`)).
     pub fn free(&mut self, addr: Addr, s: usize) -> Res<()> {
         self.live_stream(s)?;
         let bad = || fail(ErrorKind::InvalidPointer, code::ACL_ERROR_RT_PARAM_INVALID);
@@ -807,7 +807,7 @@ impl Model {
         }
     }
 
-    /// `trim_to(min_bytes_to_keep)` (SPEC.md section 6).
+    /// `trim_to(min_bytes_to_keep)` (contract §6 (`mempool_hal::contract::release`)).
     pub fn trim_to(&mut self, p: usize, keep: u64) -> Res<()> {
         let pool = &self.pools[p];
         if pool.destroyed {
@@ -823,7 +823,7 @@ impl Model {
         Ok(())
     }
 
-    /// Reads attribute `id` through the raw path (SPEC.md section 3).
+    /// Reads attribute `id` through the raw path (contract §3 (`mempool_hal::contract::attributes`)).
     pub fn get_attr(&self, p: usize, id: u32) -> Res<RawAttrValue> {
         // Precedence (not fixed by the spec): the id, then the pool.
         if !(1..=8).contains(&id) {
@@ -844,7 +844,7 @@ impl Model {
         })
     }
 
-    /// Writes attribute `id` through the raw path (SPEC.md section 3).
+    /// Writes attribute `id` through the raw path (contract §3 (`mempool_hal::contract::attributes`)).
     pub fn set_attr(&mut self, p: usize, id: u32, value: RawAttrValue) -> Res<()> {
         // Precedence (not fixed by the spec): the id, the value's C width, the access
         // rule and the value, then the pool.

@@ -53,7 +53,7 @@ const MAX_STREAMS: usize = 6;
 const MAX_EVENTS: usize = 6;
 const MAX_POOLS: usize = 4;
 
-/// The deviations of the emulator from SPEC.md that are still open; the random sequences
+/// The deviations of the emulator from the contract that are still open; the random sequences
 /// tolerate exactly these. None is open: the three the model found (replayed in
 /// `replays.rs`) are fixed in the emulator.
 const OPEN: Deviations = Deviations {

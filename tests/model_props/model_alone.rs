@@ -1,4 +1,4 @@
-//! The model alone, against SPEC.md section 10.
+//! The model alone, against contract §10 (`mempool_hal::contract::conformance`).
 
 use super::*;
 

@@ -1,4 +1,4 @@
-//! Disagreements between the emulator and SPEC.md, replayed.
+//! Disagreements between the emulator and the contract, replayed.
 //!
 //! Each sequence below is a minimal one the property test found while the emulator still
 //! departed from the spec there; the emulator is fixed, and each replay now keeps it so
@@ -37,7 +37,7 @@ fn replay_record_is_a_marker() {
     replay(setup, &ops, Deviations::default()).map(drop).unwrap();
 }
 
-/// SPEC.md 3 and 7: after a reset to 0 a high-water mark "rises again with the next
+/// contract §3 and §7: after a reset to 0 a high-water mark "rises again with the next
 /// change" and is "the maximum of its CURRENT since ... the last reset": a free after the
 /// reset makes USED_HIGH the new USED; a release after the reset makes RESERVED_HIGH the
 /// new RESERVED. The emulator raises the marks only on increases, so both stay 0.
@@ -57,7 +57,7 @@ fn replay_high_marks_follow_a_decrease() {
     replay(setup, &ops, Deviations::default()).map(drop).unwrap();
 }
 
-/// SPEC.md 4e: an internal dependency orders the allocating stream "exactly as if the
+/// contract §4e: an internal dependency orders the allocating stream "exactly as if the
 /// caller had recorded an event after the free and waited on it", so also after what the
 /// free was itself ordered after. Here A frees x and records E; B waits for E and frees
 /// y; C takes y by rule e, so C is ordered after A's free of x: with rule e switched off,

@@ -4,8 +4,8 @@
 //! # Layers
 //!
 //! - [`sys`]: hand-written `#[repr(C)]` types and function signatures of every call of
-//!   SPEC.md section 8, with compile-time size and offset checks.
-//! - [`loader`]: the library search of SPEC.md section 9, link-stub detection, and lazy,
+//!   [contract §8](mempool_hal::contract::c_abi), with compile-time size and offset checks.
+//! - [`loader`]: the library search of [contract §9](mempool_hal::contract::loading), link-stub detection, and lazy,
 //!   one-by-one symbol resolution: a runtime without the pool calls yields `NotSupported`
 //!   naming the missing symbol, never a panic.
 //! - [`result`]: one thin typed wrapper per C call, grouped by object (`stream::create`,

@@ -1,4 +1,4 @@
-//! Finding and loading the ACL runtime (SPEC.md section 9), and resolving its symbols
+//! Finding and loading the ACL runtime ([contract §9](mempool_hal::contract::loading)), and resolving its symbols
 //! lazily, one by one.
 //!
 //! Search order, stopping at the first library that loads and is not a link stub:

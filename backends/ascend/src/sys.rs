@@ -1,5 +1,5 @@
-//! Hand-written C declarations of the ACL runtime API this project uses (SPEC.md
-//! section 8), with compile-time layout checks. No SDK header is needed.
+//! Hand-written C declarations of the ACL runtime API this project uses
+//! ([contract §8](mempool_hal::contract::c_abi)), with compile-time layout checks. No SDK header is needed.
 //!
 //! Names follow the C API, so they are not Rust-style.
 

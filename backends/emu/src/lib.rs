@@ -1,5 +1,5 @@
 //! A CPU emulator of stream-ordered device memory pools, with the behaviour of Ascend's
-//! `aclrtMemPool*` (SPEC.md sections 1-7).
+//! `aclrtMemPool*` ([contract](mempool_hal::contract) §§1-7).
 //!
 //! Frameworks test on any machine with it: streams really run concurrently (each on a
 //! worker thread of its own), events order them, host functions, copies and memsets touch
@@ -23,7 +23,7 @@
 //! - **Allocator.** The ranges of a pool are nodes of one slab linked in address order;
 //!   cached blocks sit in per-stream segregated size classes (one per size up to 64
 //!   granules, then eight per power of two, each a heap by size then address) and free
-//!   address space in one more, which keeps the exact best fit of SPEC.md section 4
+//!   address space in one more, which keeps the exact best fit of [contract §4](mempool_hal::contract::allocation)
 //!   (smallest block, then lowest address) at O(1) for the same-stream cycle and
 //!   O(log n) otherwise.
 //! - **Checked access.** Copies and memsets are checked when enqueued (the range must lie

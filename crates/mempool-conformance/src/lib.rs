@@ -1,5 +1,5 @@
 //! The conformance suite of `mempool-hal`: every scenario of the behaviour contract
-//! (SPEC.md section 10), written once against the [`Device`](mempool_hal::Device) and
+//! ([contract §10](mempool_hal::contract::conformance)), written once against the [`Device`](mempool_hal::Device) and
 //! [`MemPool`](mempool_hal::MemPool) traits, runnable against any backend.
 //!
 //! # What it checks

@@ -19,9 +19,9 @@ pub const KIND_NOT_RUN: &str = "not-run";
 /// backend lacks a capability they need (printed as `[partial]`).
 pub const KIND_PARTIAL: &str = "partial";
 
-/// One scenario of SPEC.md section 10, for a backend `H`.
+/// One scenario of [contract §10](mempool_hal::contract::conformance), for a backend `H`.
 pub struct Scenario<H: Harness> {
-    /// Its number in SPEC.md section 10 (1-30).
+    /// Its number in [contract §10](mempool_hal::contract::conformance) (1-30).
     pub number: u8,
     /// Its test name, `sNN_snake_name` (the name of its function in [`scenarios`](mod@crate::scenarios)).
     pub name: &'static str,
@@ -93,7 +93,7 @@ macro_rules! table {
     };
 }
 
-/// All thirty scenarios of SPEC.md section 10, in order.
+/// All thirty scenarios of [contract §10](mempool_hal::contract::conformance), in order.
 pub fn scenarios<H: Harness>() -> Vec<Scenario<H>> {
     table! {
         1 s01_fresh_pool_defaults attributes [] [];

@@ -48,7 +48,7 @@ impl Auto {
     }
 }
 
-/// Device `device` of the Ascend runtime if the standard search (SPEC.md section 9)
+/// Device `device` of the Ascend runtime if the standard search ([contract §9](mempool_hal::contract::loading))
 /// finds one, else the emulator. Only a missing runtime falls back: a runtime that is
 /// found but fails (a bad device id, for one) is an error.
 ///

@@ -1,10 +1,10 @@
-//! Hostile input at every C entry point of the drop-in library (SPEC.md section 8).
+//! Hostile input at every C entry point of the drop-in library (contract §8 (`mempool_hal::contract::c_abi`)).
 //!
 //! A table with one row per (entry point, input): null, garbage, destroyed and wrong-kind
 //! handles; interior, misaligned, freed and foreign pointers; sizes 0, 1, `SIZE_MAX` and
 //! sizes that overflow when rounded to the granularity; unknown attribute ids and every
 //! invalid value; `count > destMax`; bad memcpy kinds; calls on a thread without a current
-//! device. Each row states the code SPEC.md section 8 documents for it. After every row
+//! device. Each row states the code contract §8 (`mempool_hal::contract::c_abi`) documents for it. After every row
 //! the statistics of the witness pools (attributes 5-8, read with `aclrtMemPoolGetAttr`)
 //! must be unchanged, a refused call must leave its out-pointer alone and leave a message
 //! naming the entry point in `aclGetRecentErrMsg`, and nothing may crash. Then threads
@@ -12,11 +12,11 @@
 //! call returns 0 or a documented code, and nothing crashes or hangs.
 //!
 //! Calls before `aclInit`: the shim needs no initialization, so every entry point works
-//! before `aclInit` (the real runtime expects it first; SPEC.md section 8 does not say). The first
+//! before `aclInit` (the real runtime expects it first; contract §8 (`mempool_hal::contract::c_abi`) does not say). The first
 //! calls of the test come before `aclInit` and check exactly that.
 //!
 //! Calls without a current device: every call that needs a device or context answers
-//! 107002 (SPEC.md section 8). The pool attribute calls and `aclrtMemPoolTrimTo` do not
+//! 107002 (contract §8 (`mempool_hal::contract::c_abi`)). The pool attribute calls and `aclrtMemPoolTrimTo` do not
 //! need one (the pool handle names its device), nor do host memory, host-to-host copies,
 //! device and context management, `aclInit`/`aclFinalize` and `aclGetRecentErrMsg`.
 //!
@@ -509,7 +509,7 @@ fn hostile_input_at_every_entry_point() {
     }
 
     // Before aclInit: the shim needs no initialization, so these work (CANN would
-    // require aclInit first; SPEC.md section 8 does not say).
+    // require aclInit first; contract §8 (`mempool_hal::contract::c_abi`) does not say).
     let mut before_init = 0;
     let mut count = 0u32;
     let mut s: aclrtStream = null_mut();

@@ -138,7 +138,7 @@ impl AscendStream {
 pub struct AscendEvent(Arc<Handle>);
 
 impl Ascend {
-    /// Finds the runtime with the default search (SPEC.md section 9) and opens `device`.
+    /// Finds the runtime with the default search ([contract §9](mempool_hal::contract::loading)) and opens `device`.
     ///
     /// # Errors
     ///

@@ -1,6 +1,6 @@
 //! Segregated size classes with an exact best fit.
 //!
-//! SPEC.md section 4 asks for the smallest block that fits, then the lowest address. A
+//! [contract §4](mempool_hal::contract::allocation) asks for the smallest block that fits, then the lowest address. A
 //! single ordered set answers that but costs a tree walk (and node allocations) on every
 //! allocation and free. [`SizeBins`] splits blocks into size classes instead: one class
 //! per size up to 64 granules, then eight classes per power of two. Each class is a

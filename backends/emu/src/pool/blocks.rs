@@ -5,7 +5,7 @@
 //! Every range of the pool is a node of one slab, linked to its neighbours in address
 //! order (the nodes tile the pool), so merging with a neighbour never searches. Cached
 //! blocks sit in per-stream [`SizeBins`], free ranges in one more, for the exact best fit
-//! of SPEC.md section 4. Node starts are indexed twice, in an array by granule (a free
+//! of [contract §4](mempool_hal::contract::allocation). Node starts are indexed twice, in an array by granule (a free
 //! finds its allocation with one load) and in a bitset of granules ([`Starts`]: "which
 //! node contains this address", for copies and error messages); both change only when a
 //! node is split or merged, so the same-stream cycle of allocate and free updates no

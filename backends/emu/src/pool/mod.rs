@@ -41,7 +41,7 @@ impl fmt::Debug for EmuPool {
 }
 
 impl EmuPool {
-    /// Like [`MemPool::malloc_async`], also saying which reuse rule (SPEC.md section 4)
+    /// Like [`MemPool::malloc_async`], also saying which reuse rule ([contract §4](mempool_hal::contract::allocation))
     /// served the allocation.
     ///
     /// # Errors

@@ -14,7 +14,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Which rule of SPEC.md section 4 served an allocation.
+/// Which rule of [contract §4](mempool_hal::contract::allocation) served an allocation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ReuseRule {
     /// a. A block freed on the same stream.

@@ -1,4 +1,4 @@
-//! Scenarios 9-21: allocation, free, reuse and statistics (SPEC.md sections 4, 5 and 7).
+//! Scenarios 9-21: allocation, free, reuse and statistics ([contract](mempool_hal::contract) §§4, 5 and 7).
 //!
 //! Addresses are checked exactly. A pool carves fresh blocks from the low end of its
 //! address range, smallest free range first, so on a new pool the `n`-th fresh block

@@ -1,4 +1,4 @@
-//! Scenarios 28-30: lifetime, bad handles and concurrency (SPEC.md sections 7 and 8).
+//! Scenarios 28-30: lifetime, bad handles and concurrency ([contract](mempool_hal::contract) §§7 and 8).
 
 use super::{Gate, free, new_pool};
 use crate::{Capability, Failure, Harness, ScenarioResult, ensure, ensure_eq, expect_error};

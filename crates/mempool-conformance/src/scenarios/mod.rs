@@ -1,4 +1,4 @@
-//! The thirty scenarios of SPEC.md section 10, one function each, grouped as the
+//! The thirty scenarios of [contract §10](mempool_hal::contract::conformance), one function each, grouped as the
 //! specification groups them.
 //!
 //! Every scenario takes the harness, makes its own device with [`Harness::device`],

@@ -1,4 +1,4 @@
-//! Scenarios 1-8: pool properties and attributes (SPEC.md sections 2 and 3).
+//! Scenarios 1-8: pool properties and attributes ([contract](mempool_hal::contract) §§2 and 3).
 
 use super::{free, new_pool};
 use crate::{Harness, ScenarioResult, ensure, ensure_eq, expect_error};

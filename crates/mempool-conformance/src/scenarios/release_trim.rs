@@ -1,4 +1,4 @@
-//! Scenarios 22-27: release at synchronization and `trim_to` (SPEC.md section 6).
+//! Scenarios 22-27: release at synchronization and `trim_to` ([contract §6](mempool_hal::contract::release)).
 //!
 //! Every synchronization (stream, event or device) brings each pool's RESERVED down to
 //! `max(RELEASE_THRESHOLD, USED)` by releasing cached blocks whose free has completed,
