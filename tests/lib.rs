@@ -4,22 +4,28 @@
 use mempool::Result;
 use mempool_ascend::Ascend;
 use mempool_conformance::{Capability, Harness};
-use mempool_emu::{EmuStream, Emulator, ExecutionMode};
+use mempool_emu::{EmuStream, Emulator, ExecutionMode, Profile};
 use std::path::{Path, PathBuf};
 
-/// The emulator under the conformance suite, in one execution mode, with small granules
-/// (64 KiB) and a 1 GiB device so the suite runs fast.
+/// The emulator under the conformance suite, in one execution mode and one profile, with
+/// small granules (64 KiB) and a 1 GiB device so the suite runs fast.
 #[derive(Debug, Clone, Copy)]
 pub struct EmuHarness {
     /// Threaded or deferred.
     pub mode: ExecutionMode,
+    /// `documented` or `cann-open` (contract §12).
+    pub profile: Profile,
 }
 
 impl Harness for EmuHarness {
     type Device = Emulator;
 
     fn device(&self) -> Result<Emulator> {
-        Emulator::builder().granularity(64 << 10).device_memory(1 << 30).mode(self.mode).build()
+        Emulator::builder().granularity(64 << 10).device_memory(1 << 30).mode(self.mode).profile(self.profile).build()
+    }
+
+    fn profile(&self) -> Profile {
+        self.profile
     }
 
     fn supports(&self, cap: Capability) -> bool {
@@ -40,6 +46,9 @@ pub struct AscendHarness {
     /// Whether the runtime answers bad free pointers with an error (the drop-in library
     /// does; real hardware cannot promise it).
     pub checked_free: bool,
+    /// The runtime's profile (contract §12): the drop-in library's `MEMPOOL_EMU_PROFILE`,
+    /// or what the probe found on an installed runtime.
+    pub profile: Profile,
 }
 
 impl Harness for AscendHarness {
@@ -59,7 +68,48 @@ impl Harness for AscendHarness {
             | Capability::Threads => true,
         }
     }
+
+    fn profile(&self) -> Profile {
+        self.profile
+    }
     // `let_run` keeps the default: poll an event without synchronizing.
+}
+
+/// A test binary's `main` for the conformance suite through the Ascend backend over the
+/// drop-in library (found through `ASCEND_HOME_PATH`, as it would find CANN), with the
+/// emulator's profile `profile` (`MEMPOOL_EMU_PROFILE`, read by the library at its first
+/// call, so each profile runs in its own test binary). Trials are named `name::sNN_..`;
+/// the scenarios share one runtime (as on hardware), so they run one at a time.
+///
+/// # Safety
+///
+/// Sets environment variables: call it first thing in `main`, before any thread starts.
+pub unsafe fn conformance_over_shim(name: &str, profile: Profile) -> ! {
+    let home = shim_home();
+    // SAFETY: the caller calls this before any thread of the process starts, so nothing
+    // reads the environment concurrently.
+    unsafe {
+        std::env::set_var("ASCEND_HOME_PATH", home.path());
+        std::env::remove_var(mempool_ascend::ENV_LIBRARY);
+        std::env::set_var(mempool_emu::ENV_GRANULARITY, (64u64 << 10).to_string());
+        std::env::set_var(mempool_emu::ENV_DEVICE_MEMORY, (1u64 << 30).to_string());
+        std::env::set_var(mempool_emu::ENV_PROFILE, profile.name());
+    }
+    let dev = Ascend::open(0).expect("the drop-in library is found through ASCEND_HOME_PATH");
+    assert!(
+        dev.runtime().path().starts_with(home.path()),
+        "loaded {} instead of the laid-out shim",
+        dev.runtime().path().display()
+    );
+    assert_eq!(mempool_hal::Device::pool_granularity(&dev), 64 << 10, "the probe measures the shim's granularity");
+    println!("runtime: {} (profile {profile})", dev.runtime().path().display());
+    drop(dev);
+    let mut args = libtest_mimic::Arguments::from_args();
+    args.test_threads = Some(1);
+    let trials = mempool_conformance::trials(name, std::sync::Arc::new(AscendHarness { checked_free: true, profile }));
+    let conclusion = libtest_mimic::run(&args, trials);
+    drop(home); // `exit` skips destructors.
+    conclusion.exit()
 }
 
 /// The drop-in `libacl_rt.so` that cargo built next to this test binary (the tests crate

@@ -40,6 +40,7 @@
 //! | `MEMPOOL_EMU_MODE` | `threaded` or `deferred` | threaded |
 //! | `MEMPOOL_EMU_CHECKER` | the stream-order checker: `on`/`1`/`true`/`yes` or `off`/`0`/`false`/`no` | on |
 //! | `MEMPOOL_EMU_RACES` | the checker's race mode (unordered overlapping accesses, one a write), same values | off |
+//! | `MEMPOOL_EMU_PROFILE` | the pools' behaviour (contract §12): `documented` (reuse, release at synchronization, destroy waits for queued work) or `cann-open` (the open CANN runtime: no reuse, no release at synchronization, destroy does not wait) | documented |
 //!
 //! A value that does not parse or is out of range makes every call fail with 507000 and a
 //! message naming the variable (`aclGetRecentErrMsg`), instead of running with a default.

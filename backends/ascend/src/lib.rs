@@ -38,6 +38,7 @@
 
 mod backend;
 pub mod loader;
+pub mod probe;
 pub mod result;
 pub mod sys;
 

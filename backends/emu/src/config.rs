@@ -1,6 +1,11 @@
 //! The emulated platform's configuration: [`Config`], its limits (`MAX_*`) and the
 //! ranges `Config::check` enforces for `EmulatorBuilder::build` and the environment.
 
+/// Which behaviour the emulated pools have (contract §12): `documented` (the default) or
+/// `cann-open`. Defined in `mempool-hal`, so conformance harnesses and the Ascend probe
+/// name the same profiles.
+pub use mempool_hal::Profile;
+
 /// When queued work runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ExecutionMode {
@@ -38,6 +43,13 @@ pub struct Config {
     /// a host function that blocks holds back the host functions of the device's other
     /// streams; copies, memsets and kernels still run per stream.
     pub host_functions_on_one_thread: bool,
+    /// Which behaviour the pools have (contract §12, default [`Profile::Documented`]):
+    /// with [`Profile::CannOpen`], reuse rules a-e are off (every allocation takes fresh
+    /// address space; cached blocks come back only through `trim_to`), nothing is
+    /// released at synchronization, and destroying a pool gives its memory back at once,
+    /// so work queued before the destroy that touches it fails when it runs (reported by
+    /// the next synchronization of its stream).
+    pub profile: Profile,
 }
 
 impl Default for Config {
@@ -51,6 +63,7 @@ impl Default for Config {
             races: false,
             wait_timeout: std::time::Duration::from_secs(60),
             host_functions_on_one_thread: false,
+            profile: Profile::Documented,
         }
     }
 }

@@ -86,6 +86,17 @@ impl EmulatorBuilder {
         self.config.host_functions_on_one_thread = on;
         self
     }
+    /// The pools' behaviour (contract §12; default [`Profile::Documented`](crate::Profile)):
+    /// with [`Profile::CannOpen`](crate::Profile::CannOpen) the pools behave as the open
+    /// CANN runtime does: reuse rules a-e off (every allocation takes fresh address space;
+    /// cached blocks come back only through `trim_to`), no release at synchronization,
+    /// and a destroy that does not wait for queued work (the pool's memory is given back
+    /// at once; work queued before the destroy that touches it fails when it runs, and
+    /// the next synchronization of its stream reports that).
+    pub fn profile(mut self, profile: crate::Profile) -> Self {
+        self.config.profile = profile;
+        self
+    }
     /// Shorthand for `mode(ExecutionMode::Deferred)`.
     pub fn deferred(self) -> Self {
         self.mode(ExecutionMode::Deferred)
@@ -521,6 +532,7 @@ impl Device for Emulator {
                 checker: c.checker,
                 races: c.checker && c.races,
                 host: Arc::clone(&p.host),
+                profile: c.profile,
             },
         )?);
         p.registry.insert(&shared);

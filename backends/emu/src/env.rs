@@ -4,7 +4,7 @@
 //! A variable that is set but does not parse is an error naming it, never a silent default:
 //! `MEMPOOL_EMU_DEVICE_MEMORY=8GB` means 8 GiB, and `MEMPOOL_EMU_MODE=defered` is refused.
 
-use crate::config::{Config, ExecutionMode, Setting};
+use crate::config::{Config, ExecutionMode, Profile, Setting};
 use mempool_hal::{Error, ErrorKind, Result, code};
 use std::ffi::OsString;
 
@@ -20,8 +20,11 @@ pub const ENV_MODE: &str = "MEMPOOL_EMU_MODE";
 pub const ENV_CHECKER: &str = "MEMPOOL_EMU_CHECKER";
 /// The checker's race mode: `1`, `on`, `true`, `yes` or `0`, `off`, `false`, `no` (default).
 pub const ENV_RACES: &str = "MEMPOOL_EMU_RACES";
+/// The pools' behaviour (contract §12): `documented` (default) or `cann-open`.
+pub const ENV_PROFILE: &str = "MEMPOOL_EMU_PROFILE";
 /// Every variable above, for tools that clear or forward them all.
-pub const ENV_ALL: [&str; 6] = [ENV_DEVICES, ENV_DEVICE_MEMORY, ENV_GRANULARITY, ENV_MODE, ENV_CHECKER, ENV_RACES];
+pub const ENV_ALL: [&str; 7] =
+    [ENV_DEVICES, ENV_DEVICE_MEMORY, ENV_GRANULARITY, ENV_MODE, ENV_CHECKER, ENV_RACES, ENV_PROFILE];
 
 /// Parses a byte count: a number, optionally followed by a binary unit `K`, `M`, `G` or `T`
 /// (either case, with or without `B` or `iB`): `4096`, `64K`, `2M`, `8GiB`.
@@ -98,6 +101,9 @@ pub(crate) fn read_vars(mut config: Config, var: impl Fn(&str) -> Option<OsStrin
     if let Some(v) = get(ENV_RACES)? {
         config.races = switch(ENV_RACES, &v)?;
     }
+    if let Some(v) = get(ENV_PROFILE)? {
+        config.profile = v.parse::<Profile>().map_err(|why| bad(ENV_PROFILE, &v, &why))?;
+    }
     // Out of range: name the variable that set it (a default is `build`'s to report).
     if let Err((settings, why)) = config.check() {
         for setting in settings {
@@ -147,12 +153,16 @@ mod tests {
             (ENV_MODE, "Deferred"),
             (ENV_CHECKER, "off"),
             (ENV_RACES, "On"),
+            (ENV_PROFILE, "CANN-open"),
         ])?;
         assert_eq!((c.devices, c.device_memory, c.granularity), (2, 8 << 30, 64 << 10));
         assert_eq!((c.mode, c.checker, c.races), (ExecutionMode::Deferred, false, true));
+        assert_eq!(c.profile, Profile::CannOpen);
         // Unset and empty variables keep the defaults.
         let c = with(&[(ENV_MODE, " ")])?;
         assert_eq!((c.devices, c.mode, c.checker, c.races), (1, ExecutionMode::Threaded, true, false));
+        assert_eq!(c.profile, Profile::Documented);
+        assert_eq!(with(&[(ENV_PROFILE, "documented")])?.profile, Profile::Documented);
         Ok(())
     }
 
@@ -166,6 +176,8 @@ mod tests {
             (ENV_MODE, "defered"),
             (ENV_CHECKER, "maybe"),
             (ENV_RACES, "2"),
+            (ENV_PROFILE, "cann"),
+            (ENV_PROFILE, "cann_open"),
         ] {
             let e = with(&[(name, value)]).unwrap_err();
             assert_eq!(e.code(), 100_000, "{name}={value}");

@@ -4,7 +4,10 @@
 //! Frameworks test on any machine with it: streams really run concurrently (each on a
 //! worker thread of its own), events order them, host functions, copies and memsets touch
 //! real host memory, and the pool follows every reuse rule, releases at synchronization,
-//! trims, counts statistics and reports the same error codes as the real runtime.
+//! trims, counts statistics and reports the same error codes as the real runtime. The
+//! `cann-open` profile ([`EmulatorBuilder::profile`], contract
+//! [§12](mempool_hal::contract::profiles)) behaves instead as the open CANN runtime ships:
+//! no reuse, no release at synchronization, and a destroy that does not wait for queued work.
 //!
 //! # Design
 //!
@@ -86,6 +89,10 @@
 //! | [§11](mempool_hal::contract::checker) | checked ranges of copies, memsets, kernels and host accesses; race mode | `pool/access.rs` (`check`, `check_races`), `kernel.rs` |
 //! | §11 | "ordered after an allocation"; the accesses noted per allocation | `pool/blocks.rs` (`Live::ordered_before`, `note_access`) |
 //! | §11 | a free ordered after its allocation and every earlier access | `pool/shared.rs` (`check_free`) |
+//! | [§12](mempool_hal::contract::profiles) | the profile: `documented` or `cann-open` (setting, environment) | `config.rs` (`Config::profile`), `env.rs` (`MEMPOOL_EMU_PROFILE`) |
+//! | §12 | cann-open: reuse rules a-e off | `pool/reuse.rs` (`Rules::new`) |
+//! | §12 | cann-open: no release at synchronization | `pool/shared.rs` (`release_at_sync`) |
+//! | §12 | cann-open: destroy does not wait; queued work on the pool fails when it runs | `platform.rs` (`entomb`), `pool/shared.rs` (`give_back`, `with_memory`), `pool/mapping.rs` (`decommit_all`) |
 //! | - | configuration and its limits; the environment | `config.rs`; `env.rs` |
 //!
 //! # Lock order
@@ -147,10 +154,11 @@ mod stream;
 #[cfg(test)]
 mod tests;
 
-pub use config::{Config, ExecutionMode, MAX_DEVICE_MEMORY, MAX_DEVICES, MAX_GRANULARITY};
+pub use config::{Config, ExecutionMode, MAX_DEVICE_MEMORY, MAX_DEVICES, MAX_GRANULARITY, Profile};
 pub use device::{Emulator, EmulatorBuilder};
 pub use env::{
-    ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, ENV_RACES, parse_bytes,
+    ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, ENV_PROFILE, ENV_RACES,
+    parse_bytes,
 };
 pub use event::EmuEvent;
 pub use kernel::{KernelAccess, KernelMem};

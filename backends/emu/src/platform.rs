@@ -123,7 +123,17 @@ impl Platform {
 
     /// Keeps a pool just destroyed in the graveyard while any stream has not passed the
     /// destroy (work enqueued before it still runs on its memory).
+    ///
+    /// On the cann-open profile (contract §12) a destroy does not wait for queued work: the
+    /// pool's memory is given back at once, and work queued before the destroy that
+    /// touches it fails when it runs (an asynchronous failure, reported by the next
+    /// synchronization of its stream, never a fault: the range stays reserved and
+    /// inaccessible until the quarantine lets it go).
     pub(crate) fn entomb(&self, pool: &Arc<PoolShared>) {
+        if !self.config.profile.destroy_waits() {
+            pool.give_back();
+            return;
+        }
         let waits: Vec<_> = lock(&self.streams)
             .values()
             .map(|s| (Arc::clone(s), s.state().last_real))

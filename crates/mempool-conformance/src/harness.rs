@@ -1,7 +1,7 @@
 //! What a backend provides to run the suite: fresh devices, its capabilities, and a way
 //! to let a stream run without the host synchronizing.
 
-use mempool_hal::{Device, EventStatus, Result};
+use mempool_hal::{Device, EventStatus, Profile, Result};
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -49,6 +49,16 @@ pub trait Harness: Send + Sync + 'static {
 
     /// Whether the backend supports `cap`.
     fn supports(&self, cap: Capability) -> bool;
+
+    /// The behaviour of the backend's pools (contract §12): scenarios whose expectation
+    /// differs by profile (reuse, release at synchronization) check this one's. The
+    /// default is [`Profile::Documented`]; a backend over a runtime that behaves as the open
+    /// CANN code ships reports [`Profile::CannOpen`], and the scenarios then expect no
+    /// reuse, RESERVED growing with every allocation, and memory given back by `trim_to`
+    /// only.
+    fn profile(&self) -> Profile {
+        Profile::Documented
+    }
 
     /// Makes `stream` execute everything enqueued on it so far **without** the host
     /// synchronizing (no release, no "known complete" observation), and returns once it

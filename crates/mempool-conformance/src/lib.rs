@@ -87,6 +87,16 @@
 //! with optional checks (scenario 29's foreign handles) runs the rest and is reported
 //! with kind `partial`.
 //!
+//! # Profiles
+//!
+//! A runtime's pools behave as documented or as the open CANN runtime ships (contract §12,
+//! [`mempool_hal::Profile`]). [`Harness::profile`] says which (default `documented`); the
+//! scenarios whose expectation differs (the reuse rules 11, 12, 14-18 and 21, scenario 19's
+//! allocation after a free, the releases at synchronization of 22-24 and 26-28, and 30's
+//! final release) check the reported profile's: on `cann-open`, fresh memory instead of
+//! reuse, RESERVED unchanged by a synchronization, and `trim_to` giving the memory back.
+//! No scenario is skipped for its profile.
+//!
 //! # Failures
 //!
 //! A scenario returns [`ScenarioResult`]. A failed check ([`ensure!`], [`ensure_eq!`],

@@ -64,6 +64,7 @@ pub mod contract;
 mod device;
 mod error;
 mod pool;
+mod profile;
 mod props;
 mod ptr;
 mod reuse;
@@ -73,6 +74,7 @@ pub use attr::{AttrId, RawAttrValue};
 pub use device::{Device, EventStatus, HostFn, MemInfo, StreamStatus};
 pub use error::{Error, ErrorKind, OomInfo, PoolCall, Result, code};
 pub use pool::{MemPool, MemPoolExt};
+pub use profile::Profile;
 pub use props::{
     AllocationType, HandleType, Location, LocationType, PoolProps, PoolPropsBuilder, round_down, round_up,
 };

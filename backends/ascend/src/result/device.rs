@@ -30,3 +30,14 @@ pub(crate) fn mem_info(rt: &Runtime) -> Result<(usize, usize)> {
     rt.check(rc, "aclrtGetMemInfo")?;
     Ok((free, total))
 }
+
+/// `aclrtGetVersion`: the runtime's (major, minor, patch) version.
+#[inline]
+pub(crate) fn version(rt: &Runtime) -> Result<(i32, i32, i32)> {
+    let f = sym!(rt, aclrtGetVersion)?;
+    let (mut major, mut minor, mut patch) = (0i32, 0i32, 0i32);
+    // SAFETY: valid out-pointers.
+    let rc = unsafe { f(&mut major, &mut minor, &mut patch) };
+    rt.check(rc, "aclrtGetVersion")?;
+    Ok((major, minor, patch))
+}

@@ -96,8 +96,9 @@ impl Mapping {
         let flags = if rw { MprotectFlags::READ | MprotectFlags::WRITE } else { MprotectFlags::empty() };
         // SAFETY: the range lies inside this mapping (the pool only passes ranges of its
         // own address space). Making it accessible creates no reference; making it
-        // inaccessible happens only when nothing in it is reserved, so no queued work
-        // may touch it (the pool checks that under the lock every copy takes).
+        // inaccessible happens only when nothing in it is reserved, or the pool was
+        // given back at its destroy (cann-open), so no queued work may touch it (the pool
+        // checks both under the lock every copy takes).
         unsafe { rustix::mm::mprotect(p, l, flags) }?;
         Ok(())
     }
@@ -107,8 +108,9 @@ impl Mapping {
     fn discard(&self, addr: u64, len: u64) -> io::Result<()> {
         let (p, l) = self.range_ptr(addr, len);
         // SAFETY: the range lies inside this mapping and the pool has checked that no
-        // queued work can touch it (its free has executed); the caller holds the pool lock
-        // that every checked copy takes, so no copy is inside it now.
+        // queued work can touch it (its free has executed, or the pool was given back at
+        // its destroy and every access now fails); the caller holds the pool lock that
+        // every checked copy takes, so no copy is inside it now.
         unsafe { rustix::mm::madvise(p, l, Advice::LinuxDontNeed) }?;
         Ok(())
     }
@@ -195,6 +197,17 @@ impl Commits {
         // Every chunk of the range held some of it, so those at zero now were emptied.
         let emptied = self.overlaps(map, addr, len).filter(|&(k, _)| self.reserved[k] == 0).map(|(k, _)| k);
         self.protect_runs(map, emptied, false)?;
+        discarded
+    }
+
+    /// Gives every page of the mapping back and makes all of it inaccessible: the pool
+    /// was destroyed without waiting for queued work (the cann-open profile). The caller
+    /// holds the pool lock and has marked the pool so that no work touches it again.
+    pub(crate) fn decommit_all(&mut self, map: &Mapping) -> io::Result<()> {
+        let discarded = map.discard(map.base(), map.len as u64);
+        let held: Vec<usize> = (0..self.reserved.len()).filter(|&k| self.reserved[k] > 0).collect();
+        self.reserved.iter_mut().for_each(|n| *n = 0);
+        self.protect_runs(map, held.into_iter(), false)?;
         discarded
     }
 }

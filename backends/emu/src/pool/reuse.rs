@@ -3,13 +3,18 @@
 //! their flag ([`ReuseFlags`]); f takes fresh address space. Among the blocks a rule
 //! allows, the best fit wins: the smallest block, then the lowest address.
 //!
+//! The profile (contract §12) decides here too: on `cann-open` rules a-e are off, so every
+//! allocation takes fresh address space (rule f) and cached blocks come back only through
+//! `trim_to`. [`Rules`] folds the profile and the flags into one mask, set when the pool
+//! is created and when a flag changes, so the hot path tests one bit per rule.
+//!
 //! [`choose`] reads the rules top to bottom. It runs under the pool state lock and takes
 //! the allocating stream's state lock for rules b-e (they read its clock, and rule e
 //! extends it and inserts a wait): the lock order is pool state, then stream state.
 
 use super::blocks::{BlockId, Blocks, Pick};
 use crate::stream::StreamShared;
-use mempool_hal::{Result, ReuseFlags};
+use mempool_hal::{Profile, Result, ReuseFlags};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -88,6 +93,42 @@ impl ReuseCounts {
     }
 }
 
+/// Which of rules a-e a pool may use: its profile and reuse flags folded into one mask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rules(u8);
+
+impl Rules {
+    const SAME_STREAM: u8 = 1 << 0;
+    const KNOWN_COMPLETE: u8 = 1 << 1;
+    const EVENT_DEPENDENCY: u8 = 1 << 2;
+    const OPPORTUNISTIC: u8 = 1 << 3;
+    const INTERNAL_DEPENDENCY: u8 = 1 << 4;
+
+    /// The rules of a pool with `profile` and `flags`.
+    pub(crate) fn new(profile: Profile, flags: ReuseFlags) -> Rules {
+        // cann-open (contract §12): no reuse at all, whatever the flags say.
+        if !profile.reuses() {
+            return Rules(0);
+        }
+        let mut m = Rules::SAME_STREAM | Rules::KNOWN_COMPLETE;
+        if flags.follow_event_dependencies {
+            m |= Rules::EVENT_DEPENDENCY;
+        }
+        if flags.opportunistic {
+            m |= Rules::OPPORTUNISTIC;
+        }
+        if flags.internal_dependencies {
+            m |= Rules::INTERNAL_DEPENDENCY;
+        }
+        Rules(m)
+    }
+
+    #[inline]
+    fn has(self, rule: u8) -> bool {
+        self.0 & rule != 0
+    }
+}
+
 /// What serves an allocation.
 pub(crate) enum Choice {
     /// A cached block, by rules a-e.
@@ -99,21 +140,24 @@ pub(crate) enum Choice {
 }
 
 /// Chooses the block for an allocation of `len` bytes (a multiple of the granularity) on
-/// stream `b`, in the order of contract §4. The caller holds the pool state lock and
-/// carves the chosen block. Rule e makes `b` wait (at most `wait_timeout`) for the
+/// stream `b`, in the order of contract §4, by the `rules` the pool's profile and flags
+/// allow. The caller holds the pool state lock and carves the chosen block. Rule e makes `b` wait (at most `wait_timeout`) for the
 /// block's free when it has not executed yet.
 pub(crate) fn choose(
     blocks: &Blocks,
     len: u64,
     b: &Arc<StreamShared>,
-    flags: ReuseFlags,
+    rules: Rules,
     wait_timeout: Duration,
 ) -> Result<Choice> {
     // a) A block freed on the same stream.
-    if let Some(block) = blocks.same_stream(len, b.id) {
-        return Ok(Choice::Cached(ReuseRule::SameStream, block));
+    if rules.has(Rules::SAME_STREAM) {
+        if let Some(block) = blocks.same_stream(len, b.id) {
+            return Ok(Choice::Cached(ReuseRule::SameStream, block));
+        }
     }
-    if blocks.has_other_bins(b.id) {
+    // Rule b is on whenever any of b-e is (it is off only on cann-open, with all of them).
+    if rules.has(Rules::KNOWN_COMPLETE) && blocks.has_other_bins(b.id) {
         // Rules b-e read (and rule e extends) B's clock: the stream state lock, taken
         // under the pool state lock.
         let mut st = b.state();
@@ -122,21 +166,21 @@ pub(crate) fn choose(
             return Ok(Choice::Cached(ReuseRule::KnownComplete, block));
         }
         // c) A block whose free B is ordered after through events.
-        if flags.follow_event_dependencies {
+        if rules.has(Rules::EVENT_DEPENDENCY) {
             let clock = &st.clock;
             if let Some(block) = blocks.best_other(len, b.id, |f, n| clock.get(f.id) >= n.free_pos()) {
                 return Ok(Choice::Cached(ReuseRule::EventDependency, block));
             }
         }
         // d) A block whose free has already executed, ordered or not.
-        if flags.opportunistic {
+        if rules.has(Rules::OPPORTUNISTIC) {
             if let Some(block) = blocks.best_other(len, b.id, |f, n| n.executed(f)) {
                 return Ok(Choice::Cached(ReuseRule::Opportunistic, block));
             }
         }
         // e) Any cached block: B is ordered after the free from now on, and waits for it
         //    when it has not executed yet.
-        if flags.internal_dependencies {
+        if rules.has(Rules::INTERNAL_DEPENDENCY) {
             if let Some(block) = blocks.best_other(len, b.id, |_, _| true) {
                 let (src, tags) = blocks.cached_tags(block);
                 let clock = Arc::make_mut(&mut st.clock);
@@ -150,6 +194,6 @@ pub(crate) fn choose(
             }
         }
     }
-    // f) Fresh address space.
+    // f) Fresh address space (on cann-open, the only rule).
     Ok(blocks.fresh(len).map_or(Choice::Exhausted, Choice::Fresh))
 }

@@ -3,11 +3,13 @@
 
 use super::blocks::{Blocks, SYNC_OWNER};
 use super::mapping::{Commits, Mapping};
-use super::reuse::{Choice, ReuseCounts, ReuseRule, choose};
+use super::reuse::{Choice, ReuseCounts, ReuseRule, Rules, choose};
 use crate::clock::{Clock, HostClock};
 use crate::stream::{StreamShared, lock};
 use mempool_hal::attr::{AttrId, AttrWrite};
-use mempool_hal::{DevicePtr, Error, ErrorKind, OomInfo, PoolCall, RawAttrValue, Result, ReuseFlags, code, round_up};
+use mempool_hal::{
+    DevicePtr, Error, ErrorKind, OomInfo, PoolCall, Profile, RawAttrValue, Result, ReuseFlags, code, round_up,
+};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -20,6 +22,11 @@ pub(crate) struct PoolState {
     commits: Commits,
     /// Reuse flags, attributes 1-3.
     pub(crate) flags: ReuseFlags,
+    /// The reuse rules the flags and the profile allow (`reuse.rs`), kept with `flags`.
+    rules: Rules,
+    /// cann-open: the pool was destroyed and its memory given back at once
+    /// ([`PoolShared::give_back`]); work that still touches it fails.
+    given_back: bool,
     pub(crate) threshold: u64,
     pub(crate) counts: ReuseCounts,
 }
@@ -48,6 +55,8 @@ pub(crate) struct PoolSettings {
     pub(crate) races: bool,
     /// What the host has observed (the checker's clock for synchronous host accesses).
     pub(crate) host: Arc<HostClock>,
+    /// The pools' behaviour (contract §12).
+    pub(crate) profile: Profile,
 }
 
 /// Faults injected into a platform, for tests of failure paths.
@@ -113,6 +122,8 @@ impl PoolShared {
                 blocks,
                 commits: Commits::new(size, gran),
                 flags: ReuseFlags::NONE,
+                rules: Rules::new(settings.profile, ReuseFlags::NONE),
+                given_back: false,
                 threshold: 0,
                 counts: ReuseCounts::default(),
             }),
@@ -179,7 +190,7 @@ impl PoolShared {
         }
         let state = &mut *guard;
         let owner = |pos: u64| if sync { (SYNC_OWNER, 0) } else { (s.id, pos) };
-        let (rule, addr) = match choose(&state.blocks, len, s, state.flags, self.settings.wait_timeout)? {
+        let (rule, addr) = match choose(&state.blocks, len, s, state.rules, self.settings.wait_timeout)? {
             Choice::Cached(rule, block) => {
                 let pos = s.alloc_position()?;
                 (rule, state.blocks.take_cached(block, len, owner(pos)))
@@ -254,8 +265,12 @@ impl PoolShared {
         stats.reserved_high = stats.reserved_high.max(stats.reserved_current);
     }
 
-    /// The release at synchronization: down to max(threshold, USED).
+    /// The release at synchronization: down to max(threshold, USED). Not on cann-open
+    /// (contract §12), where only `trim_to` releases.
     pub(crate) fn release_at_sync(&self) {
+        if !self.settings.profile.releases_at_sync() {
+            return;
+        }
         let mut state = self.state();
         if self.is_destroyed() {
             return;
@@ -314,12 +329,26 @@ impl PoolShared {
         match write {
             AttrWrite::Flag(id, on) => {
                 state.flags.set(id, on);
+                state.rules = Rules::new(self.settings.profile, state.flags);
             }
             AttrWrite::ReleaseThreshold(t) => state.threshold = t,
             AttrWrite::ResetHigh(AttrId::RESERVED_MEM_HIGH) => state.blocks.stats.reserved_high = 0,
             AttrWrite::ResetHigh(_) => state.blocks.stats.used_high = 0,
         }
         Ok(())
+    }
+
+    /// cann-open (contract §12): a destroy does not wait for queued work. Gives every page
+    /// of the destroyed pool back now and makes its range inaccessible; work queued before
+    /// the destroy that touches the pool fails when it runs ([`PoolShared::with_memory`]).
+    /// The address range stays reserved until the pool's last reference goes, then joins
+    /// the quarantine (`mapping.rs`).
+    pub(crate) fn give_back(&self) {
+        let mut state = self.state();
+        state.given_back = true;
+        // A failed system call leaves pages resident or accessible, never reachable:
+        // every access checks `given_back` under this lock first.
+        let _ = state.commits.decommit_all(&self.mapping);
     }
 
     /// Whether `[addr, addr + len)` lies inside one live allocation.
@@ -380,6 +409,16 @@ impl PoolShared {
         f: impl FnOnce(*mut u8) -> R,
     ) -> Result<R> {
         let state = self.state();
+        if state.given_back {
+            return Err(Error::invalid_pointer(
+                op,
+                format!(
+                    "[{addr:#x}, +{len}): its pool {} was destroyed before the work ran, and on the cann-open \
+                     profile a destroy does not wait for queued work (its memory was given back at once)",
+                    self.id
+                ),
+            ));
+        }
         if !state.blocks.committed(addr, len, self.base, self.size) {
             return Err(Error::invalid_pointer(op, format!("[{addr:#x}, +{len}) was released before the work ran")));
         }

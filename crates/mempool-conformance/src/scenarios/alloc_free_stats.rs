@@ -4,10 +4,15 @@
 //! address range, smallest free range first, so on a new pool the `n`-th fresh block
 //! starts right after the `(n-1)`-th; cached blocks are chosen smallest first, then
 //! lowest address, and are taken from their low end.
+//!
+//! On a backend whose profile is `cann-open` (contract §12, [`Harness::profile`]) nothing is
+//! reused: the scenarios of the reuse rules (11, 12, 14-18, 21) expect fresh memory right
+//! after the last fresh block instead, RESERVED growing, and `trim_to` giving the cached
+//! memory back; scenario 19 trims before it allocates again.
 
 use super::{Gate, free, new_pool, offset};
 use crate::{Failure, Harness, ScenarioResult, ensure, ensure_eq, ensure_ne, expect_error};
-use mempool_hal::{Device, DevicePtr, ErrorKind, MemPool, MemPoolExt, PoolStats, attr, code, round_up};
+use mempool_hal::{Device, DevicePtr, ErrorKind, MemPool, MemPoolExt, PoolStats, Profile, attr, code, round_up};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -100,11 +105,38 @@ pub fn s10_fresh_allocations_in_address_order<H: Harness>(h: &H) -> ScenarioResu
 /// Scenario 11: alloc, free, alloc of the same size on one stream returns the same
 /// address without reserving more; a smaller request takes the low end of the cached
 /// block and the rest stays cached for the next request.
+///
+/// On `cann-open`: every request takes fresh memory after the last one, RESERVED grows
+/// with each, and `trim_to(USED)` after a synchronization gives the cached blocks back.
 pub fn s11_same_stream_reuse<H: Harness>(h: &H) -> ScenarioResult {
     let dev = h.device()?;
     let g = dev.pool_granularity();
     let pool = new_pool(&dev, 64)?;
     let s = dev.create_stream()?;
+    if h.profile() == Profile::CannOpen {
+        let p = pool.malloc_async(3 * g, &s)?;
+        free(&pool, p, &s)?;
+        let q = pool.malloc_async(3 * g, &s)?;
+        ensure_eq!(q, offset(p, 3 * g)?, "cann-open: same-size allocation after a free takes fresh memory");
+        ensure_eq!(pool.get(attr::ReservedMemCurrent)?, 6 * g, "cann-open: RESERVED grows with the fresh block");
+        free(&pool, q, &s)?;
+        let low = pool.malloc_async(g, &s)?;
+        ensure_eq!(low, offset(p, 6 * g)?, "cann-open: a 1-granule request is fresh too");
+        let stats = pool.stats()?;
+        ensure_eq!(stats.reserved_current, 7 * g, "cann-open: RESERVED with 6 granules cached");
+        ensure_eq!(stats.used_current, g, "cann-open: USED");
+        dev.synchronize_stream(&s)?;
+        ensure_eq!(pool.get(attr::ReservedMemCurrent)?, 7 * g, "cann-open: a synchronization releases nothing");
+        pool.trim_to(g)?;
+        ensure_eq!(pool.get(attr::ReservedMemCurrent)?, g, "cann-open: trim_to(USED) gives the cached blocks back");
+        let again = pool.malloc_async(3 * g, &s)?;
+        ensure_eq!(again, p, "cann-open: the trimmed range is fresh space again, carved from the low end");
+        free(&pool, low, &s)?;
+        free(&pool, again, &s)?;
+        dev.destroy_pool(&pool)?;
+        dev.destroy_stream(&s)?;
+        return Ok(());
+    }
 
     let p = pool.malloc_async(3 * g, &s)?;
     free(&pool, p, &s)?;
@@ -153,11 +185,17 @@ pub fn s12_best_fit<H: Harness>(h: &H) -> ScenarioResult {
     ensure_eq!(pool.get(attr::ReservedMemCurrent)?, 19 * g, "RESERVED with 16 granules cached and 3 spacers live");
 
     let four = pool.malloc_async(4 * g, &s)?;
-    ensure_eq!(four, five, "a 4-granule request takes the smallest cached block that fits (the 5-granule one)");
     let one = pool.malloc_async(g, &s)?;
-    ensure_eq!(one, offset(five, 4 * g)?, "a 1-granule request takes the 1 granule left of the 5-granule block");
     let stats = pool.stats()?;
-    ensure_eq!(stats.reserved_current, 19 * g, "RESERVED after reusing cached blocks");
+    if h.profile() == Profile::CannOpen {
+        ensure_eq!(four, offset(three, 19 * g)?, "cann-open: a 4-granule request takes fresh memory");
+        ensure_eq!(one, offset(three, 23 * g)?, "cann-open: a 1-granule request takes fresh memory");
+        ensure_eq!(stats.reserved_current, 24 * g, "cann-open: RESERVED grows by both requests");
+    } else {
+        ensure_eq!(four, five, "a 4-granule request takes the smallest cached block that fits (the 5-granule one)");
+        ensure_eq!(one, offset(five, 4 * g)?, "a 1-granule request takes the 1 granule left of the 5-granule block");
+        ensure_eq!(stats.reserved_current, 19 * g, "RESERVED after reusing cached blocks");
+    }
     ensure_eq!(stats.used_current, 8 * g, "USED: 3 spacers, 4 granules and 1 granule");
 
     for p in [four, one, spacer1, spacer2, spacer3] {
@@ -230,8 +268,13 @@ pub fn s14_cross_stream_after_sync<H: Harness>(h: &H) -> ScenarioResult {
         }
         ensure_eq!(pool.get(attr::ReservedMemCurrent)?, 2 * g, "RESERVED after a {how:?} sync (threshold = pool size)");
         let y = pool.malloc_async(2 * g, &b)?;
-        ensure_eq!(y, x, "B reuses the block freed on A after a {how:?} synchronization");
-        ensure_eq!(pool.get(attr::ReservedMemCurrent)?, 2 * g, "RESERVED after reuse ({how:?} sync)");
+        if h.profile() == Profile::CannOpen {
+            ensure_eq!(y, offset(x, 2 * g)?, "cann-open: B takes fresh memory after a {how:?} synchronization");
+            ensure_eq!(pool.get(attr::ReservedMemCurrent)?, 4 * g, "cann-open: RESERVED grows ({how:?} sync)");
+        } else {
+            ensure_eq!(y, x, "B reuses the block freed on A after a {how:?} synchronization");
+            ensure_eq!(pool.get(attr::ReservedMemCurrent)?, 2 * g, "RESERVED after reuse ({how:?} sync)");
+        }
 
         free(&pool, y, &b)?;
         dev.destroy_pool(&pool)?;
@@ -280,7 +323,11 @@ pub fn s15_event_dependency<H: Harness>(h: &H) -> ScenarioResult {
     let g = dev.pool_granularity();
 
     let [x, y] = event_dependency_case(&dev, true, false)?;
-    ensure_eq!(y, x, "flag 1 on, E recorded after the free: B reuses A's block");
+    if h.profile() == Profile::CannOpen {
+        ensure_eq!(y, offset(x, 2 * g)?, "cann-open, flag 1 on, E recorded after the free: B gets fresh memory");
+    } else {
+        ensure_eq!(y, x, "flag 1 on, E recorded after the free: B reuses A's block");
+    }
     let [x, y] = event_dependency_case(&dev, false, false)?;
     ensure_eq!(y, offset(x, 2 * g)?, "flag 1 off: B gets fresh memory, not A's block");
     let [x, y] = event_dependency_case(&dev, true, true)?;
@@ -309,8 +356,13 @@ pub fn s16_event_chain<H: Harness>(h: &H) -> ScenarioResult {
     let unordered = pool.malloc_async(2 * g, &d)?;
     ensure_eq!(unordered, offset(x, 2 * g)?, "D, not ordered after the free, gets fresh memory");
     let reused = pool.malloc_async(2 * g, &c)?;
-    ensure_eq!(reused, x, "C, ordered after A's free through E1, B and E2, reuses the block");
-    ensure_eq!(pool.get(attr::ReservedMemCurrent)?, 4 * g, "RESERVED: X and D's fresh block");
+    if h.profile() == Profile::CannOpen {
+        ensure_eq!(reused, offset(x, 4 * g)?, "cann-open: C, ordered after A's free, still gets fresh memory");
+        ensure_eq!(pool.get(attr::ReservedMemCurrent)?, 6 * g, "cann-open: RESERVED: X and two fresh blocks");
+    } else {
+        ensure_eq!(reused, x, "C, ordered after A's free through E1, B and E2, reuses the block");
+        ensure_eq!(pool.get(attr::ReservedMemCurrent)?, 4 * g, "RESERVED: X and D's fresh block");
+    }
 
     free(&pool, unordered, &d)?;
     free(&pool, reused, &c)?;
@@ -356,7 +408,11 @@ pub fn s17_opportunistic_reuse<H: Harness>(h: &H) -> ScenarioResult {
     gate.check_not_expired()?;
 
     let late = with_flag.malloc_async(2 * g, &b)?;
-    ensure_eq!(late, x, "flag 2 on, A has executed the free: B reuses the block");
+    if h.profile() == Profile::CannOpen {
+        ensure_eq!(late, offset(x, 4 * g)?, "cann-open, flag 2 on, A has executed the free: B gets fresh memory");
+    } else {
+        ensure_eq!(late, x, "flag 2 on, A has executed the free: B reuses the block");
+    }
     let late_without = without.malloc_async(2 * g, &b)?;
     ensure_eq!(late_without, offset(xw, 2 * g)?, "flag 2 off, A has executed the free: B still gets fresh memory");
 
@@ -400,8 +456,14 @@ pub fn s18_internal_dependencies<H: Harness>(h: &H) -> ScenarioResult {
     free(&without, xw, &a)?;
 
     let y = pool.malloc_async(2 * g, &b)?;
-    ensure_eq!(y, x, "flag 3 on: B reuses A's block while A is still blocked before the free");
-    ensure_eq!(pool.get(attr::ReservedMemCurrent)?, 2 * g, "RESERVED after internal-dependency reuse");
+    let cann_open = h.profile() == Profile::CannOpen;
+    if cann_open {
+        ensure_eq!(y, offset(x, 2 * g)?, "cann-open, flag 3 on: B gets fresh memory, no dependency is inserted");
+        ensure_eq!(pool.get(attr::ReservedMemCurrent)?, 4 * g, "cann-open: RESERVED grows");
+    } else {
+        ensure_eq!(y, x, "flag 3 on: B reuses A's block while A is still blocked before the free");
+        ensure_eq!(pool.get(attr::ReservedMemCurrent)?, 2 * g, "RESERVED after internal-dependency reuse");
+    }
     let yw = without.malloc_async(2 * g, &b)?;
     ensure_eq!(yw, offset(xw, 2 * g)?, "flag 3 off: B gets fresh memory");
 
@@ -415,13 +477,18 @@ pub fn s18_internal_dependencies<H: Harness>(h: &H) -> ScenarioResult {
         }),
     )?;
     std::thread::sleep(Duration::from_millis(50));
-    ensure!(!b_ran.load(Ordering::SeqCst), "work on B after the reused allocation ran while A was still blocked");
+    // On cann-open B reused nothing, so nothing orders B's work after A's free.
+    if !cann_open {
+        ensure!(!b_ran.load(Ordering::SeqCst), "work on B after the reused allocation ran while A was still blocked");
+    }
 
     gate.open();
     dev.synchronize_stream(&b)?;
     gate.check_not_expired()?;
     ensure!(b_ran.load(Ordering::SeqCst), "work on B had not run after synchronizing B");
-    ensure!(b_saw_a_done.load(Ordering::SeqCst), "work on B ran before A passed the free");
+    if !cann_open {
+        ensure!(b_saw_a_done.load(Ordering::SeqCst), "work on B ran before A passed the free");
+    }
 
     free(&pool, y, &b)?;
     free(&without, yw, &b)?;
@@ -481,6 +548,12 @@ pub fn s19_pool_exhaustion<H: Harness>(h: &H) -> ScenarioResult {
     ensure_eq!(info.largest_cached_block, g, "OomInfo::largest_cached_block with one granule freed");
     ensure_eq!(info.largest_free_range, 0, "OomInfo::largest_free_range with one granule freed");
 
+    if h.profile() == Profile::CannOpen {
+        // Nothing is reused: the cached granule comes back only through trim_to.
+        dev.synchronize_stream(&s)?;
+        pool.trim_to(3 * g)?;
+        ensure_eq!(pool.get(attr::ReservedMemCurrent)?, 3 * g, "cann-open: RESERVED after trim_to(USED)");
+    }
     let again = pool.malloc_async(g, &s)?;
     ensure_eq!(again, freed, "the freed granule is handed out again on its stream");
     ensure_eq!(pool.get(attr::UsedMemCurrent)?, 4 * g, "USED after allocating again");
@@ -570,16 +643,23 @@ pub fn s21_high_marks<H: Harness>(h: &H) -> ScenarioResult {
     ensure_eq!(pool.get(attr::UsedMemCurrent)?, 2 * g, "USED after the resets");
     ensure_eq!(pool.get(attr::ReservedMemCurrent)?, 5 * g, "RESERVED after the resets");
 
-    // Reuses the low granule of the cached 3-granule block: USED changes, RESERVED not.
+    // Reuses the low granule of the cached 3-granule block: USED changes, RESERVED not
+    // (on cann-open: fresh, both change).
+    let cann_open = h.profile() == Profile::CannOpen;
     let c = pool.malloc_async(g, &s)?;
-    ensure_eq!(c, b, "a 1-granule request reuses the cached block");
+    if cann_open {
+        ensure_eq!(c, offset(a, 5 * g)?, "cann-open: a 1-granule request takes fresh memory");
+    } else {
+        ensure_eq!(c, b, "a 1-granule request reuses the cached block");
+    }
     ensure_eq!(pool.get(attr::UsedMemHigh)?, 3 * g, "USED_MEM_HIGH rises again with the next allocation");
     // Fresh: the 2 cached granules are too small for 4.
     let d = pool.malloc_async(4 * g, &s)?;
     let stats = pool.stats()?;
+    let reserved = if cann_open { 10 * g } else { 9 * g };
     ensure_eq!(stats.used_high, 7 * g, "USED_MEM_HIGH after a fresh 4-granule allocation");
-    ensure_eq!(stats.reserved_current, 9 * g, "RESERVED after a fresh 4-granule allocation");
-    ensure_eq!(stats.reserved_high, 9 * g, "RESERVED_MEM_HIGH rises again with the next reservation");
+    ensure_eq!(stats.reserved_current, reserved, "RESERVED after a fresh 4-granule allocation");
+    ensure_eq!(stats.reserved_high, reserved, "RESERVED_MEM_HIGH rises again with the next reservation");
 
     for p in [a, c, d] {
         free(&pool, p, &s)?;

@@ -23,8 +23,9 @@ pub use lifetime_handles::*;
 pub use properties_attributes::*;
 pub use release_trim::*;
 
-use crate::Failure;
-use mempool_hal::{Device, DevicePtr, HostFn, MemPool, PoolProps};
+use crate::{Failure, ScenarioResult, ensure_eq};
+use mempool_hal::{Device, DevicePtr, HostFn, MemPool, MemPoolExt, PoolProps, Profile, attr};
+use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
@@ -47,6 +48,30 @@ fn free<P: MemPool>(pool: &P, ptr: DevicePtr, stream: &P::Stream) -> mempool_hal
     // `pool`, and the suite never enqueues work that touches pool memory, so no use of
     // it can be ordered after the free.
     unsafe { pool.free_async(ptr, stream) }
+}
+
+/// Contract §6 by profile (§12), right after a synchronization that, on `documented`,
+/// brings RESERVED down to `target` (max(threshold, USED)): on `documented` RESERVED is
+/// `target`; on `cann-open` nothing was released (RESERVED is still `before`), and
+/// `trim_to(target)` then brings it to `target`. Either way RESERVED is `target` after.
+fn released_at_sync<P: MemPool>(
+    profile: Profile,
+    pool: &P,
+    before: u64,
+    target: u64,
+    what: fmt::Arguments<'_>,
+) -> ScenarioResult {
+    match profile {
+        Profile::Documented => {
+            ensure_eq!(pool.get(attr::ReservedMemCurrent)?, target, "RESERVED after {what}");
+        }
+        Profile::CannOpen => {
+            ensure_eq!(pool.get(attr::ReservedMemCurrent)?, before, "RESERVED after {what} (cann-open: no release)");
+            pool.trim_to(target)?;
+            ensure_eq!(pool.get(attr::ReservedMemCurrent)?, target, "RESERVED after {what} and trim_to({target})");
+        }
+    }
+    Ok(())
 }
 
 /// `ptr + bytes`, or a failure if that overflows (a backend handing out an address at

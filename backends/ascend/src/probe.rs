@@ -1,0 +1,251 @@
+//! Which behaviour an installed runtime's pools have (contract
+//! [§12](mempool_hal::contract::profiles)): [`run`] measures it on a device and returns a
+//! [`ProbeReport`], whose [`Display`](fmt::Display) is a table with a verdict per row
+//! against the documented behaviour. `cargo run -p mempool-ascend --example probe` prints it.
+//!
+//! Each row is one small experiment on its own pool of a few granules:
+//!
+//! - **same-stream reuse**: allocate, free and allocate one granule on one stream; reuse
+//!   when the second allocation returns the first address (contract §4, rule a);
+//! - **event-dependency reuse**: with `ReuseFollowEventDependencies` on, free on stream A,
+//!   record an event on A, make B wait for it, allocate on B (rule c), with no host
+//!   synchronization in between;
+//! - **release at synchronization**: threshold 0, allocate and free one granule, synchronize
+//!   the stream; released when RESERVED is 0 afterwards (contract §6);
+//! - **pageable async copy**: an `aclrtMemcpyAsync` from pageable host memory, enqueued
+//!   behind a host function that blocks its stream for [`BLOCK`]; it *blocks* when the call
+//!   returns only after the host function let go (CANN documents that a copy from memory
+//!   that is not page-locked returns once it completes), and is *async* when it returns at once.
+
+use crate::backend::{Ascend, AscendStream};
+use crate::{result, sys};
+use mempool_hal::{Device, DevicePtr, MemPool, MemPoolExt, PoolProps, Profile, Result, attr};
+use std::ffi::c_void;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How long the host function of the copy experiment blocks its stream (it lets go by
+/// itself then, so a copy that blocks the caller never deadlocks the probe).
+pub const BLOCK: Duration = Duration::from_millis(1500);
+
+/// What [`run`] found; each experiment is `Ok(observation)` or the error that stopped it.
+#[derive(Debug, Clone)]
+pub struct ProbeReport {
+    /// The runtime library in use.
+    pub library: PathBuf,
+    /// `aclrtGetVersion`: (major, minor, patch).
+    pub version: std::result::Result<(i32, i32, i32), String>,
+    /// The pool granularity in bytes.
+    pub granularity: u64,
+    /// Whether a block freed on a stream serves the next allocation on that stream.
+    pub same_stream_reuse: std::result::Result<bool, String>,
+    /// Whether a block freed on A serves B once B waits on an event recorded after the free
+    /// (flag 1 on, no host synchronization).
+    pub event_dependency_reuse: std::result::Result<bool, String>,
+    /// Whether a stream synchronization releases cached memory above the threshold.
+    pub release_at_sync: std::result::Result<bool, String>,
+    /// Whether `aclrtMemcpyAsync` from pageable host memory blocks the caller until the
+    /// stream reaches the copy.
+    pub pageable_copy_blocks: std::result::Result<bool, String>,
+}
+
+impl ProbeReport {
+    /// The profile the pool rows match: [`Profile::Documented`] when the runtime reuses and
+    /// releases at synchronization, [`Profile::CannOpen`] when it does neither, `None`
+    /// when it mixes them or an experiment failed.
+    pub fn profile(&self) -> Option<Profile> {
+        match (&self.same_stream_reuse, &self.event_dependency_reuse, &self.release_at_sync) {
+            (Ok(true), Ok(true), Ok(true)) => Some(Profile::Documented),
+            (Ok(false), Ok(false), Ok(false)) => Some(Profile::CannOpen),
+            _ => None,
+        }
+    }
+
+    /// The rows of the table: (what, observed, documented, verdict).
+    pub fn rows(&self) -> Vec<[String; 4]> {
+        let yes_no = |r: &std::result::Result<bool, String>, yes: &str, no: &str| match r {
+            Ok(true) => yes.to_string(),
+            Ok(false) => no.to_string(),
+            Err(e) => format!("error: {e}"),
+        };
+        let verdict = |r: &std::result::Result<bool, String>, documented: bool, differs: &str| match r {
+            Ok(v) if *v == documented => "as documented".to_string(),
+            Ok(_) => format!("differs: {differs}"),
+            Err(_) => "unknown".to_string(),
+        };
+        let version = match &self.version {
+            Ok((a, b, c)) => format!("{a}.{b}.{c}"),
+            Err(e) => format!("error: {e}"),
+        };
+        vec![
+            ["library".into(), self.library.display().to_string(), "-".into(), "-".into()],
+            ["version (aclrtGetVersion)".into(), version, "-".into(), "-".into()],
+            ["granularity".into(), format!("{} bytes", self.granularity), "-".into(), "-".into()],
+            [
+                "same-stream reuse (§4 a)".into(),
+                yes_no(&self.same_stream_reuse, "reused", "fresh memory"),
+                "reused".into(),
+                verdict(&self.same_stream_reuse, true, "no reuse (cann-open)"),
+            ],
+            [
+                "event-dependency reuse (§4 c)".into(),
+                yes_no(&self.event_dependency_reuse, "reused", "fresh memory"),
+                "reused".into(),
+                verdict(&self.event_dependency_reuse, true, "no reuse (cann-open)"),
+            ],
+            [
+                "release at synchronization (§6)".into(),
+                yes_no(&self.release_at_sync, "released", "kept until trim_to"),
+                "released".into(),
+                verdict(&self.release_at_sync, true, "no release (cann-open)"),
+            ],
+            [
+                "pageable aclrtMemcpyAsync".into(),
+                yes_no(&self.pageable_copy_blocks, "blocks (synchronous)", "returns at once (async)"),
+                "blocks (synchronous)".into(),
+                verdict(&self.pageable_copy_blocks, true, "asynchronous"),
+            ],
+            [
+                "profile (contract §12)".into(),
+                self.profile().map_or_else(|| "mixed or unknown".to_string(), |p| p.to_string()),
+                "documented".into(),
+                match self.profile() {
+                    Some(Profile::Documented) => "as documented".into(),
+                    Some(Profile::CannOpen) => "differs: cann-open".into(),
+                    None => "differs".into(),
+                },
+            ],
+        ]
+    }
+}
+
+impl fmt::Display for ProbeReport {
+    /// A Markdown table.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "| what | observed | documented | verdict |")?;
+        writeln!(f, "|---|---|---|---|")?;
+        for [a, b, c, d] in self.rows() {
+            writeln!(f, "| {a} | {b} | {c} | {d} |")?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs every experiment on `dev` (each on its own pool and streams, destroyed after).
+/// An experiment that fails is reported in its row; the others still run.
+pub fn run(dev: &Ascend) -> ProbeReport {
+    let err = |e: mempool_hal::Error| e.to_string();
+    ProbeReport {
+        library: dev.runtime().path().to_path_buf(),
+        version: result::device::version(dev.runtime()).map_err(err),
+        granularity: dev.pool_granularity(),
+        same_stream_reuse: same_stream_reuse(dev).map_err(err),
+        event_dependency_reuse: event_dependency_reuse(dev).map_err(err),
+        release_at_sync: release_at_sync(dev).map_err(err),
+        pageable_copy_blocks: pageable_copy_blocks(dev).map_err(err),
+    }
+}
+
+fn pool(dev: &Ascend, granules: u64) -> Result<crate::AscendPool> {
+    dev.create_pool(&PoolProps::builder().device(dev.id()).max_size(granules * dev.pool_granularity()).build())
+}
+
+/// Frees `p`, a live allocation of `pool` that no queued work touches.
+fn free(pool: &crate::AscendPool, p: DevicePtr, s: &AscendStream) -> Result<()> {
+    // SAFETY: every caller passes an allocation it made on `pool` and has not freed, and
+    // the probe enqueues no work on it after the free.
+    unsafe { pool.free_async(p, s) }
+}
+
+fn same_stream_reuse(dev: &Ascend) -> Result<bool> {
+    let g = dev.pool_granularity();
+    let pool = pool(dev, 4)?;
+    let s = dev.create_stream()?;
+    let p = pool.malloc_async(g, &s)?;
+    free(&pool, p, &s)?;
+    let q = pool.malloc_async(g, &s)?;
+    free(&pool, q, &s)?;
+    dev.synchronize_stream(&s)?;
+    dev.destroy_pool(&pool)?;
+    dev.destroy_stream(&s)?;
+    Ok(q == p)
+}
+
+fn event_dependency_reuse(dev: &Ascend) -> Result<bool> {
+    let g = dev.pool_granularity();
+    let pool = pool(dev, 4)?;
+    pool.set(attr::ReuseFollowEventDependencies, true)?;
+    pool.set(attr::ReleaseThreshold, pool.size())?;
+    let (a, b) = (dev.create_stream()?, dev.create_stream()?);
+    let e = dev.create_event()?;
+    let x = pool.malloc_async(g, &a)?;
+    free(&pool, x, &a)?;
+    dev.record_event(&e, &a)?;
+    dev.stream_wait_event(&b, &e)?;
+    let y = pool.malloc_async(g, &b)?;
+    free(&pool, y, &b)?;
+    dev.synchronize_device()?;
+    dev.destroy_pool(&pool)?;
+    dev.destroy_event(&e)?;
+    dev.destroy_stream(&a)?;
+    dev.destroy_stream(&b)?;
+    Ok(y == x)
+}
+
+fn release_at_sync(dev: &Ascend) -> Result<bool> {
+    let g = dev.pool_granularity();
+    let pool = pool(dev, 4)?;
+    let s = dev.create_stream()?;
+    let p = pool.malloc_async(g, &s)?;
+    free(&pool, p, &s)?;
+    dev.synchronize_stream(&s)?;
+    let released = pool.get(attr::ReservedMemCurrent)? == 0;
+    dev.destroy_pool(&pool)?;
+    dev.destroy_stream(&s)?;
+    Ok(released)
+}
+
+fn pageable_copy_blocks(dev: &Ascend) -> Result<bool> {
+    const LEN: usize = 4096;
+    let pool = pool(dev, 2)?;
+    let s = dev.create_stream()?;
+    let d = pool.malloc_async(LEN as u64, &s)?;
+    dev.synchronize_stream(&s)?;
+    let (release, wait) = mpsc::channel::<()>();
+    dev.launch_host_func(
+        &s,
+        Box::new(move || {
+            let _ = wait.recv_timeout(BLOCK);
+        }),
+    )?;
+    // Pageable host memory: a plain heap buffer, kept until the stream has run the copy.
+    let host = vec![0x5Au8; LEN];
+    // Any call on the stream makes the device's context current on this thread, for the
+    // raw copy below.
+    dev.query_stream(&s)?;
+    let start = Instant::now();
+    let copied = result::memory::memcpy_async(
+        dev.runtime(),
+        d.addr() as *mut c_void,
+        host.as_ptr().cast(),
+        LEN,
+        sys::ACL_MEMCPY_HOST_TO_DEVICE,
+        s.as_raw(),
+    );
+    let took = start.elapsed();
+    let _ = release.send(());
+    let synced = dev.synchronize_stream(&s);
+    if synced.is_err() {
+        // The copy may still be queued: its source must outlive it.
+        std::mem::forget(host);
+    }
+    copied?;
+    synced?;
+    free(&pool, d, &s)?;
+    dev.synchronize_stream(&s)?;
+    dev.destroy_pool(&pool)?;
+    dev.destroy_stream(&s)?;
+    Ok(took >= BLOCK / 2)
+}

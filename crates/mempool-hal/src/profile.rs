@@ -1,0 +1,77 @@
+//! Which behaviour of the stream-ordered pool a runtime has ([contract §12](crate::contract::profiles)).
+
+use std::fmt;
+use std::str::FromStr;
+
+/// The behaviour of a runtime's pools: as documented, or as the open CANN runtime ships
+/// ([contract §12](crate::contract::profiles)).
+///
+/// The emulator takes one (`EmulatorBuilder::profile`, `MEMPOOL_EMU_PROFILE`), a
+/// conformance harness reports the one its backend has, and the Ascend backend's probe
+/// tells which one an installed runtime has.
+///
+/// ```
+/// use mempool_hal::Profile;
+/// assert_eq!("cann-open".parse::<Profile>(), Ok(Profile::CannOpen));
+/// assert_eq!(Profile::default().to_string(), "documented");
+/// assert!(Profile::Documented.reuses() && !Profile::CannOpen.releases_at_sync());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Profile {
+    /// Contract §4-7: reuse rules a-f, release at synchronization, destroy waits for the
+    /// work queued before it.
+    #[default]
+    Documented,
+    /// The open CANN runtime: every allocation takes fresh address space (reuse rules a-e
+    /// off; cached blocks come back only through `trim_to`), no release at
+    /// synchronization, and destroy does not wait for queued work.
+    CannOpen,
+}
+
+impl Profile {
+    /// Both profiles, the default first.
+    pub const ALL: [Profile; 2] = [Profile::Documented, Profile::CannOpen];
+
+    /// The profile's name: `documented` or `cann-open` (what [`FromStr`] accepts).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Profile::Documented => "documented",
+            Profile::CannOpen => "cann-open",
+        }
+    }
+
+    /// Whether cached blocks serve allocations (reuse rules a-e).
+    pub const fn reuses(self) -> bool {
+        matches!(self, Profile::Documented)
+    }
+
+    /// Whether a synchronization releases cached memory above the release threshold.
+    pub const fn releases_at_sync(self) -> bool {
+        matches!(self, Profile::Documented)
+    }
+
+    /// Whether destroying a pool keeps its memory until the work queued before the
+    /// destroy has run.
+    pub const fn destroy_waits(self) -> bool {
+        matches!(self, Profile::Documented)
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Profile {
+    type Err = String;
+
+    /// `documented` or `cann-open`, in any case.
+    fn from_str(s: &str) -> Result<Profile, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "documented" => Ok(Profile::Documented),
+            "cann-open" => Ok(Profile::CannOpen),
+            _ => Err(format!("{s:?} is not `documented` or `cann-open`")),
+        }
+    }
+}
