@@ -38,7 +38,7 @@ pub(crate) fn spawn(platform: u64, device: u32) -> Result<HostFnThread> {
         .spawn(move || {
             THREAD_OF.with(|t| t.set(Some((platform, device))));
             for (f, reply) in rx {
-                let outcome = catch_unwind(AssertUnwindSafe(f)).map_err(|p| crate::stream::panic_message(&*p));
+                let outcome = catch_unwind(AssertUnwindSafe(f)).map_err(|p| panic_message(&*p));
                 // The worker waiting for it may be gone only if its platform is.
                 let _ = reply.send(outcome);
             }
@@ -65,5 +65,16 @@ pub(crate) fn run_on(to: &HostFnThread, f: HostFn, stream: u64) -> Result<()> {
         Ok(Ok(())) => Ok(()),
         Ok(Err(panic)) => Err(failed(format!("work on stream {stream} panicked: {panic}"))),
         Err(_) => Err(failed(format!("the host-function thread of stream {stream} has ended"))),
+    }
+}
+
+/// The text of a panic's payload.
+pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
     }
 }

@@ -11,6 +11,7 @@
 //! dependencies.
 
 use crate::clock::Clock;
+use crate::hostfn::{on_thread_of, panic_message};
 use mempool_hal::{Error, ErrorKind, Result, code};
 use std::collections::VecDeque;
 use std::fmt;
@@ -360,7 +361,7 @@ impl StreamShared {
                 ),
             ));
         }
-        if crate::hostfn::on_thread_of(self.platform, self.device) && self.host_fn_pending_until(pos) {
+        if on_thread_of(self.platform, self.device) && self.host_fn_pending_until(pos) {
             return Err(Error::new(
                 ErrorKind::Internal,
                 code::ACL_ERROR_RT_INTERNAL_ERROR,
@@ -485,14 +486,4 @@ impl StreamShared {
 
 fn closed(id: u64) -> Error {
     Error::stale_handle("enqueue", format_args!("stream {id}"))
-}
-
-pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "non-string panic payload".to_string()
-    }
 }
