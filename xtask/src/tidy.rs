@@ -10,6 +10,8 @@
 //!   description and a license, and its crate root denies missing docs.
 //! - `.ci/run` is `exec cargo xtask ci`, and the first step of that sequence is exactly the
 //!   README's test command.
+//! - The emulator's modules (`backends/emu/src`) form no import cycle: no module names a
+//!   module (through `crate::` or `super::` paths) that names it back, directly or not.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -38,6 +40,79 @@ pub(crate) fn check(root: &Path) -> Vec<String> {
         _ => None,
     };
     problems.extend(ci_problems(&read("README.md"), &read(".ci/run"), first_ci_step.as_deref()));
+    let emu: Vec<(String, String)> = files
+        .iter()
+        .filter_map(|f| f.strip_prefix("backends/emu/src/").filter(|m| m.ends_with(".rs")).map(|m| (m, f)))
+        .map(|(m, f)| (module_of(m), read(f)))
+        .collect();
+    problems.extend(import_cycles("backends/emu/src", &emu));
+    problems
+}
+
+/// The module path of a file under a crate's `src/`: `pool/mod.rs` is `pool`,
+/// `pool/access.rs` is `pool::access`, `lib.rs` is `crate`.
+fn module_of(file: &str) -> String {
+    let m = file.trim_end_matches(".rs").trim_end_matches("/mod").replace('/', "::");
+    if m == "lib" { "crate".to_string() } else { m }
+}
+
+/// The modules of `files` (module path, source) that `src` names through `crate::` and
+/// `super::` paths, written as module paths of `files`. `lib.rs` is left out: it only
+/// declares and re-exports.
+fn imports(module: &str, src: &str, files: &[(String, String)]) -> Vec<String> {
+    let parent = module.rsplit_once("::").map_or("", |(p, _)| p);
+    let mut found = Vec::new();
+    for (prefix, base) in [("crate::", String::new()), ("super::", parent.to_string())] {
+        for (at, _) in src.match_indices(prefix) {
+            let rest = &src[at + prefix.len()..];
+            let path: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':').collect();
+            let mut target = base.clone();
+            for seg in path.split("::").filter(|s| !s.is_empty()) {
+                let next = if target.is_empty() { seg.to_string() } else { format!("{target}::{seg}") };
+                if !files.iter().any(|(m, _)| *m == next) {
+                    break;
+                }
+                target = next;
+            }
+            // A path to a module's own child (pool -> pool::shared) is a declaration, not
+            // an import back.
+            if !target.is_empty() && target != module && !target.starts_with(&format!("{module}::")) {
+                found.push(target);
+            }
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// One problem for each cycle of imports among `files` (module path, source), found by a
+/// depth-first search from every module.
+fn import_cycles(dir: &str, files: &[(String, String)]) -> Vec<String> {
+    let graph: Vec<(String, Vec<String>)> =
+        files.iter().filter(|(m, _)| m != "crate").map(|(m, src)| (m.clone(), imports(m, src, files))).collect();
+    let edges = |m: &str| graph.iter().find(|(n, _)| n == m).map(|(_, e)| e.clone()).unwrap_or_default();
+    let mut problems = Vec::new();
+    for (start, _) in &graph {
+        let mut stack = vec![vec![start.clone()]];
+        let mut seen = vec![start.clone()];
+        while let Some(path) = stack.pop() {
+            for next in edges(path.last().expect("a path is never empty")) {
+                if next == *start {
+                    let cycle = format!("{dir}: import cycle {} -> {start}", path.join(" -> "));
+                    // Report each cycle once, from its smallest module.
+                    if path.iter().all(|m| m >= start) && !problems.contains(&cycle) {
+                        problems.push(cycle);
+                    }
+                } else if !seen.contains(&next) {
+                    seen.push(next.clone());
+                    let mut longer = path.clone();
+                    longer.push(next);
+                    stack.push(longer);
+                }
+            }
+        }
+    }
     problems
 }
 
@@ -198,6 +273,31 @@ mod tests {
         // An unpublished crate only needs the lints.
         let private = "[package]\npublish = false\n[lints]\nworkspace = true\n";
         assert!(manifest_problems("t/Cargo.toml", private, None).is_empty());
+    }
+
+    #[test]
+    fn import_cycles_are_found_and_named() {
+        let files = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+            list.iter().map(|(m, s)| (m.to_string(), s.to_string())).collect()
+        };
+        let circle = files(&[
+            ("crate", "mod a; mod pool;"),
+            ("a", "use crate::pool::shared::X;"),
+            ("pool", "mod shared; use shared::Y;"),
+            ("pool::shared", "use crate::a::Z;"),
+        ]);
+        assert_eq!(import_cycles("src", &circle), vec!["src: import cycle a -> pool::shared -> a".to_string()]);
+        let layered = files(&[
+            ("a", "use crate::pool::shared::X;"),
+            ("pool", "use self::shared::Y; use crate::pool::shared::Q;"),
+            ("pool::shared", "use super::reuse::R;"),
+            ("pool::reuse", "use crate::b::S;"),
+            ("b", ""),
+        ]);
+        assert!(import_cycles("src", &layered).is_empty(), "{:?}", import_cycles("src", &layered));
+        assert_eq!(module_of("pool/mod.rs"), "pool");
+        assert_eq!(module_of("pool/access.rs"), "pool::access");
+        assert_eq!(module_of("lib.rs"), "crate");
     }
 
     #[test]
