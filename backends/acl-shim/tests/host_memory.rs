@@ -55,6 +55,9 @@ fn device_buffer(s: aclrtStream, n: usize) -> (aclrtMemPool, *mut c_void) {
     unsafe {
         assert_eq!(aclrtMemPoolCreate(&mut pool, &props(0, 64 << 20)), 0);
         assert_eq!(aclrtMemPoolMallocAsync(&mut d, n, pool, s), 0);
+        // The host observes the allocation, so synchronous copies and memsets of it are
+        // ordered after it (the stream-order checker refuses them otherwise).
+        assert_eq!(aclrtSynchronizeStream(s), 0);
     }
     (pool, d)
 }
