@@ -41,5 +41,5 @@ pub mod loader;
 pub mod result;
 pub mod sys;
 
-pub use backend::{Ascend, AscendEvent, AscendPool, AscendStream};
+pub use backend::{Ascend, AscendEvent, AscendPool, AscendStream, FALLBACK_GRANULARITY, StagingStats};
 pub use loader::{ENV_LIBRARY, LoadOptions, Runtime, finalize, load};
