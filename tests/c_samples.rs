@@ -30,9 +30,8 @@ const NEEDS_NEWER_LIBRARY: &[(&str, &str)] = &[];
 const NOT_YET_COMPILABLE: &[(&str, &[&str])] = &[];
 
 /// Emulator settings of single samples, and why.
-const ENV: &[(&str, &str, &str, &str)] = &[
-    ("pool_basics.c", "MEMPOOL_EMU_DEVICE_MEMORY", "32G", "two 10 GiB pools (address space only)"),
-];
+const ENV: &[(&str, &str, &str, &str)] =
+    &[("pool_basics.c", "MEMPOOL_EMU_DEVICE_MEMORY", "32G", "two 10 GiB pools (address space only)")];
 
 /// Samples linked as `-lascendcl`, the name most CANN programs link by; the rest link as
 /// `-lacl_rt`.
