@@ -1,4 +1,4 @@
-//! A thin wrapper around [`sys`](crate::sys): one typed function per C call, grouped by
+//! A thin wrapper around [`sys`]: one typed function per C call, grouped by
 //! the object it works on (`aclrtCreateStream` is `stream::create`, `aclrtMemPoolMallocAsync`
 //! is `pool::malloc_async`), and the rules that turn ACL codes into [`Error`]s, keeping the
 //! raw code and the runtime's message.
@@ -29,7 +29,7 @@ pub(crate) mod stream;
 ///
 /// - 207001 (`ACL_ERROR_RT_MEMORY_ALLOCATION`) and 207018 (`ACL_ERROR_RT_DEVICE_OOM`) are
 ///   `OutOfMemory`: on hardware 207001 is mostly the driver or the device running out of
-///   memory. Only `aclrtMallocHost` refines 207001 to `HostAllocation` ([`host_kind`]).
+///   memory. Only `aclrtMallocHost` refines 207001 to `HostAllocation`.
 /// - 107011 (`ACL_ERROR_RT_STREAM_SUBSCRIBE`: host functions and report callbacks mixed on
 ///   one stream) is `InvalidParam`; 507007 (`ACL_ERROR_RT_CONTEXT_RELEASE_ERROR`: a device
 ///   reset with no `aclrtSetDevice` left to undo) is `NoContext`. Both are named in the
