@@ -312,23 +312,24 @@ fn copies_stay_async_through_pinned_staging(dev: &Ascend, _: &Lib) {
     assert_eq!(out.to_vec(), data, "the bytes made the round trip");
     println!("    two 1 MiB copies returned in {:.2} ms on a held stream", returned.as_secs_f64() * 1e3);
 
-    // Many copies of mixed sizes: buffers are reused, at most PER_CLASS per size kept.
+    // Many copies of mixed sizes, each round waited for: buffers are reused, and at most
+    // four per size are kept.
     for round in 0..64usize {
         let n = 1 + (round * 4099) % (MIB as usize);
         buf.copy_from_host(&data[..n], &stream).unwrap();
         let o = HostBuffer::new(n);
         buf.copy_to_host(&o, &stream).unwrap();
-        if round % 8 == 7 {
-            stream.synchronize().unwrap();
-            assert_eq!(o.to_vec(), data[..n]);
-        }
+        stream.synchronize().unwrap();
+        assert_eq!(o.to_vec(), data[..n]);
     }
     stream.synchronize().unwrap();
     let st = dev.staging();
     assert_eq!(st.in_flight, 0, "{st:?}");
     // Sizes up to 1 MiB: nine size classes (4 KiB to 1 MiB), at most four buffers each.
     assert!(st.cached <= 9 * 4, "{st:?}");
-    assert!(st.allocations < 64, "buffers are reused: {st:?}");
+    // Each round's two buffers are back before the next round: at most two per size
+    // class were ever needed, plus the two of the first copies.
+    assert!(st.allocations - before.allocations <= 2 * 9 + 2, "buffers are reused: {st:?}");
     println!(
         "    130 copies: {} aclrtMallocHost, {} aclrtFreeHost, {} cached ({} KiB)",
         st.allocations,
