@@ -98,8 +98,7 @@ const NO_POOL: &str = r#"
 #include <stddef.h>
 static int ctx_token;
 int aclInit(const char *config) { (void)config; return 0; }
-int aclrtSetDevice(int d) { return d == 0 ? 0 : 107001; }
-int aclrtCreateContext(void **ctx, int d) { (void)d; *ctx = &ctx_token; return 0; }
+int aclrtCreateContext(void **ctx, int d) { if (d != 0) return 107001; *ctx = &ctx_token; return 0; }
 int aclrtDestroyContext(void *ctx) { (void)ctx; return 0; }
 int aclrtSetCurrentContext(void *ctx) { (void)ctx; return 0; }
 int aclrtGetMemInfo(int attr, size_t *free_, size_t *total) { (void)attr; *free_ = 1u << 30; *total = 1u << 30; return 0; }
@@ -190,4 +189,37 @@ fn raw_handles_name_the_runtime_objects() {
     assert_eq!(pool.stats().unwrap().used_current, 0);
     dev.destroy_pool(&pool).unwrap();
     dev.destroy_stream(&stream).unwrap();
+}
+
+/// An older runtime without `aclFinalizeReference`, whose `aclInit` answers `INIT_RC`
+/// (100002: a host program initialized ACL first), counting `aclFinalize` calls.
+fn finalize_counter(init_rc: i32) -> String {
+    format!(
+        r#"
+static int finalized;
+int aclInit(const char *config) {{ (void)config; return {init_rc}; }}
+int aclFinalize(void) {{ finalized++; return 0; }}
+int finalize_calls(void) {{ return finalized; }}
+const char *aclGetRecentErrMsg(void) {{ return ""; }}
+"#
+    )
+}
+
+/// Without `aclFinalizeReference`, `finalize` calls `aclFinalize` only when the backend's
+/// own `aclInit` initialized the runtime (it answered 0, not 100002).
+#[test]
+fn without_the_counted_finalize_only_what_the_backend_initialized_is_finalized() {
+    for (tag, init_rc, want) in [("hostinit", 100_002, 0), ("owninit", 0, 1)] {
+        let dir = temp_dir(tag);
+        let lib = build_library(&dir, "libacl_rt.so", &finalize_counter(init_rc));
+        mempool_ascend::load(&LoadOptions::only(&lib)).expect("the runtime loads");
+        mempool_ascend::finalize().expect("finalize succeeds");
+        // SAFETY: the library just built, with the signature written above.
+        let calls = unsafe {
+            let l = libloading::Library::new(&lib).unwrap();
+            l.get::<unsafe extern "C" fn() -> i32>(b"finalize_calls").unwrap()()
+        };
+        assert_eq!(calls, want, "aclInit answered {init_rc}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

@@ -61,6 +61,8 @@ pub unsafe extern "C" fn aclInit(config: *const c_char) -> aclError {
     ffi(OP, || {
         let mut l = lifecycle();
         if l.initialized {
+            // CANN counts the repeat as one more reference (`aclFinalizeReference`).
+            l.references += 1;
             return Err(err(
                 sys::ACL_ERROR_REPEAT_INITIALIZE,
                 OP,
@@ -83,13 +85,14 @@ pub unsafe extern "C" fn aclInit(config: *const c_char) -> aclError {
             }
         }
         shim(OP)?;
-        *l = Lifecycle { initialized: true, finalized: false };
+        *l = Lifecycle { initialized: true, finalized: false, references: 1 };
         Ok(())
     })
 }
 
-/// `aclError aclFinalize(void)`: again without an `aclInit` in between: 100037. The
-/// library keeps working afterwards (every call works before `aclInit` too).
+/// `aclError aclFinalize(void)`: finalizes whatever the init reference count, and clears
+/// it; again without an `aclInit` in between: 100037. The library keeps working
+/// afterwards (every call works before `aclInit` too).
 ///
 /// # Safety
 ///
@@ -103,7 +106,47 @@ pub unsafe extern "C" fn aclFinalize() -> aclError {
             return Err(err(sys::ACL_ERROR_REPEAT_FINALIZE, OP, "aclFinalize was already called (no aclInit since)"));
         }
         shim(OP)?;
-        *l = Lifecycle { initialized: false, finalized: true };
+        *l = Lifecycle { initialized: false, finalized: true, references: 0 };
+        Ok(())
+    })
+}
+
+/// `aclError aclFinalizeReference(uint64_t *refCount)`: the counted finalize, as CANN
+/// has it. Every `aclInit` (a repeat answering 100002 too) counts one reference; this
+/// takes one away, and finalizes (as `aclFinalize`) when it takes the last. With no
+/// reference left: 100037. `refCount`, when not NULL, receives the references left
+/// (0 after the call that finalized, or after a refused one).
+///
+/// # Safety
+///
+/// See the module docs; `refCount` is NULL or writable for one `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclFinalizeReference(ref_count: *mut u64) -> aclError {
+    const OP: &str = "aclFinalizeReference";
+    ffi(OP, || {
+        let mut l = lifecycle();
+        let write = |n: u64| {
+            if !ref_count.is_null() {
+                // SAFETY: non-null, and the caller passes a writable `uint64_t`.
+                unsafe { ref_count.write(n) };
+            }
+        };
+        if l.references == 0 {
+            write(0);
+            return Err(err(
+                sys::ACL_ERROR_REPEAT_FINALIZE,
+                OP,
+                "no aclInit reference is left (finalized already, or never initialized)",
+            ));
+        }
+        if l.references > 1 {
+            l.references -= 1;
+            write(l.references);
+            return Ok(());
+        }
+        shim(OP)?;
+        *l = Lifecycle { initialized: false, finalized: true, references: 0 };
+        write(0);
         Ok(())
     })
 }

@@ -59,7 +59,9 @@
 //!
 //! - **Lifecycle.** `aclInit` again before `aclFinalize`: 100002; a configuration path that
 //!   is not a readable file: 100003 (NULL, `""` or a readable file is fine; it is not
-//!   parsed); `aclFinalize` again without `aclInit`: 100037. Every other call works before
+//!   parsed); `aclFinalize` again without `aclInit`: 100037. Every `aclInit`, a repeat
+//!   too, counts one reference: `aclFinalizeReference` takes one away and finalizes at
+//!   the last (100037 when none is left), `aclFinalize` clears them. Every other call works before
 //!   `aclInit` and after `aclFinalize`. `aclrtSetDevice` is counted per device,
 //!   process-wide; `aclrtResetDevice` undoes one count and `aclrtResetDeviceForce` all of
 //!   them (507007 when none is left).

@@ -282,16 +282,19 @@ pub(crate) fn last_code(take: bool) -> c_int {
 
 /// Whether `aclInit` has run since the last `aclFinalize`, and whether `aclFinalize` has
 /// run since the last `aclInit` (CANN keeps both flags: a first `aclFinalize` before any
-/// `aclInit` succeeds).
+/// `aclInit` succeeds), and the init reference count: every `aclInit`, the first and each
+/// repeat, adds one; `aclFinalizeReference` takes one away and finalizes at zero;
+/// `aclFinalize` clears it.
 #[derive(Default)]
 pub(crate) struct Lifecycle {
     pub(crate) initialized: bool,
     pub(crate) finalized: bool,
+    pub(crate) references: u64,
 }
 
 /// The process's lifecycle flags.
 pub(crate) fn lifecycle() -> std::sync::MutexGuard<'static, Lifecycle> {
-    static L: Mutex<Lifecycle> = Mutex::new(Lifecycle { initialized: false, finalized: false });
+    static L: Mutex<Lifecycle> = Mutex::new(Lifecycle { initialized: false, finalized: false, references: 0 });
     L.lock().unwrap_or_else(PoisonError::into_inner)
 }
 

@@ -18,9 +18,40 @@
 //!   current on whichever thread calls, so the backend is `Send + Sync`.
 //!
 //! `aclInit` runs once per library per process, whoever loads it first, safely when
-//! several threads or backends start together; [`finalize`] calls `aclFinalize` once per
-//! loaded runtime at the end of a program (or leave it to process exit). The library is
-//! never unloaded, since runtime threads may still be running its code.
+//! several threads or backends start together; [`finalize`] gives back the backend's own
+//! `aclInit` reference at the end of a program (`aclFinalizeReference`; on an older runtime
+//! `aclFinalize`, only if the backend's `aclInit` initialized it), so a host program that
+//! initialized ACL keeps its runtime (or leave it to process exit). The library is never
+//! unloaded, since runtime threads may still be running its code.
+//!
+//! # On the runtime as it ships (contract §12)
+//!
+//! The open CANN runtime does not reuse freed pool blocks, does not release them at
+//! synchronization, and does not wait for queued work when a pool is destroyed. The backend
+//! is correct there and on runtimes that do all three:
+//!
+//! - **Out of memory with cached bytes** (RESERVED > USED, and a pool trimmed to USED could
+//!   hold the request): it synchronizes the instance's context, trims the pool to USED and
+//!   retries once, in the cold failure path. [`AscendPool::oom_retries`] counts the
+//!   retries; a final failure's message says what was tried. A trace recorder
+//!   (`mempool-trace`) sees only the final answer: read the counter through its wrapped
+//!   pool. The synchronization waits for every stream of the instance, so a host function
+//!   that waits for the allocating thread would deadlock it, as any synchronization would.
+//! - **`destroy_pool`** synchronizes the instance's context first.
+//! - **Host copies** are staged in page-locked (`aclrtMallocHost`) buffers reused from a
+//!   small per-instance cache ([`Ascend::staging`]): CANN makes a copy from pageable memory
+//!   wait for the whole stream. A buffer comes back to the cache from a host function
+//!   ordered after its copy; buffers the cache does not keep are freed later on a user
+//!   thread (never inside a host function, which CANN forbids).
+//! - **The granularity probe** reads USED after synchronizing its stream, accepts only a
+//!   non-zero power of two, and otherwise uses [`FALLBACK_GRANULARITY`] (2 MiB), printing
+//!   one warning per process to standard error (the crate has no logger). A pool whose
+//!   creation fails after `aclrtMemPoolCreate` succeeded is destroyed, not leaked.
+//! - **Device setup** calls no `aclrtSetDevice` (`aclrtCreateContext` retains the device);
+//!   pool-management calls check the current context with `aclrtGetCurrentContext`, so a
+//!   context switched by other CANN code on the thread is noticed there; malloc, free and
+//!   copies trust the per-thread cache. Each instance has one context, which
+//!   `synchronize_device` covers.
 //!
 //! # Finding the runtime
 //!
@@ -42,5 +73,5 @@ pub mod probe;
 pub mod result;
 pub mod sys;
 
-pub use backend::{Ascend, AscendEvent, AscendPool, AscendStream};
+pub use backend::{Ascend, AscendEvent, AscendPool, AscendStream, FALLBACK_GRANULARITY, StagingStats};
 pub use loader::{ENV_LIBRARY, LoadOptions, Runtime, finalize, load};

@@ -104,6 +104,9 @@ pub struct Runtime {
     lib: libloading::Library,
     path: PathBuf,
     syms: Symbols,
+    /// Whether this backend's `aclInit` initialized the runtime (it answered 0), rather
+    /// than finding it initialized by someone else in the process (100002).
+    initialized_here: bool,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -177,15 +180,25 @@ impl Runtime {
 /// loaded and initialized (`aclInit`) once, whoever asks first, from any thread.
 static LOADED: Mutex<Vec<Arc<Runtime>>> = Mutex::new(Vec::new());
 
-/// Calls `aclFinalize` once on every runtime this process has loaded, and forgets them
-/// (a later [`load`] initializes afresh). Call it at the end of the program, after every
-/// device and handle of the backend is dropped; devices still alive afterwards get the
-/// runtime's errors for uninitialized use. Skipping it is fine: the process exit ends the
-/// runtime too.
+/// Releases this backend's hold on every runtime it has loaded, and forgets them (a later
+/// [`load`] initializes afresh). Call it at the end of the program, after every device and
+/// handle of the backend is dropped; devices still alive afterwards get the runtime's
+/// errors for uninitialized use. Skipping it is fine: the process exit ends the runtime
+/// too.
+///
+/// It finalizes only what this backend initialized, so a host program that initialized
+/// ACL itself keeps its runtime:
+///
+/// - with `aclFinalizeReference` (CANN's counted finalize: every `aclInit`, a repeat
+///   answering 100002 too, holds one reference), it gives back the one reference the
+///   backend's `aclInit` took; the runtime is finalized only when that was the last;
+/// - without it (an older runtime), it calls `aclFinalize`, which tears down whatever the
+///   count, only when the backend's `aclInit` was the one that initialized the runtime
+///   (it answered 0, not 100002); otherwise it leaves the runtime alone.
 ///
 /// # Errors
 ///
-/// The first `aclFinalize` failure; every runtime is still finalized and forgotten.
+/// The first failure; every runtime is still released and forgotten.
 /// `ACL_ERROR_REPEAT_FINALIZE` (100037) is not a failure: the library was finalized
 /// already (it was loaded under two paths, or someone else finalized it), which is the
 /// state asked for.
@@ -193,13 +206,25 @@ pub fn finalize() -> Result<()> {
     let runtimes: Vec<Arc<Runtime>> = LOADED.lock().unwrap_or_else(PoisonError::into_inner).drain(..).collect();
     let mut first = Ok(());
     for rt in runtimes {
-        let Ok(f) = sym!(rt, aclFinalize) else { continue };
-        // SAFETY: no arguments; the runtime was initialized by `load`, and is finalized
-        // once because it has just left the registry.
-        let rc = unsafe { f() };
+        let (rc, op) = if let Ok(f) = sym!(rt, aclFinalizeReference) {
+            let mut left = 0u64;
+            // SAFETY: a valid out-pointer; the runtime was initialized (or found
+            // initialized, which took a reference too) by `load`, and this reference is
+            // given back once because the runtime has just left the registry.
+            (unsafe { f(&mut left) }, "aclFinalizeReference")
+        } else if let (true, Ok(f)) = (rt.initialized_here, sym!(rt, aclFinalize)) {
+            // SAFETY: no arguments; this backend's `aclInit` initialized the runtime, and
+            // it is finalized once because it has just left the registry.
+            (unsafe { f() }, "aclFinalize")
+        } else {
+            std::mem::forget(rt);
+            continue;
+        };
         if first.is_ok() && rc != sys::ACL_ERROR_REPEAT_FINALIZE {
-            first = rt.check(rc, "aclFinalize");
+            first = rt.check(rc, op);
         }
+        // Never unloaded (see `Runtime`): runtime threads may still run its code.
+        std::mem::forget(rt);
     }
     first
 }
@@ -235,7 +260,7 @@ pub fn load(opts: &LoadOptions) -> Result<Arc<Runtime>> {
                 continue;
             }
         };
-        let rt = Runtime { lib, path: cand.clone(), syms: Symbols::default() };
+        let mut rt = Runtime { lib, path: cand.clone(), syms: Symbols::default(), initialized_here: false };
         let init = match sym!(rt, aclInit) {
             Ok(f) => f,
             Err(_) => {
@@ -247,6 +272,7 @@ pub fn load(opts: &LoadOptions) -> Result<Arc<Runtime>> {
         let rc = unsafe { init(std::ptr::null()) };
         match rc {
             code::ACL_SUCCESS | sys::ACL_ERROR_REPEAT_INITIALIZE => {
+                rt.initialized_here = rc == code::ACL_SUCCESS;
                 let rt = Arc::new(rt);
                 loaded.push(Arc::clone(&rt));
                 return Ok(rt);

@@ -73,6 +73,8 @@ pub const ACL_ERROR_RT_THREAD_SUBSCRIBE: aclError = 107_012;
 pub const ACL_ERROR_RT_STREAM_NO_CB_REG: aclError = 107_015;
 /// `ACL_ERROR_RT_CONTEXT_RELEASE_ERROR`: `aclrtResetDevice` of a device not set.
 pub const ACL_ERROR_RT_CONTEXT_RELEASE_ERROR: aclError = 507_007;
+/// `ACL_ERROR_RT_DEVICE_OOM`: the device is out of memory.
+pub const ACL_ERROR_RT_DEVICE_OOM: aclError = 207_018;
 /// `ACL_ERROR_RT_REPORT_TIMEOUT`: `aclrtProcessReport` found no callback in time.
 pub const ACL_ERROR_RT_REPORT_TIMEOUT: aclError = 507_012;
 /// `ACL_DEVICE`: the program runs on the device.
@@ -216,6 +218,7 @@ macro_rules! for_each_acl_function {
         $callback! {
             aclInit(config: *const c_char);
             aclFinalize();
+            aclFinalizeReference(ref_count: *mut u64);
             aclrtSetDevice(device: i32);
             aclrtResetDevice(device: i32);
             aclrtGetDeviceCount(count: *mut u32);
@@ -296,6 +299,6 @@ mod tests {
         assert_eq!((c.location.id, c.location.type_, c.maxSize), (3, 1, 12345));
         assert_eq!(mempool_hal::PoolProps::from(&c), p);
         assert!(FUNCTION_NAMES.contains(&"aclrtMemPoolTrimTo"));
-        assert_eq!(FUNCTION_NAMES.len(), 57);
+        assert_eq!(FUNCTION_NAMES.len(), 58);
     }
 }

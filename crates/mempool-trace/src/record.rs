@@ -141,6 +141,11 @@ impl<D: Device> Recorder<D> {
 }
 
 /// A pool of a [`Recorder`]: forwards every call and records allocations and frees.
+///
+/// A backend's own recovery inside one call is not a row of the trace: the Ascend backend's
+/// out-of-memory retry (synchronize, trim to USED, allocate again) shows as the one
+/// `allocate` or `allocate failure` it ended in. Read such counters through
+/// [`RecordingPool::inner`] (for Ascend, `AscendPool::oom_retries`).
 pub struct RecordingPool<P> {
     inner: P,
     log: Arc<Log>,

@@ -31,6 +31,11 @@ extern "C" {
  * message naming the variable. */
 aclError aclInit(const char *configPath);
 aclError aclFinalize(void);
+/* The counted finalize: every aclInit (a repeat answering ACL_ERROR_REPEAT_INITIALIZE too)
+ * adds one reference; this takes one away and finalizes, as aclFinalize, when it takes the
+ * last. No reference left: ACL_ERROR_REPEAT_FINALIZE. refCount may be NULL; otherwise it
+ * receives the references left. aclFinalize clears the count. */
+aclError aclFinalizeReference(uint64_t *refCount);
 
 /* The calling thread's last error message (empty if none), owned by the library and valid
  * until the next failing call on this thread. */

@@ -232,4 +232,45 @@ pub(super) fn misc_rows(t: &mut Table) {
         // SAFETY: a null configuration path.
         unsafe { aclInit(std::ptr::null()) }
     });
+
+    // The counted finalize: the process holds one reference (the aclInit just above).
+    const FR: &str = "aclFinalizeReference";
+    t.add(FR, "after a repeated aclInit: one reference of two taken, 1 left written", OK, |_| {
+        let mut n = SENTINEL as u64;
+        // SAFETY: a null configuration path; a valid out-pointer.
+        unsafe {
+            assert_eq!(aclInit(std::ptr::null()), REPEAT_INIT, "a repeated aclInit");
+            let rc = aclFinalizeReference(&mut n);
+            assert_eq!(n, 1, "the references left");
+            rc
+        }
+    });
+    t.fresh(FR, "null refCount, the last reference (finalizes), on another thread", OK, |_| {
+        // SAFETY: a null refCount is allowed.
+        unsafe { aclFinalizeReference(null_mut()) }
+    });
+    t.add(FR, "no reference left: refused, 0 written", REPEAT_FINALIZE, |_| {
+        let mut n = SENTINEL as u64;
+        // SAFETY: a valid out-pointer.
+        let rc = unsafe { aclFinalizeReference(&mut n) };
+        assert_eq!(n, 0, "the references left");
+        rc
+    });
+    t.add(FI, "after aclFinalizeReference took the last reference", REPEAT_FINALIZE, |_| {
+        // SAFETY: takes no arguments.
+        unsafe { aclFinalize() }
+    });
+    t.add(FR, "after aclFinalize cleared every reference", REPEAT_FINALIZE, |_| {
+        // SAFETY: a null configuration path, twice (2 references); no arguments; null refCount.
+        unsafe {
+            assert_eq!(aclInit(std::ptr::null()), OK, "aclInit");
+            assert_eq!(aclInit(std::ptr::null()), REPEAT_INIT, "a repeated aclInit");
+            assert_eq!(aclFinalize(), OK, "aclFinalize");
+            aclFinalizeReference(null_mut())
+        }
+    });
+    t.add(I, "null config, after aclFinalizeReference", OK, |_| {
+        // SAFETY: a null configuration path.
+        unsafe { aclInit(std::ptr::null()) }
+    });
 }

@@ -7,6 +7,7 @@ use mempool_hal::{
     PoolProps, Result, StreamStatus, code, round_down, round_up,
 };
 use std::ffi::c_void;
+use std::sync::Arc;
 
 impl Device for Ascend {
     type Stream = AscendStream;
@@ -17,20 +18,22 @@ impl Device for Ascend {
         self.shared.device
     }
 
-    /// Measured once: the USED counter of a one-byte allocation (2 MiB on Ascend
-    /// hardware). Falls back to 2 MiB if the probe fails.
+    /// Measured once: the USED counter of a one-byte allocation, read after the stream
+    /// has run it (2 MiB on Ascend hardware). A probe that fails, or measures anything
+    /// but a non-zero power of two, gives [`FALLBACK_GRANULARITY`] (2 MiB), with one
+    /// warning on standard error per process.
     fn pool_granularity(&self) -> u64 {
-        *self.shared.granularity.get_or_init(|| probe_granularity(self).unwrap_or(2 << 20))
+        *self.shared.granularity.get_or_init(|| checked_granularity(probe_granularity(self)))
     }
 
     fn mem_info(&self) -> Result<MemInfo> {
-        self.shared.enter()?;
+        self.shared.enter_checked()?;
         let (free, total) = result::device::mem_info(&self.shared.rt)?;
         Ok(MemInfo { free: free as u64, total: total as u64 })
     }
 
     fn create_stream(&self) -> Result<AscendStream> {
-        self.shared.enter()?;
+        self.shared.enter_checked()?;
         let s = result::stream::create(&self.shared.rt)?;
         Ok(AscendStream(Handle::new(s, self.shared.instance)))
     }
@@ -54,13 +57,16 @@ impl Device for Ascend {
         result::stream::query(&self.shared.rt, raw)
     }
 
+    /// `aclrtSynchronizeDevice` in this instance's context: CANN waits for the current
+    /// context's streams, and every stream, event and pool of the instance lives in its
+    /// one context. Other instances on the same device (other contexts) are not covered.
     fn synchronize_device(&self) -> Result<()> {
-        self.shared.enter()?;
+        self.shared.enter_checked()?;
         result::device::synchronize(&self.shared.rt)
     }
 
     fn create_event(&self) -> Result<AscendEvent> {
-        self.shared.enter()?;
+        self.shared.enter_checked()?;
         let e = result::event::create(&self.shared.rt)?;
         Ok(AscendEvent(Handle::new(e, self.shared.instance)))
     }
@@ -102,70 +108,118 @@ impl Device for Ascend {
         result::event::elapsed_ms(&self.shared.rt, a, b)
     }
 
+    /// Creates the pool, then measures the granularity (once per instance) and reads the
+    /// device's memory for a whole-device pool. If anything after `aclrtMemPoolCreate`
+    /// fails, the new pool is destroyed before the error is returned.
     fn create_pool(&self, props: &PoolProps) -> Result<AscendPool> {
-        self.shared.enter()?;
+        self.shared.enter_checked()?;
         let pool = result::pool::create(&self.shared.rt, &sys::aclrtMemPoolProps::from(props))?;
         let gran = self.pool_granularity();
         let size = if props.max_size == 0 {
-            round_down(self.mem_info()?.total, gran)
+            match self.mem_info() {
+                Ok(info) => round_down(info.total, gran),
+                Err(e) => {
+                    // Nothing has used the new pool: destroy it, not leak it.
+                    let _ = self.shared.enter_slow();
+                    let _ = result::pool::destroy(&self.shared.rt, pool);
+                    return Err(e);
+                }
+            }
         } else {
             round_up(props.max_size, gran).unwrap_or(u64::MAX)
         };
         Ok(self.pool_handle(pool, size, gran))
     }
 
+    /// Waits for every stream of the instance (`aclrtSynchronizeDevice` in its context),
+    /// then destroys the pool: CANN's `aclrtMemPoolDestroy` neither waits for queued work
+    /// nor checks for it, and a queued free, allocation or copy that runs after it meets
+    /// a destroyed pool (contract §12). So dropping a facade `Buffer` (which queues its
+    /// free) and then its `Pool` is safe. If the synchronization fails the pool is not
+    /// destroyed, and the error (kind and code of the synchronization) says so; calling
+    /// again destroys it once the queue is drained.
     fn destroy_pool(&self, pool: &AscendPool) -> Result<()> {
         const OP: &str = "aclrtMemPoolDestroy";
+        if !pool.handle.is_live_in(self.shared.instance) {
+            return Err(Error::destroyed_pool(OP, PoolCall::Lifetime, "pool"));
+        }
+        self.shared.enter_checked()?;
+        result::device::synchronize(&self.shared.rt).map_err(|e| {
+            let message =
+                format!("{}; the pool was not destroyed: work queued before it may still use it", e.message());
+            e.with_message(message).with_op(OP)
+        })?;
         if !self.shared.retire(&pool.handle) {
             return Err(Error::destroyed_pool(OP, PoolCall::Lifetime, "pool"));
         }
-        self.shared.enter()?;
         result::pool::destroy(&self.shared.rt, pool.as_raw())
     }
 
+    /// Stages `src` in a page-locked buffer from the instance's cache (so the copy stays
+    /// asynchronous: CANN makes a copy from pageable memory wait for the stream) and
+    /// returns at once; the caller may reuse `src`. A host function ordered after the
+    /// copy gives the buffer back to the cache.
     fn memcpy_h2d_async(&self, dst: DevicePtr, src: &[u8], stream: &AscendStream) -> Result<()> {
         let s = self.stream(stream, "aclrtMemcpyAsync")?;
         if src.is_empty() {
             return Ok(());
         }
-        // Stage the bytes: the caller may reuse `src` at once, and the staging buffer is
-        // freed by a host function ordered after the copy.
-        let staging: Box<[u8]> = src.into();
-        result::memory::memcpy_async(
-            &self.shared.rt,
+        let rt = &self.shared.rt;
+        let mut buf = self.shared.staging.take(rt, src.len())?;
+        buf.fill_from(src);
+        let copied = result::memory::memcpy_async(
+            rt,
             dst.addr() as usize as *mut c_void,
-            staging.as_ptr().cast(),
-            staging.len(),
+            buf.as_ptr(),
+            src.len(),
             sys::ACL_MEMCPY_HOST_TO_DEVICE,
             s,
-        )?;
-        result::memory::launch_host_func(&self.shared.rt, s, Box::new(move || drop(staging)))
+        );
+        if let Err(e) = copied {
+            // Nothing was queued: the buffer is free now.
+            self.shared.staging.give_back(buf);
+            return Err(e);
+        }
+        let staging = Arc::clone(&self.shared.staging);
+        // A failed launch drops the closure and the buffer with it: leaked, never freed
+        // under the queued copy.
+        result::memory::launch_host_func(rt, s, Box::new(move || staging.give_back(buf)))
     }
 
+    /// Copies through a page-locked buffer from the instance's cache; a host function
+    /// ordered after the copy moves the bytes into `dst` and gives the buffer back.
     fn memcpy_d2h_async(&self, dst: &HostBuffer, src: DevicePtr, stream: &AscendStream) -> Result<()> {
         let s = self.stream(stream, "aclrtMemcpyAsync")?;
         let len = dst.len();
         if len == 0 {
             return Ok(());
         }
-        let mut staging = vec![0u8; len].into_boxed_slice();
-        let at = staging.as_mut_ptr().cast::<c_void>();
-        result::memory::memcpy_async(
-            &self.shared.rt,
-            at,
+        let rt = &self.shared.rt;
+        let buf = self.shared.staging.take(rt, len)?;
+        let copied = result::memory::memcpy_async(
+            rt,
+            buf.as_ptr(),
             src.addr() as usize as *const c_void,
             len,
             sys::ACL_MEMCPY_DEVICE_TO_HOST,
             s,
-        )?;
+        );
+        if let Err(e) = copied {
+            self.shared.staging.give_back(buf);
+            return Err(e);
+        }
         let dst = dst.clone();
+        let staging = Arc::clone(&self.shared.staging);
         result::memory::launch_host_func(
-            &self.shared.rt,
+            rt,
             s,
             Box::new(move || {
-                let mut out = dst.lock();
-                let n = out.len().min(staging.len());
-                out[..n].copy_from_slice(&staging[..n]);
+                {
+                    let mut out = dst.lock();
+                    let n = out.len().min(len);
+                    buf.copy_to(&mut out[..n]);
+                }
+                staging.give_back(buf);
             }),
         )
     }
@@ -210,18 +264,44 @@ fn too_long(op: &'static str) -> Error {
     Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, op, "length too large")
 }
 
-/// Measures the pool granularity: the USED counter of a one-byte allocation.
+/// The granularity used when the probe fails or measures something that cannot be one.
+pub const FALLBACK_GRANULARITY: u64 = 2 << 20;
+
+/// The probe's answer if it is a non-zero power of two; otherwise [`FALLBACK_GRANULARITY`],
+/// with one warning on standard error per process (the crate has no logger).
+fn checked_granularity(measured: Result<u64>) -> u64 {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    let why = match measured {
+        Ok(g) if g != 0 && g.is_power_of_two() => return g,
+        Ok(g) => format!("measured {g} bytes, not a non-zero power of two"),
+        Err(e) => format!("failed: {e}"),
+    };
+    WARNED.call_once(|| {
+        eprintln!("mempool-ascend: the pool granularity probe {why}; using {FALLBACK_GRANULARITY} bytes");
+    });
+    FALLBACK_GRANULARITY
+}
+
+/// Measures the pool granularity: the USED counter of a one-byte allocation, read once
+/// the stream has run the allocation (with a driver that counts on the device, USED may
+/// change only then).
 fn probe_granularity(dev: &Ascend) -> Result<u64> {
     let pool = dev.create_pool_unprobed()?;
-    let stream = dev.create_stream()?;
+    let stream = match dev.create_stream() {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = dev.destroy_pool(&pool);
+            return Err(e);
+        }
+    };
     let measured = (|| {
         let p = pool.malloc_async(1, &stream)?;
-        let used = pool.get(mempool_hal::attr::UsedMemCurrent)?;
+        let used = dev.synchronize_stream(&stream).and_then(|()| pool.get(mempool_hal::attr::UsedMemCurrent));
         // `p` was just allocated from `pool` and nothing used it: freeing it here is what
         // `free_async` asks of its callers.
         pool.free_ordered(p, &stream)?;
         dev.synchronize_stream(&stream)?;
-        Ok(used)
+        used
     })();
     let _ = dev.destroy_stream(&stream);
     let _ = dev.destroy_pool(&pool);
@@ -231,7 +311,7 @@ fn probe_granularity(dev: &Ascend) -> Result<u64> {
 impl Ascend {
     /// A one-granule pool for the granularity probe (its `size` is not known yet).
     fn create_pool_unprobed(&self) -> Result<AscendPool> {
-        self.shared.enter()?;
+        self.shared.enter_checked()?;
         let props = PoolProps::builder().device(self.shared.device).max_size(1).build();
         let pool = result::pool::create(&self.shared.rt, &sys::aclrtMemPoolProps::from(&props))?;
         Ok(self.pool_handle(pool, 1, 1))

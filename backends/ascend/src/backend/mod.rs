@@ -7,8 +7,11 @@
 
 mod device;
 mod pool;
+mod staging;
 
+pub use device::FALLBACK_GRANULARITY;
 pub use pool::AscendPool;
+pub use staging::StagingStats;
 
 use crate::loader::{LoadOptions, Runtime, load};
 use crate::{result, sys};
@@ -35,6 +38,9 @@ struct Shared {
     ctx: usize,
     instance: u64,
     granularity: OnceLock<u64>,
+    /// Page-locked staging buffers for host copies (shared with the host functions that
+    /// return them).
+    staging: Arc<staging::Staging>,
 }
 
 impl Shared {
@@ -44,6 +50,21 @@ impl Shared {
     #[inline]
     fn enter(&self) -> Result<()> {
         if CURRENT.with(Cell::get) == self.instance { Ok(()) } else { self.enter_slow() }
+    }
+
+    /// [`Shared::enter`] for the pool-management and device-wide paths: asks the runtime
+    /// which context is current (`aclrtGetCurrentContext`, one call) instead of trusting
+    /// the per-thread cache, which goes stale when other code on this thread switches
+    /// context (`aclrtSetCurrentContext`, `aclrtSetDevice`, `aclrtResetDevice` through
+    /// the raw handles). The malloc/free/copy paths keep the cheap [`Shared::enter`].
+    fn enter_checked(&self) -> Result<()> {
+        match result::context::current(&self.rt) {
+            Ok(c) if c as usize == self.ctx => {
+                CURRENT.with(|c| c.set(self.instance));
+                Ok(())
+            }
+            _ => self.enter_slow(),
+        }
     }
 
     #[cold]
@@ -74,7 +95,13 @@ impl Shared {
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        // The context is ours and no handle of this device is left.
+        // No handle of this device is left. Wait for the context's streams, so every
+        // staging copy has run and its host function has given its buffer back; then
+        // free the buffers (here, on a user thread) and destroy the context, which is ours.
+        if self.enter_slow().is_ok() {
+            let _ = result::device::synchronize(&self.rt);
+        }
+        self.staging.free_all(&self.rt);
         let _ = result::context::destroy(&self.rt, self.ctx as sys::aclrtContext);
         CURRENT.with(|c| {
             if c.get() == self.instance {
@@ -158,14 +185,36 @@ impl Ascend {
         let dev = i32::try_from(device).map_err(|_| {
             Error::new(ErrorKind::InvalidDevice, code::ACL_ERROR_RT_INVALID_DEVICEID, "open", "device id too large")
         })?;
-        result::device::set(&rt, dev)?;
+        // No `aclrtSetDevice`: `aclrtCreateContext` retains the device itself, and its
+        // context is released with it, so nothing is left set when the instance ends.
         let ctx = result::context::create(&rt, dev)?;
         let instance = NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed);
         // aclrtCreateContext makes the new context current on this thread.
         CURRENT.with(|c| c.set(instance));
         Ok(Ascend {
-            shared: Arc::new(Shared { rt, device, ctx: ctx as usize, instance, granularity: OnceLock::new() }),
+            shared: Arc::new(Shared {
+                rt,
+                device,
+                ctx: ctx as usize,
+                instance,
+                granularity: OnceLock::new(),
+                staging: Arc::default(),
+            }),
         })
+    }
+
+    /// The page-locked staging cache's counters (see [`Device::memcpy_h2d_async`]).
+    ///
+    /// [`Device::memcpy_h2d_async`]: mempool_hal::Device::memcpy_h2d_async
+    pub fn staging(&self) -> StagingStats {
+        self.shared.staging.stats()
+    }
+
+    /// The runtime's `aclrtContext` of this instance: every stream, event and pool of the
+    /// instance belongs to it. Valid while the instance lives; using it is up to the
+    /// caller's own `unsafe` code.
+    pub fn context_raw(&self) -> sys::aclrtContext {
+        self.shared.ctx as sys::aclrtContext
     }
 
     /// The runtime library in use.

@@ -10,6 +10,7 @@ use mempool_hal::{
 use std::ffi::c_void;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A pool of the Ascend backend.
 #[derive(Clone)]
@@ -21,6 +22,9 @@ pub struct AscendPool {
     /// for the rounding-overflow check of `malloc_async`.
     granularity: u64,
     calls: PoolCalls,
+    /// How many times an allocation met out-of-memory with cached bytes and was retried
+    /// after a synchronize and a trim (shared by the pool's clones).
+    oom_retries: Arc<AtomicU64>,
 }
 
 impl fmt::Debug for AscendPool {
@@ -28,6 +32,7 @@ impl fmt::Debug for AscendPool {
         f.debug_struct("AscendPool")
             .field("raw", &format_args!("{:#x}", self.handle.raw))
             .field("size", &self.size)
+            .field("oom_retries", &self.oom_retries())
             .finish()
     }
 }
@@ -41,6 +46,7 @@ impl Ascend {
             size,
             granularity,
             calls: PoolCalls::resolve(&self.shared.rt),
+            oom_retries: Arc::default(),
         }
     }
 }
@@ -70,11 +76,77 @@ impl AscendPool {
         Ok(self.shared.live(&s.0, op, "stream")? as sys::aclrtStream)
     }
 
-    /// The pool's out-of-memory error for a request of `requested` bytes, with its
-    /// statistics.
-    fn oom(&self, op: &'static str, requested: u64) -> Error {
+    /// How many allocations of this pool met out-of-memory while the pool held cached
+    /// bytes (RESERVED > USED) and were retried after synchronizing the instance's
+    /// streams and trimming the pool to USED (contract §12). Each such allocation counts
+    /// once, whether its retry succeeded or not. No retry is made when a pool trimmed to
+    /// USED would still be too small for the request.
+    ///
+    /// A runtime that never reuses freed blocks (the open CANN runtime: every
+    /// `aclrtMemPoolMallocAsync` takes fresh address space, and only a trim gives cached
+    /// blocks back) makes this grow in a steady allocate/free loop; a runtime that reuses
+    /// them keeps it at 0. A trace recorder sees only the allocation that finally
+    /// succeeded or failed: read this counter through its wrapped pool
+    /// (`RecordingPool::inner` in `mempool-trace`).
+    pub fn oom_retries(&self) -> u64 {
+        self.oom_retries.load(Ordering::Relaxed)
+    }
+
+    /// The answer to an out-of-memory `aclrtMemPoolMallocAsync` of `size` bytes (`n` as
+    /// `size_t`): when the pool holds cached bytes (RESERVED > USED) and a pool trimmed to
+    /// USED could hold the request (size - USED >= the rounded request), synchronize the
+    /// instance's streams (CANN's trim does not wait for queued frees), trim the pool to
+    /// USED, and try once more; otherwise, or if that fails too, the out-of-memory error
+    /// with the pool's statistics and what was (or was not) tried.
+    #[cold]
+    #[inline(never)]
+    fn after_oom(
+        &self,
+        op: &'static str,
+        size: u64,
+        n: usize,
+        pool: sys::aclrtMemPool,
+        stream: sys::aclrtStream,
+    ) -> Result<*mut c_void> {
+        let requested = round_up(size, self.granularity).unwrap_or(size);
         let stats = self.stats().unwrap_or_default();
-        Error::out_of_memory(
+        if stats.reserved_current <= stats.used_current {
+            return Err(self.oom(op, requested, "no cached bytes to trim, so no retry".to_string()));
+        }
+        if self.size.saturating_sub(stats.used_current) < requested {
+            // Even a pool trimmed to USED would not have room: keep the cached blocks.
+            return Err(self.oom(op, requested, "trimming to USED cannot make room, so no retry".to_string()));
+        }
+        let retries = self.oom_retries.fetch_add(1, Ordering::Relaxed) + 1;
+        let trimmed = (|| {
+            result::device::synchronize(&self.shared.rt)?;
+            let used = self.stats()?.used_current;
+            self.trim_to(used)?;
+            Ok::<u64, Error>(used)
+        })();
+        match trimmed {
+            Ok(used) => result::pool::malloc_async(&self.shared.rt, &self.calls, pool, n, stream, || {
+                Err(self.oom(
+                    op,
+                    requested,
+                    format!(
+                        "retried once after synchronizing and trimming to USED {used} (retries on this pool: {retries})"
+                    ),
+                ))
+            }),
+            Err(e) => Err(self.oom(
+                op,
+                requested,
+                format!("synchronize and trim before the retry failed: {e} (retries on this pool: {retries})"),
+            )),
+        }
+    }
+
+    /// The pool's out-of-memory error for a request of `requested` bytes, with its
+    /// statistics, and `what` was tried, at the end of its message.
+    fn oom(&self, op: &'static str, requested: u64, tried: String) -> Error {
+        let stats = self.stats().unwrap_or_default();
+        let e = Error::out_of_memory(
             op,
             OomInfo {
                 requested,
@@ -85,7 +157,9 @@ impl AscendPool {
                 largest_free_range: self.size.saturating_sub(stats.reserved_current),
                 largest_cached_block: stats.reserved_current - stats.used_current.min(stats.reserved_current),
             },
-        )
+        );
+        let message = format!("{}; {tried}", e.message());
+        e.with_message(message)
     }
 
     /// The body of [`MemPool::free_async`], for this crate's own callers: they owe what
@@ -119,7 +193,7 @@ impl MemPool for AscendPool {
             _ => return Err(Error::invalid_param(OP, "size overflows when rounded")),
         };
         let p = result::pool::malloc_async(&self.shared.rt, &self.calls, pool, n, s, || {
-            self.oom(OP, round_up(size, self.granularity).unwrap_or(size))
+            self.after_oom(OP, size, n, pool, s)
         })?;
         Ok(DevicePtr::from_addr(p as u64))
     }
@@ -131,13 +205,23 @@ impl MemPool for AscendPool {
     }
 
     fn trim_to(&self, min_bytes_to_keep: u64) -> Result<()> {
-        let pool = self.raw("aclrtMemPoolTrimTo", PoolCall::Lifetime)?;
+        const OP: &str = "aclrtMemPoolTrimTo";
+        if !self.handle.is_live_in(self.shared.instance) {
+            return Err(Error::destroyed_pool(OP, PoolCall::Lifetime, "pool"));
+        }
+        self.shared.enter_checked()?;
+        let pool = self.as_raw();
         let keep = usize::try_from(min_bytes_to_keep).unwrap_or(usize::MAX);
         result::pool::trim_to(&self.shared.rt, pool, keep)
     }
 
     fn get_attr_raw(&self, attr: AttrId) -> Result<RawAttrValue> {
-        let pool = self.raw("aclrtMemPoolGetAttr", PoolCall::Attribute)?;
+        const OP: &str = "aclrtMemPoolGetAttr";
+        if !self.handle.is_live_in(self.shared.instance) {
+            return Err(Error::destroyed_pool(OP, PoolCall::Attribute, "pool"));
+        }
+        self.shared.enter_checked()?;
+        let pool = self.as_raw();
         result::pool::get_attr(&self.shared.rt, pool, attr)
     }
 
@@ -148,7 +232,11 @@ impl MemPool for AscendPool {
                 return Err(Error::invalid_param(OP, format!("{attr:?} takes a {:?} value", info.width)));
             }
         }
-        let pool = self.raw(OP, PoolCall::Attribute)?;
+        if !self.handle.is_live_in(self.shared.instance) {
+            return Err(Error::destroyed_pool(OP, PoolCall::Attribute, "pool"));
+        }
+        self.shared.enter_checked()?;
+        let pool = self.as_raw();
         result::pool::set_attr(&self.shared.rt, pool, attr, value)
     }
 

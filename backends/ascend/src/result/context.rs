@@ -1,4 +1,5 @@
-//! Contexts: `aclrtCreateContext`, `aclrtDestroyContext`, `aclrtSetCurrentContext`.
+//! Contexts: `aclrtCreateContext`, `aclrtDestroyContext`, `aclrtSetCurrentContext`,
+//! `aclrtGetCurrentContext`.
 
 use crate::loader::{Runtime, sym};
 use crate::sys;
@@ -30,4 +31,15 @@ pub(crate) fn set_current(rt: &Runtime, ctx: sys::aclrtContext) -> Result<()> {
     let f = sym!(rt, aclrtSetCurrentContext)?;
     // SAFETY: the caller passes a live context created on this runtime.
     rt.check(unsafe { f(ctx) }, "aclrtSetCurrentContext")
+}
+
+/// `aclrtGetCurrentContext`: the calling thread's current context (107002 when it has
+/// none).
+#[inline]
+pub(crate) fn current(rt: &Runtime) -> Result<sys::aclrtContext> {
+    let f = sym!(rt, aclrtGetCurrentContext)?;
+    let mut ctx: sys::aclrtContext = std::ptr::null_mut();
+    // SAFETY: `ctx` is a valid out-pointer.
+    rt.check(unsafe { f(&mut ctx) }, "aclrtGetCurrentContext")?;
+    Ok(ctx)
 }

@@ -1,18 +1,11 @@
-//! Devices: `aclrtSetDevice`, `aclrtSynchronizeDevice`, `aclrtGetMemInfo`.
+//! Devices: `aclrtSynchronizeDevice`, `aclrtGetMemInfo`.
 
 use crate::loader::{Runtime, sym};
 use crate::sys;
 use mempool_hal::Result;
 
-/// `aclrtSetDevice`.
-#[inline]
-pub(crate) fn set(rt: &Runtime, device: i32) -> Result<()> {
-    let f = sym!(rt, aclrtSetDevice)?;
-    // SAFETY: plain integer argument.
-    rt.check(unsafe { f(device) }, "aclrtSetDevice")
-}
-
-/// `aclrtSynchronizeDevice`: waits for the current device's work.
+/// `aclrtSynchronizeDevice`: waits for the work of the current context's streams (CANN
+/// covers the current context only, not the whole device).
 #[inline]
 pub(crate) fn synchronize(rt: &Runtime) -> Result<()> {
     let f = sym!(rt, aclrtSynchronizeDevice)?;

@@ -1,7 +1,8 @@
 //! Work on device memory in stream order: `aclrtMemcpyAsync`, `aclrtMemsetAsync`, and
-//! `aclrtLaunchHostFunc`.
+//! `aclrtLaunchHostFunc`; page-locked host memory for staging: `aclrtMallocHost`,
+//! `aclrtFreeHost`.
 
-use super::pointer_kind;
+use super::{host_kind, pointer_kind};
 use crate::loader::{Runtime, sym};
 use crate::sys;
 use mempool_hal::{HostFn, Result, code};
@@ -66,4 +67,70 @@ pub(crate) fn launch_host_func(rt: &Runtime, stream: sys::aclrtStream, f: HostFn
         drop(unsafe { Box::from_raw(args) });
     }
     rt.check(rc, "aclrtLaunchHostFunc")
+}
+
+/// A page-locked host buffer from `aclrtMallocHost`, owned: whoever holds it may read and
+/// write it, and a copy queued on it keeps it (moved into the host function ordered after
+/// the copy) until that copy has run.
+///
+/// Dropping it leaks it: freeing needs the runtime, and CANN forbids `aclrtFreeHost`
+/// inside a host function, where buffers come back. Give it to [`free_host`] on a user
+/// thread.
+#[derive(Debug)]
+pub(crate) struct PinnedHost {
+    addr: usize,
+    len: usize,
+}
+
+impl PinnedHost {
+    /// Its size in bytes.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Its address, for a copy's host side.
+    #[inline]
+    pub(crate) fn as_ptr(&self) -> *mut c_void {
+        self.addr as *mut c_void
+    }
+
+    /// Copies `src` into the start of the buffer (at most its length).
+    #[inline]
+    pub(crate) fn fill_from(&mut self, src: &[u8]) {
+        let n = src.len().min(self.len);
+        // SAFETY: `addr` is `len` bytes of host memory from `aclrtMallocHost`, owned by
+        // `self` (no queued copy uses it: a copy keeps the buffer until it has run), and
+        // `src` cannot overlap it.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.addr as *mut u8, n) };
+    }
+
+    /// Copies the start of the buffer into `dst` (at most its length).
+    #[inline]
+    pub(crate) fn copy_to(&self, dst: &mut [u8]) {
+        let n = dst.len().min(self.len);
+        // SAFETY: as in `fill_from`; the copy that wrote the buffer has run.
+        unsafe { std::ptr::copy_nonoverlapping(self.addr as *const u8, dst.as_mut_ptr(), n) };
+    }
+}
+
+/// `aclrtMallocHost` of `len` bytes (the caller has made a context current, which CANN
+/// needs). A failure to get host memory (207001) is `HostAllocation`.
+#[inline]
+pub(crate) fn malloc_host(rt: &Runtime, len: usize) -> Result<PinnedHost> {
+    let f = sym!(rt, aclrtMallocHost)?;
+    let mut p: *mut c_void = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer.
+    let rc = unsafe { f(&mut p, len) };
+    rt.check_with(rc, "aclrtMallocHost", host_kind)?;
+    Ok(PinnedHost { addr: p as usize, len })
+}
+
+/// `aclrtFreeHost` of `buf` (on a user thread, never inside a host function).
+#[inline]
+pub(crate) fn free_host(rt: &Runtime, buf: PinnedHost) -> Result<()> {
+    let f = sym!(rt, aclrtFreeHost)?;
+    // SAFETY: `buf` came from `aclrtMallocHost` of this runtime and is owned, so no
+    // queued copy uses it any more; it is consumed, so it is freed once.
+    rt.check(unsafe { f(buf.as_ptr()) }, "aclrtFreeHost")
 }

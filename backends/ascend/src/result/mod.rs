@@ -1,4 +1,4 @@
-//! A thin wrapper around [`sys`](crate::sys): one typed function per C call, grouped by
+//! A thin wrapper around [`sys`]: one typed function per C call, grouped by
 //! the object it works on (`aclrtCreateStream` is `stream::create`, `aclrtMemPoolMallocAsync`
 //! is `pool::malloc_async`), and the rules that turn ACL codes into [`Error`]s, keeping the
 //! raw code and the runtime's message.
@@ -14,6 +14,7 @@
 //! promise every `// SAFETY:` comment in the submodules relies on.
 
 use crate::loader::Runtime;
+use crate::sys;
 use mempool_hal::attr::{Access, AttrId};
 use mempool_hal::{Error, ErrorKind, Result, code};
 
@@ -25,6 +26,14 @@ pub(crate) mod pool;
 pub(crate) mod stream;
 
 /// The portable kind of an ACL code when the call gives no better context.
+///
+/// - 207001 (`ACL_ERROR_RT_MEMORY_ALLOCATION`) and 207018 (`ACL_ERROR_RT_DEVICE_OOM`) are
+///   `OutOfMemory`: on hardware 207001 is mostly the driver or the device running out of
+///   memory. Only `aclrtMallocHost` refines 207001 to `HostAllocation`.
+/// - 107011 (`ACL_ERROR_RT_STREAM_SUBSCRIBE`: host functions and report callbacks mixed on
+///   one stream) is `InvalidParam`; 507007 (`ACL_ERROR_RT_CONTEXT_RELEASE_ERROR`: a device
+///   reset with no `aclrtSetDevice` left to undo) is `NoContext`. Both are named in the
+///   error's message ([`code_name`]).
 pub fn kind_of(rc: i32) -> ErrorKind {
     match rc {
         code::ACL_ERROR_INVALID_PARAM | code::ACL_ERROR_RT_PARAM_INVALID => ErrorKind::InvalidParam,
@@ -33,11 +42,34 @@ pub fn kind_of(rc: i32) -> ErrorKind {
         code::ACL_ERROR_RT_STREAM_CONTEXT => ErrorKind::WrongContext,
         code::ACL_ERROR_RT_INVALID_HANDLE => ErrorKind::InvalidHandle,
         code::ACL_ERROR_RT_FEATURE_NOT_SUPPORT => ErrorKind::NotSupported,
-        code::ACL_ERROR_RT_MEMORY_ALLOCATION => ErrorKind::HostAllocation,
+        code::ACL_ERROR_RT_MEMORY_ALLOCATION | sys::ACL_ERROR_RT_DEVICE_OOM => ErrorKind::OutOfMemory,
+        sys::ACL_ERROR_RT_STREAM_SUBSCRIBE => ErrorKind::InvalidParam,
+        sys::ACL_ERROR_RT_CONTEXT_RELEASE_ERROR => ErrorKind::NoContext,
         code::ACL_ERROR_COMPILING_STUB_MODE => ErrorKind::Unavailable,
         code::ACL_ERROR_RT_STREAM_SYNC_TIMEOUT | code::ACL_ERROR_RT_EVENT_SYNC_TIMEOUT => ErrorKind::NotReady,
         _ => ErrorKind::Internal,
     }
+}
+
+/// The CANN name and meaning of the codes whose kind alone would not say what happened;
+/// a failure with one of them has it at the start of its message.
+pub fn code_name(rc: i32) -> Option<&'static str> {
+    Some(match rc {
+        code::ACL_ERROR_RT_MEMORY_ALLOCATION => "ACL_ERROR_RT_MEMORY_ALLOCATION (driver or device memory exhausted)",
+        sys::ACL_ERROR_RT_DEVICE_OOM => "ACL_ERROR_RT_DEVICE_OOM (device memory exhausted)",
+        sys::ACL_ERROR_RT_STREAM_SUBSCRIBE => {
+            "ACL_ERROR_RT_STREAM_SUBSCRIBE (the stream is subscribed for report callbacks: host functions and callbacks do not mix on one stream)"
+        }
+        sys::ACL_ERROR_RT_CONTEXT_RELEASE_ERROR => {
+            "ACL_ERROR_RT_CONTEXT_RELEASE_ERROR (a device reset or context release with nothing left to release)"
+        }
+        _ => return None,
+    })
+}
+
+/// The kind of a failed `aclrtMallocHost`: there 207001 is host memory.
+pub(crate) fn host_kind(rc: i32) -> ErrorKind {
+    if rc == code::ACL_ERROR_RT_MEMORY_ALLOCATION { ErrorKind::HostAllocation } else { kind_of(rc) }
 }
 
 /// The kind of a failed call that takes a device address (copies, memsets, frees):
@@ -83,7 +115,10 @@ impl Runtime {
     #[inline(never)]
     pub(crate) fn failure(&self, rc: i32, op: &'static str, kind: ErrorKind) -> Error {
         let msg = self.recent_error_message().unwrap_or_else(|| "the runtime gave no message".to_string());
-        Error::new(kind, rc, op, msg)
+        match code_name(rc) {
+            Some(name) => Error::new(kind, rc, op, format!("{name}: {msg}")),
+            None => Error::new(kind, rc, op, msg),
+        }
     }
 
     /// [`Runtime::check_with`] with [`kind_of`].
@@ -104,6 +139,15 @@ mod tests {
         assert_eq!(kind_of(107_002), ErrorKind::NoContext);
         assert_eq!(kind_of(207_000), ErrorKind::NotSupported);
         assert_eq!(kind_of(507_000), ErrorKind::Internal);
+        assert_eq!(kind_of(207_001), ErrorKind::OutOfMemory);
+        assert_eq!(kind_of(207_018), ErrorKind::OutOfMemory);
+        assert_eq!(kind_of(107_011), ErrorKind::InvalidParam);
+        assert_eq!(kind_of(507_007), ErrorKind::NoContext);
+        assert_eq!(host_kind(207_001), ErrorKind::HostAllocation);
+        for rc in [207_001, 207_018, 107_011, 507_007] {
+            assert!(code_name(rc).is_some_and(|n| n.starts_with("ACL_ERROR_RT_")), "{rc}");
+        }
+        assert_eq!(code_name(507_000), None);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use super::{attr_kind, kind_of, malloc_out_of_memory, pointer_kind, trim_kind};
 use crate::loader::{Runtime, sym};
 use crate::sys;
 use mempool_hal::attr::{AttrId, AttrWidth};
-use mempool_hal::{Error, RawAttrValue, Result, code};
+use mempool_hal::{RawAttrValue, Result, code};
 use std::ffi::c_void;
 use std::sync::OnceLock;
 
@@ -54,10 +54,11 @@ pub(crate) fn destroy(rt: &Runtime, pool: sys::aclrtMemPool) -> Result<()> {
     rt.check(unsafe { f(pool) }, "aclrtMemPoolDestroy")
 }
 
-/// `aclrtMemPoolMallocAsync` of `size` bytes through the cached `calls`. The pool's
-/// out-of-memory answer (507000) is the error `oom()` builds, since only the caller knows
-/// the pool's statistics; the runtime's message is taken first either way (a later call
-/// would overwrite it).
+/// `aclrtMemPoolMallocAsync` of `size` bytes through the cached `calls`. On the pool's
+/// out-of-memory answer (507000) the answer is what `on_oom()` makes of it (a retry, or
+/// the error with the pool's statistics, which only the caller knows); the runtime's
+/// message is taken first either way (a later call would overwrite it). `on_oom` runs
+/// only on that cold path.
 #[inline]
 pub(crate) fn malloc_async(
     rt: &Runtime,
@@ -65,7 +66,7 @@ pub(crate) fn malloc_async(
     pool: sys::aclrtMemPool,
     size: usize,
     stream: sys::aclrtStream,
-    oom: impl FnOnce() -> Error,
+    on_oom: impl FnOnce() -> Result<*mut c_void>,
 ) -> Result<*mut c_void> {
     const OP: &str = "aclrtMemPoolMallocAsync";
     let f = match calls.malloc {
@@ -76,20 +77,20 @@ pub(crate) fn malloc_async(
     // SAFETY: valid out-pointer; the caller passes a live pool and a live stream.
     let rc = unsafe { f(&mut p, size, pool, stream) };
     if rc != code::ACL_SUCCESS {
-        return Err(malloc_failed(rt, rc, oom));
+        return malloc_failed(rt, rc, on_oom);
     }
     Ok(p)
 }
 
-/// The error of a failed `aclrtMemPoolMallocAsync`.
+/// The answer to a failed `aclrtMemPoolMallocAsync`.
 #[cold]
 #[inline(never)]
-fn malloc_failed(rt: &Runtime, rc: i32, oom: impl FnOnce() -> Error) -> Error {
+fn malloc_failed(rt: &Runtime, rc: i32, on_oom: impl FnOnce() -> Result<*mut c_void>) -> Result<*mut c_void> {
     if malloc_out_of_memory(rc) {
         let _ = rt.recent_error_message();
-        return oom();
+        return on_oom();
     }
-    rt.failure(rc, "aclrtMemPoolMallocAsync", kind_of(rc))
+    Err(rt.failure(rc, "aclrtMemPoolMallocAsync", kind_of(rc)))
 }
 
 /// `aclrtMemPoolFreeAsync` of `ptr` through the cached `calls`. An address that is not
