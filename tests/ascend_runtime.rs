@@ -133,8 +133,9 @@ fn child() {
     println!("profile {profile}: runtime {}", dev.runtime().path().display());
     check_profile(&dev, &profile);
 
-    let cases: [(&str, Case); 5] = [
+    let cases: [(&str, Case); 6] = [
         ("oom_retry", oom_retry),
+        ("a_steady_loop_of_100_pools_worth_succeeds", a_steady_loop_of_100_pools_worth_succeeds),
         ("destroy_waits_for_queued_work", destroy_waits_for_queued_work),
         ("copies_stay_async_through_pinned_staging", copies_stay_async_through_pinned_staging),
         ("a_foreign_context_switch_is_noticed", a_foreign_context_switch_is_noticed),
@@ -181,6 +182,33 @@ fn caching_pool(dev: &Ascend) -> mempool_ascend::AscendPool {
     pool.set(attr::ReuseAllowInternalDependencies, false).unwrap();
     pool.set(attr::ReleaseThreshold, pool.size()).unwrap();
     pool
+}
+
+/// A steady allocate/free loop on one stream, 100 times the pool's size in total, succeeds
+/// on both profiles: documented reuses the same block each time (no retry), cann-open takes
+/// fresh memory each time and the backend's retry (synchronize, trim to USED) gives the
+/// cached blocks back whenever the pool is full (contract §12).
+fn a_steady_loop_of_100_pools_worth_succeeds(dev: &Ascend, _: &Lib) {
+    let s = dev.create_stream().unwrap();
+    let pool = caching_pool(dev);
+    let rounds = 100 * pool.size() / GRAN;
+    for i in 0..rounds {
+        let p = pool.malloc_async(GRAN, &s).unwrap_or_else(|e| panic!("allocation {i} of {rounds}: {e}"));
+        // SAFETY: a live allocation of `pool` that nothing uses.
+        unsafe { pool.free_async(p, &s) }.unwrap();
+    }
+    let retries = pool.oom_retries();
+    let profile = std::env::var(PROFILE_VAR).unwrap_or_else(|_| "documented".to_string());
+    if profile == "cann-open" {
+        // Each retry frees the pool's 4 cached granules; every 4th allocation needs one.
+        assert!(retries >= rounds / 4 - 1, "{retries} retries in {rounds} allocations");
+    } else {
+        assert_eq!(retries, 0, "same-stream reuse needs no retry");
+    }
+    println!("    {rounds} allocations of 2 MiB in a {} MiB pool: {retries} retries", pool.size() / MIB);
+    dev.synchronize_device().unwrap();
+    dev.destroy_pool(&pool).unwrap();
+    dev.destroy_stream(&s).unwrap();
 }
 
 /// Out of memory with cached bytes: the backend synchronizes, trims to USED and retries
