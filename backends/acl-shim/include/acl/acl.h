@@ -32,8 +32,10 @@ extern "C" {
 aclError aclInit(const char *configPath);
 aclError aclFinalize(void);
 
-/* The calling thread's last error message (empty if none), owned by the library and valid
- * until the next failing call on this thread. */
+/* Takes the calling thread's last error message, as CANN "obtains and clears" it: NULL when
+ * there is nothing to report (no failure yet, or the message was already taken), so check
+ * for NULL before printing it. Owned by the library, valid until this function returns
+ * another message on this thread. */
 const char *aclGetRecentErrMsg(void);
 
 #ifdef __cplusplus
