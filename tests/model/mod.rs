@@ -432,8 +432,9 @@ impl Model {
     pub fn event_elapsed(&self, start: usize, end: usize) -> Res<()> {
         for e in [start, end] {
             self.live_event(e)?;
+            // Never recorded: NotReady with CANN's 507000, as for work not complete.
             let Some(r) = self.events[e].record else {
-                return fail(ErrorKind::InvalidParam, code::ACL_ERROR_RT_PARAM_INVALID);
+                return fail(ErrorKind::NotReady, code::ACL_ERROR_RT_INTERNAL_ERROR);
             };
             if !self.executed(r.at.stream, r.dep_real) {
                 return fail(ErrorKind::NotReady, code::ACL_ERROR_RT_INTERNAL_ERROR);

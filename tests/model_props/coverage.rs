@@ -49,7 +49,6 @@ fn generated_cases_reach_every_path() {
         "SyncEvent: ok",
         "SyncDevice: ok",
         "Elapsed: ok",
-        "Elapsed: InvalidParam 107000",
         "Elapsed: NotReady 507000",
         "Trim: ok",
         "Trim: InvalidParam 507000",

@@ -18,8 +18,8 @@
 
 use crate::report::Callback;
 use crate::state::{
-    HostBlock, HostMemory, Lifecycle, Shim, current, current_context, err, ffi, last_code, last_error_ptr, lifecycle,
-    non_null, set_current, shim,
+    HostBlock, HostMemory, Lifecycle, Shim, current, current_context, err, ffi, last_code, lifecycle, non_null,
+    set_current, shim, take_last_error_ptr,
 };
 use mempool_ascend::sys;
 use mempool_ascend::sys::{
@@ -244,7 +244,8 @@ pub unsafe extern "C" fn aclrtCreateContext(context: *mut aclrtContext, device: 
     })
 }
 
-/// `aclError aclrtDestroyContext(aclrtContext context)`.
+/// `aclError aclrtDestroyContext(aclrtContext context)`: a device's default context, or a
+/// context destroyed or unknown, is 107002 (`ACL_ERROR_RT_CONTEXT_NULL`), as on CANN.
 ///
 /// # Safety
 ///
@@ -257,7 +258,7 @@ pub unsafe extern "C" fn aclrtDestroyContext(context: aclrtContext) -> aclError 
         let s = shim(OP)?;
         if s.is_default_context(context as usize) {
             return Err(err(
-                code::ACL_ERROR_RT_INVALID_HANDLE,
+                code::ACL_ERROR_RT_CONTEXT_NULL,
                 OP,
                 format!(
                     "context {context:p} is the default context of a device (aclrtSetDevice) and cannot be destroyed"
@@ -265,7 +266,7 @@ pub unsafe extern "C" fn aclrtDestroyContext(context: aclrtContext) -> aclError 
             ));
         }
         s.contexts.remove(context as usize).ok_or_else(|| {
-            err(code::ACL_ERROR_RT_INVALID_HANDLE, OP, format!("context {context:p} is destroyed or unknown"))
+            err(code::ACL_ERROR_RT_CONTEXT_NULL, OP, format!("context {context:p} is destroyed or unknown"))
         })?;
         if current_context() == Some(context as usize) {
             set_current(None);
@@ -274,7 +275,8 @@ pub unsafe extern "C" fn aclrtDestroyContext(context: aclrtContext) -> aclError 
     })
 }
 
-/// `aclError aclrtSetCurrentContext(aclrtContext context)`.
+/// `aclError aclrtSetCurrentContext(aclrtContext context)`: a context destroyed or unknown
+/// is 107000, as on CANN.
 ///
 /// # Safety
 ///
@@ -286,7 +288,7 @@ pub unsafe extern "C" fn aclrtSetCurrentContext(context: aclrtContext) -> aclErr
         non_null(context, OP, "context")?;
         let s = shim(OP)?;
         let d = s.contexts.get(context as usize).ok_or_else(|| {
-            err(code::ACL_ERROR_RT_INVALID_HANDLE, OP, format!("context {context:p} is destroyed or unknown"))
+            err(code::ACL_ERROR_RT_PARAM_INVALID, OP, format!("context {context:p} is destroyed or unknown"))
         })?;
         set_current(Some((d, context as usize)));
         Ok(())
@@ -398,7 +400,8 @@ pub unsafe extern "C" fn aclrtCreateEvent(event: *mut aclrtEvent) -> aclError {
     })
 }
 
-/// `aclError aclrtDestroyEvent(aclrtEvent event)`.
+/// `aclError aclrtDestroyEvent(aclrtEvent event)`: needs no current context (as on
+/// CANN).
 ///
 /// # Safety
 ///
@@ -409,10 +412,9 @@ pub unsafe extern "C" fn aclrtDestroyEvent(event: aclrtEvent) -> aclError {
     ffi(OP, || {
         non_null(event, OP, "event")?;
         let s = shim(OP)?;
-        let dev = s.dev(current(OP)?);
         let ev = s.event(event as usize, OP)?;
         s.events.remove(event as usize);
-        dev.destroy_event(&ev)
+        s.dev(current(OP).unwrap_or(0)).destroy_event(&ev)
     })
 }
 
@@ -450,7 +452,8 @@ pub unsafe extern "C" fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtE
     })
 }
 
-/// `aclError aclrtSynchronizeEvent(aclrtEvent event)`.
+/// `aclError aclrtSynchronizeEvent(aclrtEvent event)`: needs no current context (as on
+/// CANN).
 ///
 /// # Safety
 ///
@@ -462,11 +465,12 @@ pub unsafe extern "C" fn aclrtSynchronizeEvent(event: aclrtEvent) -> aclError {
         non_null(event, OP, "event")?;
         let s = shim(OP)?;
         let ev = s.event(event as usize, OP)?;
-        s.dev(current(OP)?).synchronize_event(&ev)
+        s.dev(current(OP).unwrap_or(0)).synchronize_event(&ev)
     })
 }
 
-/// `aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)`.
+/// `aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)`:
+/// needs no current context (as on CANN).
 ///
 /// # Safety
 ///
@@ -479,7 +483,7 @@ pub unsafe extern "C" fn aclrtQueryEventStatus(event: aclrtEvent, status: *mut a
         non_null(status, OP, "status")?;
         let s = shim(OP)?;
         let ev = s.event(event as usize, OP)?;
-        let st = match s.dev(current(OP)?).query_event(&ev)? {
+        let st = match s.dev(current(OP).unwrap_or(0)).query_event(&ev)? {
             EventStatus::Complete => ACL_EVENT_RECORDED_STATUS_COMPLETE,
             EventStatus::NotReady => ACL_EVENT_RECORDED_STATUS_NOT_READY,
         };
@@ -490,7 +494,8 @@ pub unsafe extern "C" fn aclrtQueryEventStatus(event: aclrtEvent, status: *mut a
 }
 
 /// `aclError aclrtEventElapsedTime(float *ms, aclrtEvent start, aclrtEvent end)`: real
-/// elapsed milliseconds between two completed events.
+/// elapsed milliseconds between two completed events. An event never recorded answers
+/// 507000, as on CANN; needs no current context.
 ///
 /// # Safety
 ///
@@ -504,7 +509,7 @@ pub unsafe extern "C" fn aclrtEventElapsedTime(ms: *mut f32, start: aclrtEvent, 
         non_null(end, OP, "endEvent")?;
         let s = shim(OP)?;
         let (a, b) = (s.event(start as usize, OP)?, s.event(end as usize, OP)?);
-        let v = s.dev(current(OP)?).event_elapsed_ms(&a, &b)?;
+        let v = s.dev(current(OP).unwrap_or(0)).event_elapsed_ms(&a, &b)?;
         // SAFETY: non-null, and the caller passes a writable float.
         unsafe { ms.write(v) };
         Ok(())
@@ -512,8 +517,11 @@ pub unsafe extern "C" fn aclrtEventElapsedTime(ms: *mut f32, start: aclrtEvent, 
 }
 
 /// `aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)`:
-/// synchronous device memory from a hidden whole-device pool. Such an address may also
-/// be freed in stream order with `aclrtMemPoolFreeAsync`, as on the real runtime.
+/// synchronous device memory, the size padded as CANN pads it (to a multiple of 32 bytes,
+/// plus 32), 32-byte aligned; small allocations share the granule blocks of a hidden
+/// whole-device pool. It is ordered before everything enqueued after the call. Out of
+/// device memory: 207001. Such an address may also be freed in stream order with
+/// `aclrtMemPoolFreeAsync`, as on the real runtime.
 ///
 /// # Safety
 ///
@@ -528,14 +536,15 @@ pub unsafe extern "C" fn aclrtMalloc(ptr: *mut *mut c_void, size: usize, _policy
         }
         let s = shim(OP)?;
         let a = s.sync_alloc(current(OP)?)?;
-        let p = a.pool.malloc_sync(size as u64, &a.stream)?;
+        let p = a.malloc(crate::heap::padded(size as u64, true, OP)?, OP)?;
         // SAFETY: non-null, and the caller passes a writable `void *`.
         unsafe { ptr.write(p.addr() as *mut c_void) };
         Ok(())
     })
 }
 
-/// `aclError aclrtFree(void *devPtr)`.
+/// `aclError aclrtFree(void *devPtr)`: `aclrtMalloc` memory of any device; needs no current
+/// context (as on CANN). The host must have synchronized the streams that used it.
 ///
 /// # Safety
 ///
@@ -546,14 +555,18 @@ pub unsafe extern "C" fn aclrtFree(ptr: *mut c_void) -> aclError {
     ffi(OP, || {
         non_null(ptr, OP, "devPtr")?;
         let s = shim(OP)?;
-        s.sync_free(current(OP)?, dptr(ptr), OP)
+        let Some((d, heap)) = s.heap_of(ptr as u64) else {
+            return Err(err(code::ACL_ERROR_RT_PARAM_INVALID, OP, format!("{ptr:p} was not allocated by aclrtMalloc")));
+        };
+        heap.free(s.dev(d), dptr(ptr), OP)
     })
 }
 
 /// `aclError aclrtMallocHost(void **hostPtr, size_t size)`: host memory the runtime
 /// knows (page-locked on CANN, ordinary host memory here), 64-byte aligned. Memsets and
 /// copies accept it, synchronous and async; async work on it runs in stream order, and
-/// the memory stays allocated until that work has run, even if it is freed earlier.
+/// the memory stays allocated until that work has run, even if it is freed earlier. Needs
+/// a current context (107002), as on CANN.
 ///
 /// # Safety
 ///
@@ -569,6 +582,7 @@ pub unsafe extern "C" fn aclrtMallocHost(ptr: *mut *mut c_void, size: usize) -> 
         let layout = std::alloc::Layout::from_size_align(size, 64)
             .map_err(|_| err(code::ACL_ERROR_INVALID_PARAM, OP, format!("size {size} is too large")))?;
         let s = shim(OP)?;
+        current(OP)?;
         // SAFETY: the layout has a non-zero size.
         let p = unsafe { std::alloc::alloc(layout) };
         if p.is_null() {
@@ -677,6 +691,7 @@ fn copy_sides(
     };
     for (p, on_device, side) in [(dst.cast_const(), dst_dev, &mut sides.dst), (src, src_dev, &mut sides.src)] {
         if on_device {
+            s.check_device_range(p as u64, count as u64, op)?;
             continue;
         }
         *side = CopySide::Host(p.cast_mut().cast());
@@ -685,9 +700,8 @@ fn copy_sides(
             HostMemory::Pageable => sides.pageable = true,
         }
     }
-    if dst_dev || src_dev {
-        current(op)?;
-    }
+    // CANN asks for a current context in every copy, host-to-host too.
+    current(op)?;
     Ok(sides)
 }
 
@@ -794,6 +808,7 @@ fn memset_target(
     op: &'static str,
 ) -> mempool_hal::Result<(CopySide, Option<Arc<HostBlock>>)> {
     if s.devices[0].is_pool_address(dptr(ptr)) {
+        s.check_device_range(ptr as u64, count as u64, op)?;
         return Ok((CopySide::Device(dptr(ptr)), None));
     }
     match s.host_memory(ptr as usize, count, op)? {
@@ -873,7 +888,9 @@ pub unsafe extern "C" fn aclrtMemsetAsync(
 /// a host function that blocks holds back the host functions of the device's other
 /// streams (their copies and memsets still run). Every context of a device shares that
 /// thread here. On the emulator device pointers are host addresses, so the function may
-/// use them directly. A null `fn` is 107000.
+/// use them directly. A null `fn` is 107000; a stream subscribed for callbacks with
+/// `aclrtSubscribeReport` is 107011 (`ACL_ERROR_RT_STREAM_SUBSCRIBE`), as on CANN, where
+/// the two mechanisms must not be mixed on one stream.
 ///
 /// # Safety
 ///
@@ -885,6 +902,7 @@ pub unsafe extern "C" fn aclrtLaunchHostFunc(stream: aclrtStream, func: aclrtHos
         let Some(f) = func else { return Err(err(code::ACL_ERROR_RT_PARAM_INVALID, OP, "fn is null")) };
         let s = shim(OP)?;
         let e = s.stream(stream as usize, OP)?;
+        s.reports.refuse_subscribed(e.device, stream as usize, OP)?;
         let args = SendPtr(args);
         s.dev(e.device).launch_host_func(
             &e.stream,
@@ -920,15 +938,18 @@ pub unsafe extern "C" fn aclrtGetMemInfo(_attr: aclrtMemAttr, free: *mut usize, 
     })
 }
 
-/// `const char *aclGetRecentErrMsg(void)`: this thread's last error message (empty if
-/// none), valid until the next failing call on this thread.
+/// `const char *aclGetRecentErrMsg(void)`: takes this thread's last error message, as
+/// CANN "obtains and clears" it. NULL when there is nothing to report: no call has failed
+/// on this thread yet, or the message was already taken. A C caller that prints it must
+/// check for NULL first (`printf("%s", NULL)` is undefined). The string stays valid until
+/// this function returns another message on this thread.
 ///
 /// # Safety
 ///
 /// See the module docs.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclGetRecentErrMsg() -> *const c_char {
-    last_error_ptr()
+    take_last_error_ptr()
 }
 
 /// `aclError aclrtMemPoolCreate(aclrtMemPool *pool, const aclrtMemPoolProps *props)`.
@@ -966,8 +987,9 @@ pub unsafe extern "C" fn aclrtMemPoolDestroy(pool: aclrtMemPool) -> aclError {
     ffi(OP, || {
         non_null(pool, OP, "pool")?;
         let s = shim(OP)?;
-        let dev = s.dev(current(OP)?);
+        // CANN looks the pool up before it needs the context.
         let p = s.pool(pool as usize, OP, PoolCall::Lifetime)?;
+        let dev = s.dev(current(OP)?);
         s.pools.remove(pool as usize);
         dev.destroy_pool(&p)
     })
@@ -1044,7 +1066,10 @@ pub unsafe extern "C" fn aclrtMemPoolGetAttr(
 }
 
 /// `aclError aclrtMemPoolMallocAsync(void **ptr, size_t size, aclrtMemPool pool,
-/// aclrtStream stream)`. Size 0 succeeds and writes nothing (CANN's behaviour).
+/// aclrtStream stream)`. Size 0 succeeds and writes nothing (CANN's behaviour). The
+/// checks come in CANN's order: null arguments (100000), size 0, the stream handle
+/// (107017), the context (no current context or a stream of another device: 107003), a
+/// size that overflows (107000), then the pool (unknown or destroyed: 507000).
 ///
 /// # Safety
 ///
@@ -1065,8 +1090,12 @@ pub unsafe extern "C" fn aclrtMemPoolMallocAsync(
         if size == 0 {
             return Ok(());
         }
+        let e = s.pool_stream(stream as usize, OP)?;
+        let gran = s.dev(e.device).config().granularity;
+        if (size as u64).checked_next_multiple_of(gran).is_none() {
+            return Err(err(code::ACL_ERROR_RT_PARAM_INVALID, OP, format!("size {size} overflows when rounded")));
+        }
         let p = s.pool(pool as usize, OP, PoolCall::Lifetime)?;
-        let e = s.stream(stream as usize, OP)?;
         let d = p.malloc_async(size as u64, &e.stream).map_err(|e| e.with_op(OP))?;
         // SAFETY: non-null, and the caller passes a writable `void *`.
         unsafe { ptr.write(d.addr() as *mut c_void) };
@@ -1075,7 +1104,9 @@ pub unsafe extern "C" fn aclrtMemPoolMallocAsync(
 }
 
 /// `aclError aclrtMemPoolFreeAsync(void *ptr, aclrtStream stream)`: frees any pool's
-/// allocation (or an `aclrtMalloc` address) in stream order.
+/// allocation (or an `aclrtMalloc` address) in stream order. A null stream is 507000; no
+/// current context, or a stream of another device, is 107003 (after the stream handle's
+/// own check, 107017), as on CANN.
 ///
 /// # Safety
 ///
@@ -1089,7 +1120,10 @@ pub unsafe extern "C" fn aclrtMemPoolFreeAsync(ptr: *mut c_void, stream: aclrtSt
             return Err(err(code::ACL_ERROR_RT_INTERNAL_ERROR, OP, "stream is null"));
         }
         let s = shim(OP)?;
-        let e = s.stream(stream as usize, OP)?;
+        let e = s.pool_stream(stream as usize, OP)?;
+        if let Some((_, heap)) = s.heap_of(ptr as u64) {
+            return heap.free_async(s.dev(e.device), dptr(ptr), &e.stream, OP);
+        }
         s.dev(e.device).free(dptr(ptr), &e.stream).map_err(|e| e.with_op(OP))
     })
 }
@@ -1394,7 +1428,8 @@ pub unsafe extern "C" fn aclrtEventGetTimestamp(event: aclrtEvent, timestamp: *m
 }
 
 /// `aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy)`:
-/// as `aclrtMalloc` (its memory is granule-aligned, so 32-byte aligned).
+/// as `aclrtMalloc`, the size padded to a multiple of 32 bytes only (CANN adds no 32 more
+/// here).
 ///
 /// # Safety
 ///
@@ -1413,7 +1448,7 @@ pub unsafe extern "C" fn aclrtMallocAlign32(
         }
         let s = shim(OP)?;
         let a = s.sync_alloc(current(OP)?)?;
-        let p = a.pool.malloc_async(size as u64, &a.stream)?;
+        let p = a.malloc(crate::heap::padded(size as u64, false, OP)?, OP)?;
         // SAFETY: non-null, and the caller passes a writable `void *`.
         unsafe { ptr.write(p.addr() as *mut c_void) };
         Ok(())

@@ -8,7 +8,9 @@
 //!
 //! Handles are registry ids checked on every call: garbage, destroyed or wrong-kind
 //! handles get an error code, never a crash. No panic crosses the C boundary (it becomes
-//! 507000 with a message). `aclGetRecentErrMsg` is per thread. Device pointers are host
+//! 507000 with a message). `aclGetRecentErrMsg` is per thread and, as on CANN, takes the
+//! message: it returns NULL when there is nothing to report (no failure yet, or already
+//! read), so a C caller that prints it checks for NULL first. Device pointers are host
 //! addresses, so a host function launched with `aclrtLaunchHostFunc` can work on device
 //! memory directly, standing in for a kernel.
 //!
@@ -81,6 +83,21 @@
 //! - **Last error.** `aclrtGetLastError` / `aclrtPeekAtLastError` answer the code of the
 //!   calling thread's last failed call; Get then forgets it.
 //!
+//! - **Missing context and argument order.** Which calls need a current context, and the
+//!   order of a call's checks, follow CANN call by call: event destroy, synchronize, query
+//!   and elapsed time and `aclrtFree` need none, `aclrtMallocHost` and every copy do
+//!   (107002); pool malloc and free answer 107003 without one, and check the stream handle
+//!   (107017) before the context and the pool; an event never recorded has no elapsed time
+//!   (507000); `aclrtLaunchHostFunc` on a stream subscribed with `aclrtSubscribeReport` is
+//!   107011.
+//! - **Synchronous memory.** `aclrtMalloc` pads a size to a multiple of 32 bytes plus 32,
+//!   `aclrtMallocAlign32` to a multiple of 32 only; the pieces are 32-byte aligned and
+//!   share the granule blocks of a hidden whole-device pool, and a block goes back to it
+//!   when its last piece is freed with `aclrtFree`. A copy or memset must stay inside one
+//!   live piece (its padded size). `aclrtGetMemInfo` counts the blocks, so its USED
+//!   (total - free) grows by a granule for the first small allocation and not for the
+//!   next ones that fit. Out of device memory: 207001.
+//!
 //! The contract's status notes list where these still differ from CANN.
 //!
 //! # C and C++ headers
@@ -102,6 +119,7 @@
 #![deny(missing_docs)]
 
 pub mod exports;
+mod heap;
 mod report;
 mod signatures;
 mod state;

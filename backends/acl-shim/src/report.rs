@@ -111,6 +111,23 @@ impl Target {
 }
 
 impl Reports {
+    /// Refuses a host function on `stream` of `device` while a thread subscribed it
+    /// (107011, `ACL_ERROR_RT_STREAM_SUBSCRIBE`): CANN runs host functions through its own
+    /// subscription of the stream, which a user subscription excludes.
+    pub(crate) fn refuse_subscribed(&self, device: u32, stream: usize, op: &'static str) -> Result<()> {
+        match lock(&self.subs).by_stream.get(&(device, stream)) {
+            Some(t) => Err(err(
+                sys::ACL_ERROR_RT_STREAM_SUBSCRIBE,
+                op,
+                format!(
+                    "stream {stream:#x} is subscribed for callbacks by thread {t:#x} (aclrtSubscribeReport): use \
+                     aclrtLaunchCallback on it, or aclrtLaunchHostFunc on a stream nobody subscribed"
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// Subscribes `stream` of `device` to `thread`.
     pub(crate) fn subscribe(&self, thread: u64, device: u32, stream: usize, op: &'static str) -> Result<()> {
         let mut s = lock(&self.subs);

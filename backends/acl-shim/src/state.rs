@@ -1,8 +1,9 @@
 //! The shim's process-wide state: the emulated platform, handle registries, the
 //! per-thread current context and last error message.
 
+use crate::heap::SyncHeap;
 use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator};
-use mempool_hal::{Device, Error, ErrorKind, MemPool, PoolCall, PoolProps, Result, code};
+use mempool_hal::{Device, Error, ErrorKind, PoolCall, PoolProps, Result, code};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{CString, c_int};
@@ -60,12 +61,6 @@ pub(crate) struct StreamEntry {
     pub(crate) stream: EmuStream,
 }
 
-/// The synchronous allocator of one device (`aclrtMalloc`): a hidden whole-device pool.
-pub(crate) struct SyncAlloc {
-    pub(crate) pool: EmuPool,
-    pub(crate) stream: EmuStream,
-}
-
 /// Everything the exported functions share.
 pub(crate) struct Shim {
     pub(crate) devices: Vec<Emulator>,
@@ -75,7 +70,7 @@ pub(crate) struct Shim {
     pub(crate) contexts: Registry<u32>,
     default_contexts: Vec<OnceLock<usize>>,
     default_streams: Vec<OnceLock<EmuStream>>,
-    sync_alloc: Vec<OnceLock<SyncAlloc>>,
+    sync_alloc: Vec<OnceLock<SyncHeap>>,
     /// The `aclrtMallocHost` allocations by start address.
     pub(crate) host_allocs: Mutex<BTreeMap<usize, Arc<HostBlock>>>,
     /// How many `aclrtSetDevice` calls of each device no `aclrtResetDevice` has undone
@@ -195,25 +190,46 @@ impl Shim {
         Ok(self.default_streams[device as usize].get_or_init(|| s).clone())
     }
 
-    /// The synchronous allocator of `device`.
-    pub(crate) fn sync_alloc(&self, device: u32) -> Result<&SyncAlloc> {
+    /// The synchronous allocator (`aclrtMalloc`) of `device`.
+    pub(crate) fn sync_alloc(&self, device: u32) -> Result<&SyncHeap> {
         if let Some(a) = self.sync_alloc[device as usize].get() {
             return Ok(a);
         }
         let dev = self.dev(device);
         let pool = dev.create_pool(&PoolProps::builder().device(device).build())?;
         let stream = dev.create_stream()?;
-        Ok(self.sync_alloc[device as usize].get_or_init(|| SyncAlloc { pool, stream }))
+        let gran = dev.config().granularity;
+        Ok(self.sync_alloc[device as usize].get_or_init(|| SyncHeap::new(pool, stream, gran)))
+    }
+
+    /// The device and synchronous allocator whose memory holds `addr`, if any.
+    pub(crate) fn heap_of(&self, addr: u64) -> Option<(u32, &SyncHeap)> {
+        self.sync_alloc
+            .iter()
+            .enumerate()
+            .find_map(|(d, h)| h.get().filter(|h| h.contains(addr)).map(|h| (d as u32, h)))
+    }
+
+    /// Refuses a device range of a copy or memset that falls in `aclrtMalloc` memory but
+    /// not inside one live allocation (107000); other ranges are left to the emulator.
+    pub(crate) fn check_device_range(&self, addr: u64, len: u64, op: &'static str) -> Result<()> {
+        match self.heap_of(addr) {
+            Some((_, h)) => h.check_range(addr, len, op).unwrap_or(Ok(())),
+            None => Ok(()),
+        }
     }
 
     /// The stream behind handle `h` (null: the current device's default stream), checked
     /// to belong to the current device.
+    /// A destroyed or unknown handle is 107017 before a missing context is 107002, as CANN
+    /// checks the handle first.
     pub(crate) fn stream(&self, h: usize, op: &'static str) -> Result<StreamEntry> {
-        let device = current(op)?;
         if h == 0 {
+            let device = current(op)?;
             return Ok(StreamEntry { device, stream: self.default_stream(device)? });
         }
         let e = self.streams.get(h).ok_or_else(|| stale(op, "stream", h))?;
+        let device = current(op)?;
         if e.device != device {
             return Err(err(
                 code::ACL_ERROR_RT_STREAM_CONTEXT,
@@ -222,6 +238,30 @@ impl Shim {
             ));
         }
         Ok(e)
+    }
+
+    /// The stream of a pool allocation or free (`h` non-null), checked as CANN checks it
+    /// there: a destroyed or unknown handle is 107017 first; then no current context, or
+    /// a stream of another device, is 107003 (`ACL_ERROR_RT_STREAM_CONTEXT`).
+    pub(crate) fn pool_stream(&self, h: usize, op: &'static str) -> Result<StreamEntry> {
+        let e = self.streams.get(h).ok_or_else(|| stale(op, "stream", h))?;
+        match CURRENT.with(Cell::get) {
+            Some((d, _)) if d == e.device => Ok(e),
+            Some((d, _)) => Err(err(
+                code::ACL_ERROR_RT_STREAM_CONTEXT,
+                op,
+                format!("stream {h:#x} belongs to device {}, the current device is {d}", e.device),
+            )),
+            None => Err(err(
+                code::ACL_ERROR_RT_STREAM_CONTEXT,
+                op,
+                format!(
+                    "no current device or context on this thread, so stream {h:#x} (device {}) is not in it \
+                     (call aclrtSetDevice)",
+                    e.device
+                ),
+            )),
+        }
     }
 
     /// The stream behind handle `h` (null: the current device's default stream), whatever
@@ -245,17 +285,6 @@ impl Shim {
     pub(crate) fn pool(&self, h: usize, op: &'static str, call: PoolCall) -> Result<EmuPool> {
         self.pools.get(h).ok_or_else(|| Error::destroyed_pool(op, call, format_args!("pool {h:#x}")))
     }
-
-    /// Ends the synchronous allocation at `ptr` on `device`.
-    pub(crate) fn sync_free(&self, device: u32, ptr: mempool_hal::DevicePtr, op: &'static str) -> Result<()> {
-        let a = self.sync_alloc(device)?;
-        let base = a.pool.base().addr();
-        if ptr.addr() < base || ptr.addr() - base >= a.pool.size() {
-            return Err(err(code::ACL_ERROR_RT_PARAM_INVALID, op, format!("{ptr} was not allocated by aclrtMalloc")));
-        }
-        a.pool.free(ptr, &a.stream)?;
-        self.dev(device).synchronize_stream(&a.stream)
-    }
 }
 
 /// The one shim of the process, made at the first call.
@@ -269,8 +298,11 @@ pub(crate) fn shim(op: &'static str) -> Result<&'static Shim> {
 thread_local! {
     /// The current (device, context handle) of this thread.
     static CURRENT: Cell<Option<(u32, usize)>> = const { Cell::new(None) };
-    /// The message of this thread's last error.
-    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    /// The message of this thread's last error, until `aclGetRecentErrMsg` takes it.
+    static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
+    /// The message `aclGetRecentErrMsg` returned last on this thread, kept alive for the
+    /// caller until that call returns another message.
+    static TAKEN_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
     /// The code of this thread's last error not yet taken by `aclrtGetLastError`.
     static LAST_CODE: Cell<c_int> = const { Cell::new(0) };
 }
@@ -315,15 +347,20 @@ pub(crate) fn set_current(v: Option<(u32, usize)>) {
     CURRENT.with(|c| c.set(v));
 }
 
-/// A pointer to this thread's last error message (empty if none), valid until the next
-/// error on this thread.
-pub(crate) fn last_error_ptr() -> *const std::ffi::c_char {
-    LAST_ERROR.with(|m| m.borrow().as_ptr())
+/// Takes this thread's last error message, as CANN's `aclGetRecentErrMsg` "obtains and
+/// clears" it: a pointer to it, or null when there is nothing to report (no failure yet,
+/// or the message was already taken). The string stays valid until this function
+/// returns another message on this thread.
+pub(crate) fn take_last_error_ptr() -> *const std::ffi::c_char {
+    match LAST_ERROR.with(|m| m.borrow_mut().take()) {
+        None => std::ptr::null(),
+        Some(msg) => TAKEN_ERROR.with(|t| t.borrow_mut().insert(msg).as_ptr()),
+    }
 }
 
 fn set_last_error(msg: String) {
     let c = CString::new(msg.replace('\0', " ")).unwrap_or_default();
-    LAST_ERROR.with(|m| *m.borrow_mut() = c);
+    LAST_ERROR.with(|m| *m.borrow_mut() = Some(c));
 }
 
 /// An error with the kind that matches `code`.

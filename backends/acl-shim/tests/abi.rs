@@ -124,8 +124,9 @@ fn stream_order_violations_answer_107000_naming_streams_and_operations() {
         let mut x: *mut c_void = null_mut();
         assert_eq!(aclrtMemPoolMallocAsync(&mut x, 4096, pool, a), 0);
         assert_eq!(aclrtMemsetAsync(x, 4096, 0, 4096, b), 107_000, "b is not ordered after the allocation on a");
-        assert!(message().contains("not ordered after that allocation"), "{}", message());
-        assert!(message().contains("memset_async"), "{}", message());
+        let m = message();
+        assert!(m.contains("not ordered after that allocation") && m.contains("memset_async"), "{m}");
+        assert_eq!(message(), "", "aclGetRecentErrMsg takes the message (CANN: obtains and clears)");
         assert_eq!(aclrtMemPoolFreeAsync(x, a), 0);
         assert_eq!(aclrtMemsetAsync(x, 4096, 0, 4096, a), 107_000);
         assert!(message().contains("use after free"), "{}", message());
@@ -193,5 +194,72 @@ fn a_synchronized_allocation_is_usable_on_every_stream() {
         assert_eq!(aclrtMemPoolDestroy(pool), 0);
         assert_eq!(aclrtDestroyStream(a), 0);
         assert_eq!(aclrtDestroyStream(b), 0);
+    }
+}
+
+#[test]
+fn pool_calls_check_their_arguments_in_canns_order() {
+    // SAFETY: valid out-pointers; handles are looked up, never dereferenced.
+    unsafe {
+        assert_eq!(aclrtSetDevice(0), 0);
+        let (mut s, mut dead_s) = (null_mut(), null_mut());
+        assert_eq!(aclrtCreateStream(&mut s), 0);
+        assert_eq!(aclrtCreateStream(&mut dead_s), 0);
+        assert_eq!(aclrtDestroyStream(dead_s), 0);
+        let mut dead_pool: aclrtMemPool = null_mut();
+        let props = props(0, 64 << 20);
+        assert_eq!(aclrtMemPoolCreate(&mut dead_pool, &props), 0);
+        assert_eq!(aclrtMemPoolDestroy(dead_pool), 0);
+        let mut p: *mut c_void = null_mut();
+        // The stream before the pool: 107017, not 507000.
+        assert_eq!(aclrtMemPoolMallocAsync(&mut p, 16, dead_pool, dead_s), 107_017);
+        // A size that overflows before the pool: 107000, not 507000.
+        assert_eq!(aclrtMemPoolMallocAsync(&mut p, usize::MAX, dead_pool, s), 107_000);
+        assert_eq!(aclrtMemPoolMallocAsync(&mut p, 16, dead_pool, s), 507_000);
+        assert!(p.is_null());
+        // No current context: 107003 for pool malloc and free (the stream handle first).
+        let (s_, pool_, dead_s_) = (s as usize, dead_pool as usize, dead_s as usize);
+        std::thread::spawn(move || {
+            let (s, pool) = (s_ as aclrtStream, pool_ as aclrtMemPool);
+            let mut p: *mut c_void = null_mut();
+            assert_eq!(aclrtMemPoolMallocAsync(&mut p, 16, pool, s), 107_003);
+            assert_eq!(aclrtMemPoolFreeAsync(0x1000 as *mut c_void, s), 107_003);
+            assert_eq!(aclrtMemPoolMallocAsync(&mut p, 16, pool, dead_s_ as aclrtStream), 107_017);
+            // Destroy looks the pool up before it needs a context.
+            assert_eq!(aclrtMemPoolDestroy(pool), 507_000);
+        })
+        .join()
+        .unwrap();
+        assert_eq!(aclrtDestroyStream(s), 0);
+    }
+}
+
+#[test]
+fn event_calls_that_need_no_context_and_elapsed_time_of_an_event_never_recorded() {
+    // SAFETY: valid out-pointers and shim handles.
+    unsafe {
+        assert_eq!(aclrtSetDevice(0), 0);
+        let (mut a, mut b) = (null_mut(), null_mut());
+        assert_eq!(aclrtCreateEvent(&mut a), 0);
+        assert_eq!(aclrtCreateEvent(&mut b), 0);
+        assert_eq!(aclrtRecordEvent(b, null_mut()), 0);
+        let mut ms = 0f32;
+        assert_eq!(aclrtEventElapsedTime(&mut ms, a, b), 507_000, "a was never recorded (CANN: 507000)");
+        let (a, b) = (a as usize, b as usize);
+        std::thread::spawn(move || {
+            let (a, b) = (a as aclrtEvent, b as aclrtEvent);
+            let mut st = -1;
+            assert_eq!(aclrtSynchronizeEvent(b), 0);
+            assert_eq!(aclrtQueryEventStatus(b, &mut st), 0);
+            assert_eq!(st, ACL_EVENT_RECORDED_STATUS_COMPLETE);
+            let mut ms = 0f32;
+            assert_eq!(aclrtEventElapsedTime(&mut ms, b, b), 0);
+            assert_eq!(aclrtDestroyEvent(a), 0);
+            assert_eq!(aclrtDestroyEvent(b), 0);
+            let mut h: *mut c_void = null_mut();
+            assert_eq!(aclrtMallocHost(&mut h, 16), 107_002, "aclrtMallocHost needs a context");
+        })
+        .join()
+        .unwrap();
     }
 }

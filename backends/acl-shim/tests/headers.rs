@@ -453,7 +453,8 @@ static void check_prototypes(void) {{
     do {{                                                                                   \
         aclError e_ = (call);                                                              \
         if (e_ != ACL_SUCCESS) {{                                                           \
-            printf("%s returned %d: %s\n", #call, e_, aclGetRecentErrMsg());               \
+            const char *m_ = aclGetRecentErrMsg(); /* NULL when nothing to report */      \
+            printf("%s returned %d: %s\n", #call, e_, m_ != NULL ? m_ : "(none)");         \
             return 1;                                                                      \
         }}                                                                                  \
     }} while (0)

@@ -499,8 +499,15 @@ impl Device for Emulator {
         let mut times = [None; 2];
         for (i, ev) in [start, end].into_iter().enumerate() {
             let e = ev.live(self.platform.id, OP)?;
-            let rec =
-                e.record().ok_or_else(|| Error::invalid_param(OP, format!("event {} was never recorded", e.id)))?;
+            // CANN answers 507000 for an event never recorded, as for one not complete.
+            let rec = e.record().ok_or_else(|| {
+                Error::new(
+                    ErrorKind::NotReady,
+                    code::ACL_ERROR_RT_INTERNAL_ERROR,
+                    OP,
+                    format!("event {} was never recorded", e.id),
+                )
+            })?;
             times[i] = Some(*rec.stamp.get().filter(|_| rec.complete()).ok_or_else(|| {
                 Error::new(
                     ErrorKind::NotReady,

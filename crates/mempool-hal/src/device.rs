@@ -234,8 +234,8 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign event: `InvalidHandle` (107017). An event never recorded:
-    /// `InvalidParam` (107000). An event whose work has not completed: `NotReady`.
+    /// A destroyed or foreign event: `InvalidHandle` (107017). An event never recorded, or
+    /// whose work has not completed: `NotReady` (CANN answers 507000 for both).
     fn event_elapsed_ms(&self, start: &Self::Event, end: &Self::Event) -> Result<f32>;
 
     /// Creates a pool (see the [property contract](crate::contract::properties)). Its

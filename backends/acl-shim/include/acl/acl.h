@@ -37,8 +37,10 @@ aclError aclFinalize(void);
  * receives the references left. aclFinalize clears the count. */
 aclError aclFinalizeReference(uint64_t *refCount);
 
-/* The calling thread's last error message (empty if none), owned by the library and valid
- * until the next failing call on this thread. */
+/* Takes the calling thread's last error message, as CANN "obtains and clears" it: NULL when
+ * there is nothing to report (no failure yet, or the message was already taken), so check
+ * for NULL before printing it. Owned by the library, valid until this function returns
+ * another message on this thread. */
 const char *aclGetRecentErrMsg(void);
 
 #ifdef __cplusplus

@@ -4,11 +4,22 @@ use acl_rt::exports::aclGetRecentErrMsg;
 use mempool_ascend::sys::{aclrtMemLocation, aclrtMemPoolProps};
 use std::ffi::CStr;
 
-/// This thread's last error message.
+/// Takes this thread's last error message (`aclGetRecentErrMsg` clears it, as on CANN):
+/// `""` when there is nothing to report (the library returns NULL then).
 pub fn message() -> String {
-    // SAFETY: the shim returns a NUL-terminated per-thread string that stays valid until
-    // the next failing call on this thread; it is copied at once.
-    unsafe { CStr::from_ptr(aclGetRecentErrMsg()) }.to_string_lossy().into_owned()
+    let p = aclGetRecentErrMsg_();
+    if p.is_null() {
+        return String::new();
+    }
+    // SAFETY: non-null: a NUL-terminated per-thread string that stays valid until the
+    // next `aclGetRecentErrMsg` on this thread; it is copied at once.
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
+
+#[allow(non_snake_case)]
+fn aclGetRecentErrMsg_() -> *const std::ffi::c_char {
+    // SAFETY: takes no arguments and only reads this thread's message.
+    unsafe { aclGetRecentErrMsg() }
 }
 
 /// The properties of a pool of `max_size` bytes on `device`.

@@ -15,10 +15,12 @@
 //! before `aclInit` (the real runtime expects it first; contract §8 (`mempool_hal::contract::c_abi`) does not say). The first
 //! calls of the test come before `aclInit` and check exactly that.
 //!
-//! Calls without a current device: every call that needs a device or context answers
-//! 107002 (contract §8 (`mempool_hal::contract::c_abi`)). The pool attribute calls and `aclrtMemPoolTrimTo` do not
-//! need one (the pool handle names its device), nor do host memory, host-to-host copies,
-//! device and context management, `aclInit`/`aclFinalize` and `aclGetRecentErrMsg`.
+//! Calls without a current device answer what CANN answers, call by call (contract §8
+//! (`mempool_hal::contract::c_abi`)): most calls that need a device or context 107002
+//! (`aclrtMallocHost` and every copy, host-to-host too, included); pool malloc and free
+//! 107003; event destroy, synchronize, query, elapsed time, `aclrtFree`, `aclrtFreeHost`,
+//! the pool attribute calls and `aclrtMemPoolTrimTo` need none, nor do device and context
+//! management, `aclInit`/`aclFinalize` and `aclGetRecentErrMsg`.
 //!
 //! This file is a test binary of its own with a single test, so the platform it sets up
 //! through the environment (two devices) is the one the shim builds at its first call.

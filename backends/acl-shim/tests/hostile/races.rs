@@ -286,7 +286,7 @@ pub(super) fn context_destroyed_in_use() -> (Vec<String>, u64) {
                 let mut s: aclrtStream = null_mut();
                 // SAFETY: the shared handle, a valid out-pointer and the stream created.
                 unsafe {
-                    expect_in(seen, "aclrtSetCurrentContext", aclrtSetCurrentContext(sv(ctx)), &[OK, HANDLE]);
+                    expect_in(seen, "aclrtSetCurrentContext", aclrtSetCurrentContext(sv(ctx)), &[OK, RT_PARAM]);
                     if expect_in(seen, "aclrtCreateStream", aclrtCreateStream(&mut s), &[OK]) == OK {
                         expect_in(seen, "aclrtDestroyStream", aclrtDestroyStream(s), &[OK]);
                     }
@@ -297,7 +297,7 @@ pub(super) fn context_destroyed_in_use() -> (Vec<String>, u64) {
             // SAFETY: a context handle, destroyed once and then once more.
             unsafe {
                 expect_eq(seen, "aclrtDestroyContext", aclrtDestroyContext(sv(ctx)), OK);
-                expect_eq(seen, "aclrtDestroyContext (again)", aclrtDestroyContext(sv(ctx)), HANDLE);
+                expect_eq(seen, "aclrtDestroyContext (again)", aclrtDestroyContext(sv(ctx)), NO_CONTEXT);
             }
         },
     )

@@ -93,16 +93,16 @@ pub(super) fn context_rows(t: &mut Table) {
         unsafe { aclrtSetCurrentContext(null_mut()) }
     });
     for (input, h) in bad_handles(Kind::Context) {
-        t.add("aclrtDestroyContext", input.clone(), HANDLE, move |f| {
+        t.add("aclrtDestroyContext", input.clone(), NO_CONTEXT, move |f| {
             // SAFETY: handles are looked up in the shim's registry, never dereferenced.
             unsafe { aclrtDestroyContext(sv(f.h(h))) }
         });
-        t.add("aclrtSetCurrentContext", input, HANDLE, move |f| {
+        t.add("aclrtSetCurrentContext", input, RT_PARAM, move |f| {
             // SAFETY: handles are looked up in the shim's registry, never dereferenced.
             unsafe { aclrtSetCurrentContext(sv(f.h(h))) }
         });
     }
-    t.add("aclrtDestroyContext", "device 0's default context", HANDLE, |f| {
+    t.add("aclrtDestroyContext", "device 0's default context", NO_CONTEXT, |f| {
         // SAFETY: handles are looked up in the shim's registry, never dereferenced.
         unsafe { aclrtDestroyContext(sv(f.h(H::DefaultCtx))) }
     });
@@ -150,6 +150,15 @@ pub(super) fn misc_rows(t: &mut Table) {
         rc
     });
     t.fresh(L, "the default stream, without a current device", NO_CONTEXT, move |_| launch(0, Some(ignore_args), 0));
+    t.add(L, "a stream subscribed for callbacks (aclrtSubscribeReport)", STREAM_SUBSCRIBE, move |f| {
+        // SAFETY: a live handle; thread ids are only compared.
+        unsafe {
+            check(aclrtSubscribeReport(u64::MAX, sv(f.s)), "subscribing");
+            let rc = launch(f.s, Some(ignore_args), 0);
+            check(aclrtUnSubscribeReport(u64::MAX, sv(f.s)), "unsubscribing");
+            rc
+        }
+    });
 
     const M: &str = "aclrtGetMemInfo";
     t.add(M, "null free", PARAM, |_| {
@@ -177,17 +186,18 @@ pub(super) fn misc_rows(t: &mut Table) {
     });
 
     const R: &str = "aclGetRecentErrMsg";
-    t.fresh(R, "on a thread with no error yet: an empty string, not null", OK, |_| {
+    t.fresh(R, "on a thread with no error yet: NULL (CANN's nothing to report)", OK, |_| {
         // SAFETY: takes no arguments.
-        let p = unsafe { aclGetRecentErrMsg() };
-        assert!(!p.is_null());
-        assert_eq!(message(), "");
+        assert!(unsafe { aclGetRecentErrMsg() }.is_null());
         OK
     });
-    t.fresh(R, "after a refused call: the message names the entry point", OK, |_| {
+    t.fresh(R, "after a refused call: the message names the entry point, then NULL (taken)", OK, |_| {
         // SAFETY: garbage handles are looked up, never dereferenced.
-        assert_eq!(unsafe { aclrtSetCurrentContext(sv(0x1234)) }, HANDLE);
-        assert!(message().starts_with("aclrtSetCurrentContext: "), "{}", message());
+        assert_eq!(unsafe { aclrtSetCurrentContext(sv(0x1234)) }, RT_PARAM);
+        let m = message();
+        assert!(m.starts_with("aclrtSetCurrentContext: "), "{m}");
+        // SAFETY: takes no arguments.
+        assert!(unsafe { aclGetRecentErrMsg() }.is_null(), "read once, the message is cleared");
         OK
     });
 

@@ -10,8 +10,8 @@ pub(super) fn sync_memory_rows(t: &mut Table) {
     });
     let mut sizes: Vec<(String, usize, aclError)> = vec![("size 0".into(), 0, PARAM)];
     sizes.extend(OVERFLOWING.iter().map(|&n| (format!("size {n:#x} (overflows when rounded)"), n, RT_PARAM)));
-    sizes.push(("size 2^62 (more than the device)".into(), 1 << 62, INTERNAL));
-    sizes.push(("size of the device + 1".into(), DEVICE_MEMORY + 1, INTERNAL));
+    sizes.push(("size 2^62 (more than the device: 207001, as CANN)".into(), 1 << 62, HOST_ALLOC));
+    sizes.push(("size of the device + 1".into(), DEVICE_MEMORY + 1, HOST_ALLOC));
     for (input, size, want) in sizes {
         t.add(E, input, want, move |_| {
             let mut p = SENTINEL as *mut c_void;
@@ -53,9 +53,15 @@ pub(super) fn sync_memory_rows(t: &mut Table) {
             unsafe { aclrtFree(sv(f.ptr(p))) }
         });
     }
-    t.fresh(F, "live aclrtMalloc memory, without a current device", NO_CONTEXT, |f| {
-        // SAFETY: pointers are looked up by the emulator, never dereferenced.
-        unsafe { aclrtFree(sv(f.d)) }
+    t.fresh(F, "live aclrtMalloc memory, without a current device (CANN needs none)", OK, |_| {
+        let mut p: *mut c_void = null_mut();
+        // SAFETY: a valid out-pointer, then the address it received.
+        unsafe {
+            check(aclrtSetDevice(0), "device 0");
+            check(aclrtMalloc(&mut p, 16, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc");
+            check(aclrtResetDevice(0), "no current device any more");
+            aclrtFree(p)
+        }
     });
 
     const MH: &str = "aclrtMallocHost";
@@ -74,14 +80,10 @@ pub(super) fn sync_memory_rows(t: &mut Table) {
             untouched(unsafe { aclrtMallocHost(&mut p, size) }, p as usize)
         });
     }
-    t.fresh(MH, "size 1, without a current device (host memory needs none)", OK, |_| {
-        let mut p: *mut c_void = null_mut();
-        // SAFETY: a valid out-pointer, then the address it received.
-        unsafe {
-            let rc = aclrtMallocHost(&mut p, 1);
-            check(aclrtFreeHost(p), "freeing it");
-            rc
-        }
+    t.fresh(MH, "size 1, without a current device (CANN needs one)", NO_CONTEXT, |_| {
+        let mut p = SENTINEL as *mut c_void;
+        // SAFETY: a valid out-pointer.
+        untouched(unsafe { aclrtMallocHost(&mut p, 1) }, p as usize)
     });
 
     const FH: &str = "aclrtFreeHost";
@@ -302,8 +304,8 @@ pub(super) fn copy_rows(t: &mut Table) {
                 // SAFETY: refused before any copy (no current device).
                 unsafe { copy(false, f.a, 16, f.buf, 16, ACL_MEMCPY_HOST_TO_DEVICE, 0) }
             });
-            t.fresh(entry, "HOST_TO_HOST, without a current device (host copies need none)", OK, |f| {
-                // SAFETY: both host sides hold 16 bytes or more.
+            t.fresh(entry, "HOST_TO_HOST, without a current device (CANN asks for one)", NO_CONTEXT, |f| {
+                // SAFETY: refused before any copy (no current device).
                 unsafe { copy(false, f.buf, 16, f.host, 16, ACL_MEMCPY_HOST_TO_HOST, 0) }
             });
         }

@@ -232,7 +232,7 @@ pub(super) fn pool_alloc_rows(t: &mut Table) {
             rc
         }
     });
-    t.fresh(M, "live pool and stream, without a current device", NO_CONTEXT, move |f| malloc(true, 16, f.p, f.s));
+    t.fresh(M, "live pool and stream, without a current device", STREAM_CONTEXT, move |f| malloc(true, 16, f.p, f.s));
 
     const F: &str = "aclrtMemPoolFreeAsync";
     let free = |ptr: usize, stream: usize| {
@@ -255,7 +255,7 @@ pub(super) fn pool_alloc_rows(t: &mut Table) {
     for (input, p) in ptrs {
         t.add(F, input, RT_PARAM, move |f| free(f.ptr(p), f.s));
     }
-    t.fresh(F, "a live pointer, without a current device", NO_CONTEXT, move |f| free(f.a, f.s));
+    t.fresh(F, "a live pointer, without a current device", STREAM_CONTEXT, move |f| free(f.a, f.s));
 
     const T: &str = "aclrtMemPoolTrimTo";
     let trim = |pool: usize, keep: usize| {

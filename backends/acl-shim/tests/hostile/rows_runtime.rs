@@ -63,7 +63,7 @@ pub(super) fn runtime_rows(t: &mut Table) {
         // SAFETY: a valid out-pointer.
         untouched(unsafe { aclrtMallocAlign32(&mut p, 0, ACL_MEM_MALLOC_HUGE_FIRST) }, p as usize)
     });
-    t.add("aclrtMallocAlign32", "more than the device holds", INTERNAL, |_| {
+    t.add("aclrtMallocAlign32", "more than the device holds (207001, as CANN)", HOST_ALLOC, |_| {
         let mut p = SENTINEL as *mut c_void;
         // SAFETY: a valid out-pointer.
         untouched(unsafe { aclrtMallocAlign32(&mut p, DEVICE_MEMORY + GRAN, ACL_MEM_MALLOC_HUGE_FIRST) }, p as usize)
@@ -185,9 +185,7 @@ pub(super) fn stream_extra_rows(t: &mut Table) {
             check(aclrtSetStreamFailureMode(s, u64::MAX), "STOP");
             check(aclrtSetStreamFailureMode(s, ACL_STOP_ON_FAILURE), "STOP again");
             let rc = aclrtSetStreamFailureMode(s, ACL_CONTINUE_ON_FAILURE);
-            let msg = message();
             check(aclrtDestroyStream(s), "destroying it");
-            assert!(msg.starts_with("aclrtSetStreamFailureMode: "), "{msg}");
             rc
         }
     });
@@ -387,9 +385,7 @@ pub(super) fn callback_rows(t: &mut Table) {
         unsafe {
             check(aclrtSubscribeReport(u64::MAX, sv(f.s)), "subscribing");
             let rc = aclrtSubscribeReport(7, sv(f.s));
-            let msg = message();
             check(aclrtUnSubscribeReport(u64::MAX, sv(f.s)), "unsubscribing");
-            assert!(msg.starts_with("aclrtSubscribeReport: "), "{msg}");
             rc
         }
     });
@@ -417,9 +413,7 @@ pub(super) fn callback_rows(t: &mut Table) {
         unsafe {
             check(aclrtSubscribeReport(me, sv(f.s)), "subscribing");
             let rc = aclrtProcessReport(5);
-            let msg = message();
             check(aclrtUnSubscribeReport(me, sv(f.s)), "unsubscribing");
-            assert!(msg.starts_with("aclrtProcessReport: "), "{msg}");
             rc
         }
     });

@@ -38,11 +38,15 @@ pub(super) fn stream_rows(t: &mut Table) {
         // SAFETY: null means the default stream.
         unsafe { aclrtSynchronizeStream(null_mut()) }
     });
+    // The handle is checked before the context, as on CANN.
+    t.fresh("aclrtSynchronizeStream", "a destroyed stream, without a current device", HANDLE, |f| {
+        // SAFETY: handles are looked up in the shim's registry, never dereferenced.
+        unsafe { aclrtSynchronizeStream(sv(f.dead_stream)) }
+    });
     for (entry, input, h) in [
         ("aclrtDestroyStream", "a live stream", H::S),
         ("aclrtSynchronizeStream", "a live stream", H::S),
         ("aclrtSynchronizeStream", "null (the default stream)", H::Null),
-        ("aclrtSynchronizeStream", "garbage 0x1234", H::Raw(0x1234)),
     ] {
         t.fresh(entry, format!("{input}, without a current device"), NO_CONTEXT, move |f| {
             // SAFETY: handles are looked up in the shim's registry, never dereferenced.
@@ -192,7 +196,7 @@ pub(super) fn event_rows(t: &mut Table) {
         assert_eq!(st, ACL_EVENT_RECORDED_STATUS_NOT_READY, "status of an event never recorded");
         rc
     });
-    t.add("aclrtEventElapsedTime", "a start event never recorded", RT_PARAM, |f| {
+    t.add("aclrtEventElapsedTime", "a start event never recorded (CANN: 507000)", INTERNAL, |f| {
         let mut ms = f32::NAN;
         // SAFETY: a valid out-pointer and live handles.
         let rc = unsafe { aclrtEventElapsedTime(&mut ms, sv(f.e_unrecorded), sv(f.e)) };
@@ -207,14 +211,27 @@ pub(super) fn event_rows(t: &mut Table) {
         ("aclrtQueryEventStatus", false),
         ("aclrtEventElapsedTime", false),
     ] {
-        let input = if needs_stream { "a live event and stream" } else { "a live event" };
-        t.fresh(entry, format!("{input}, without a current device"), NO_CONTEXT, move |f| {
+        // CANN: destroying, synchronizing and querying an event and the elapsed time need
+        // no current context; recording and waiting do.
+        let (input, want) = if needs_stream {
+            ("a live event and stream", NO_CONTEXT)
+        } else {
+            ("a live event (recorded and complete)", OK)
+        };
+        t.fresh(entry, format!("{input}, without a current device"), want, move |f| {
             let (e, s) = (sv(f.e), sv(f.s));
             let (mut st, mut ms) = (-1, 0f32);
             // SAFETY: live handles and valid out-pointers.
             unsafe {
                 match entry {
-                    "aclrtDestroyEvent" => aclrtDestroyEvent(e),
+                    "aclrtDestroyEvent" => {
+                        // An event of its own, made with device 0 current for a moment.
+                        let mut own: aclrtEvent = null_mut();
+                        check(aclrtSetDevice(0), "device 0");
+                        check(aclrtCreateEvent(&mut own), "an event");
+                        check(aclrtResetDevice(0), "no current device any more");
+                        aclrtDestroyEvent(own)
+                    }
                     "aclrtRecordEvent" => aclrtRecordEvent(e, s),
                     "aclrtStreamWaitEvent" => aclrtStreamWaitEvent(s, e),
                     "aclrtSynchronizeEvent" => aclrtSynchronizeEvent(e),
