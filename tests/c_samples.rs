@@ -2,20 +2,31 @@
 //! runtime API, compiled with `-Wall -Wextra -Werror` against the project's headers
 //! (`#include <acl/acl.h>`, the compiler line is `xtask::c::compile`), linked against the
 //! drop-in library and run on the emulator with every `MEMPOOL_EMU_*` setting cleared
-//! except those of [`ENV`]. Each program checks its own results, exits non-zero on any
-//! failure and prints `<file>: N passed, M failed` last; a sample passes when it exits 0
-//! and that line says `0 failed`.
+//! except those of [`ENV`] and `MEMPOOL_EMU_PROFILE`. Each program checks its own results,
+//! exits non-zero on any failure and prints `<file>: N passed, M failed` last; a sample
+//! passes when it exits 0 and that line says `0 failed`.
 //!
-//! Every `.c`, `.cpp`, `.cc` and `.cxx` file of the folder is one trial, so a new sample runs
-//! without being listed. Two lists hold back the samples that use what the library does not
-//! offer yet: [`NEEDS_NEWER_LIBRARY`] (compiled, not run) and [`NOT_YET_COMPILABLE`] (the
-//! headers lack declarations they use). When `MEMPOOL_SMOKE_VALGRIND` is set
-//! (`cargo xtask ci`), the samples of [`VALGRIND`] run under valgrind memcheck.
+//! Every sample runs on both profiles of contract §12 (`documented` and `cann-open`), each
+//! in a process of its own, so the library reads the profile at its first call: every
+//! `.c`, `.cpp`, `.cc` and `.cxx` file of the folder is two trials, `documented::<file>` and
+//! `cann-open::<file>` (compiled once), and a new sample runs without being listed. A CANN
+//! program cannot ask the runtime which behaviour it has, so the samples whose checks depend
+//! on reuse or release at synchronization ([`MEASURES_RUNTIME`]) measure it
+//! (`sample_runtime.h`) and print one `runtime:` line, which the trial compares with the
+//! profile it set.
+//!
+//! Two lists hold back the samples that use what the library does not offer yet:
+//! [`NEEDS_NEWER_LIBRARY`] (compiled, not run) and [`NOT_YET_COMPILABLE`] (the headers lack
+//! declarations they use); [`LIBRARY_GAPS`] names single checks a sample fails on one
+//! profile because the library is wrong there. When `MEMPOOL_SMOKE_VALGRIND` is set
+//! (`cargo xtask ci`), the samples of [`VALGRIND`] run under valgrind memcheck, on both
+//! profiles.
 
 use libtest_mimic::{Arguments, Failed, Trial};
+use mempool_emu::Profile;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use xtask::c::Library;
 
@@ -28,6 +39,26 @@ const NEEDS_NEWER_LIBRARY: &[(&str, &str)] = &[];
 /// otherwise correct; when it compiles, the trial fails until the entry moves to
 /// [`NEEDS_NEWER_LIBRARY`] or goes.
 const NOT_YET_COMPILABLE: &[(&str, &[&str])] = &[];
+
+/// Checks that a sample fails on one profile because the drop-in library is wrong there:
+/// (profile, sample, the expressions of the failing checks, what the library lacks). The
+/// trial passes when every failed check of the sample names one of these expressions, and
+/// fails once none fails, until the entry goes.
+const LIBRARY_GAPS: &[(&str, &str, &[&str], &str)] = &[];
+
+/// Samples whose checks depend on reuse or release at synchronization: they measure both
+/// (`sample_runtime.h`) and print [`runtime_line`], which must match the profile.
+const MEASURES_RUNTIME: &[&str] = &["pool_basics.c", "pool_reuse.cpp"];
+
+/// The line a sample of [`MEASURES_RUNTIME`] prints on `profile`.
+fn runtime_line(profile: Profile) -> String {
+    let yes_no = |b: bool| if b { "yes" } else { "no" };
+    format!(
+        "runtime: same-stream reuse {}, release at synchronization {}",
+        yes_no(profile.reuses()),
+        yes_no(profile.releases_at_sync())
+    )
+}
 
 /// Emulator settings of single samples, and why.
 const ENV: &[(&str, &str, &str, &str)] =
@@ -73,8 +104,12 @@ fn main() {
         move || lists_name_samples(&names)
     })];
     for src in samples {
-        let setup = Arc::clone(&setup);
-        trials.push(Trial::test(file_name(&src), move || sample(&src, &setup)));
+        let compiled = Arc::new(OnceLock::new());
+        for profile in Profile::ALL {
+            let (setup, compiled, src) = (Arc::clone(&setup), Arc::clone(&compiled), src.clone());
+            let name = format!("{}::{}", profile.name(), file_name(&src));
+            trials.push(Trial::test(name, move || sample(&src, profile, &compiled, &setup)));
+        }
     }
     let conclusion = libtest_mimic::run(&args, trials);
     drop(setup); // `exit` skips destructors: the shim folder goes now.
@@ -101,12 +136,16 @@ fn file_name(p: &Path) -> String {
 fn lists_name_samples(names: &[String]) -> Result<(), Failed> {
     let listed = NEEDS_NEWER_LIBRARY.iter().map(|(n, _)| *n).chain(NOT_YET_COMPILABLE.iter().map(|(n, _)| *n));
     let listed = listed.chain(ENV.iter().map(|e| e.0)).chain(LINKED_AS_ASCENDCL.iter().copied());
+    let listed = listed.chain(MEASURES_RUNTIME.iter().copied()).chain(LIBRARY_GAPS.iter().map(|g| g.1));
     let missing: Vec<&str> = listed.chain(VALGRIND.iter().copied()).filter(|n| !names.iter().any(|s| s == n)).collect();
     if !missing.is_empty() {
         return Err(format!("listed but not in tests/c/samples: {missing:?}").into());
     }
     if let Some(n) = VALGRIND.iter().find(|n| held_back(n)) {
         return Err(format!("{n} is to run under valgrind but is held back").into());
+    }
+    if let Some(g) = LIBRARY_GAPS.iter().find(|g| !Profile::ALL.iter().any(|p| p.name() == g.0)) {
+        return Err(format!("LIBRARY_GAPS names the profile {:?}, which does not exist", g.0).into());
     }
     Ok(())
 }
@@ -115,8 +154,9 @@ fn held_back(name: &str) -> bool {
     NEEDS_NEWER_LIBRARY.iter().any(|(n, _)| *n == name) || NOT_YET_COMPILABLE.iter().any(|(n, _)| *n == name)
 }
 
-/// One sample: compiled, then run and checked, or held back by a list.
-fn sample(src: &Path, setup: &Setup) -> Result<(), Failed> {
+/// One sample on one profile: compiled (once for both profiles), then run and checked, or
+/// held back by a list.
+fn sample(src: &Path, profile: Profile, compiled: &OnceLock<Result<(), String>>, setup: &Setup) -> Result<(), Failed> {
     let name = file_name(src);
     let exe = setup.out.join(src.file_stem().unwrap_or_default());
     let (library, lib_dir) = if LINKED_AS_ASCENDCL.contains(&name.as_str()) {
@@ -124,7 +164,7 @@ fn sample(src: &Path, setup: &Setup) -> Result<(), Failed> {
     } else {
         (Library::AclRt, setup.lib_dir.clone())
     };
-    let compiled = xtask::c::compile(src, &exe, &lib_dir, library, true);
+    let compiled = compiled.get_or_init(|| xtask::c::compile(src, &exe, &lib_dir, library, true)).clone();
     if let Some((_, names)) = NOT_YET_COMPILABLE.iter().find(|(n, _)| *n == name) {
         return not_yet_compilable(&name, names, compiled);
     }
@@ -145,22 +185,77 @@ fn sample(src: &Path, setup: &Setup) -> Result<(), Failed> {
         println!("{name}: {var}={value}: {why}");
         cmd.env(var, value);
     }
-    let stdout_path = setup.out.join(format!("{name}.stdout"));
-    let stderr_path = setup.out.join(format!("{name}.stderr"));
+    cmd.env(mempool_emu::ENV_PROFILE, profile.name());
+    let tag = format!("{}-{name}", profile.name());
+    let stdout_path = setup.out.join(format!("{tag}.stdout"));
+    let stderr_path = setup.out.join(format!("{tag}.stderr"));
     let (status, stdout, stderr) = run_bounded(cmd, &stdout_path, &stderr_path, deadline(memcheck))?;
-    let last = stdout.lines().last().unwrap_or_default();
-    let summary_ok = last
-        .strip_prefix(&format!("{name}: "))
-        .and_then(|rest| rest.strip_suffix(" passed, 0 failed"))
-        .is_some_and(|n| n.parse::<u32>().is_ok_and(|n| n > 0));
-    if !status.success() || !summary_ok {
-        return Err(format!(
-            "{name} failed{} ({status}); last line: {last:?}\n--- stdout\n{stdout}--- stderr\n{stderr}",
+    let failed = |why: String| -> Result<(), Failed> {
+        Err(format!(
+            "{name} on {profile}: {why} ({status}){}\n--- stdout\n{stdout}--- stderr\n{stderr}",
             if memcheck { ", or valgrind memcheck reported errors" } else { "" },
+        )
+        .into())
+    };
+    let runtime = stdout.lines().filter(|l| l.starts_with("runtime: ")).collect::<Vec<_>>();
+    if MEASURES_RUNTIME.contains(&name.as_str()) {
+        let want = runtime_line(profile);
+        if runtime != [want.as_str()] {
+            return failed(format!("measured {runtime:?}, the profile gives {want:?}"));
+        }
+        println!("{want}");
+    } else if !runtime.is_empty() {
+        return failed(format!("prints {runtime:?} but is not in MEASURES_RUNTIME"));
+    }
+    let last = stdout.lines().last().unwrap_or_default();
+    let counts = last.strip_prefix(&format!("{name}: ")).and_then(|rest| rest.split_once(" passed, "));
+    let counts =
+        counts.and_then(|(p, f)| Some((p.parse::<u32>().ok()?, f.strip_suffix(" failed")?.parse::<u32>().ok()?)));
+    let Some((passed, failures)) = counts.filter(|(p, _)| *p > 0) else {
+        return failed(format!("no summary line; last line: {last:?}"));
+    };
+    if let Some((_, _, checks, lacks)) = LIBRARY_GAPS.iter().find(|g| g.0 == profile.name() && g.1 == name) {
+        return library_gap(&name, profile, checks, lacks, (passed, failures, status.success()), &stdout, &stderr);
+    }
+    if !status.success() || failures > 0 {
+        return failed(format!("last line: {last:?}"));
+    }
+    println!("{}{last}", if memcheck { "valgrind memcheck clean: " } else { "" });
+    Ok(())
+}
+
+/// A sample of [`LIBRARY_GAPS`] on its profile: it must fail, and only at the checks listed.
+fn library_gap(
+    name: &str,
+    profile: Profile,
+    checks: &[&str],
+    lacks: &str,
+    (passed, failures, success): (u32, u32, bool),
+    stdout: &str,
+    stderr: &str,
+) -> Result<(), Failed> {
+    if success && failures == 0 {
+        return Err(
+            format!("{name} passes on {profile} now: the library has {lacks}; remove its LIBRARY_GAPS entry").into()
+        );
+    }
+    let fails: Vec<&str> = stdout.lines().filter(|l| l.trim_start().starts_with("FAIL ")).collect();
+    let other: Vec<&str> =
+        fails.iter().copied().filter(|l| !checks.iter().any(|c| l.contains(&format!(": {c} ")))).collect();
+    if !other.is_empty() || fails.len() != failures as usize || success {
+        return Err(format!(
+            "{name} on {profile} fails for more than the library gap listed ({failures} failed, {} FAIL lines, \
+             exit {}):\n{}\n--- stdout\n{stdout}--- stderr\n{stderr}",
+            fails.len(),
+            if success { "0" } else { "non-zero" },
+            other.join("\n")
         )
         .into());
     }
-    println!("{}{last}", if memcheck { "valgrind memcheck clean: " } else { "" });
+    println!(
+        "known library gap on {profile}: {name}: {passed} passed, {failures} failed, every failure one of {checks:?}: \
+         the library lacks {lacks}"
+    );
     Ok(())
 }
 

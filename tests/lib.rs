@@ -1,5 +1,6 @@
 //! Shared pieces of the workspace integration tests: the conformance harnesses of the
-//! backends built in this workspace, and the drop-in ACL library laid out for loading.
+//! backends built in this workspace, the drop-in ACL library laid out for loading, and a
+//! test run once per emulator profile in child processes.
 
 use mempool::Result;
 use mempool_ascend::Ascend;
@@ -161,6 +162,46 @@ fn lay_out(lib: &Path, home: &Path) -> std::io::Result<()> {
         std::os::unix::fs::symlink(lib, &dst)?;
     }
     Ok(())
+}
+
+/// The variable that marks a child process of [`per_profile`].
+const PROFILE_CHILD_VAR: &str = "MEMPOOL_TEST_PROFILE_CHILD";
+
+/// Runs the libtest test `test` (its name as the test binary lists it) of the calling test
+/// binary once per profile of contract §12, each in a child process of its own, since the
+/// drop-in library reads `MEMPOOL_EMU_PROFILE` once per process, at its first call.
+///
+/// In the parent (the test as cargo runs it), this runs the binary again as
+/// `<exe> <test> --exact --test-threads=1 --nocapture` for each of [`Profile::ALL`], with every
+/// `MEMPOOL_EMU_*` setting cleared except `MEMPOOL_EMU_PROFILE`, prints each child's output,
+/// and panics when a child fails or did not run exactly that one test; `body` does not run
+/// there. In a child, it runs `body` with the child's profile.
+pub fn per_profile(test: &str, body: impl FnOnce(Profile)) {
+    if std::env::var_os(PROFILE_CHILD_VAR).is_some() {
+        let name = std::env::var(mempool_emu::ENV_PROFILE).expect("a child of per_profile has a profile");
+        let profile = name.parse::<Profile>().unwrap_or_else(|e| panic!("{}={name}: {e}", mempool_emu::ENV_PROFILE));
+        println!("{test}: profile {profile}");
+        body(profile);
+        return;
+    }
+    let exe = std::env::current_exe().expect("the test binary knows its path");
+    let mut failed = Vec::new();
+    for profile in Profile::ALL {
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args([test, "--exact", "--test-threads=1", "--nocapture"]);
+        for var in mempool_emu::ENV_ALL {
+            cmd.env_remove(var);
+        }
+        cmd.env(PROFILE_CHILD_VAR, "1").env(mempool_emu::ENV_PROFILE, profile.name());
+        let out = cmd.output().unwrap_or_else(|e| panic!("cannot start {}: {e}", exe.display()));
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let ran_one = text.contains("running 1 test") && text.contains("test result: ok. 1 passed;");
+        println!("--- {test} on {profile}: {}\n{text}", if ran_one { "ok" } else { "FAILED" });
+        if !out.status.success() || !ran_one {
+            failed.push(format!("{profile} ({})", out.status));
+        }
+    }
+    assert!(failed.is_empty(), "{test} failed in the child of profile {}", failed.join(", "));
 }
 
 /// Appends one timed loop's percentiles to `target/bench-percentiles.tsv` (the file

@@ -1,5 +1,10 @@
 //! The loader of the Ascend backend: search order, `Unavailable` listing every path
 //! tried, link stubs, and `NotSupported` naming a missing symbol.
+//!
+//! The tests that load the drop-in library run once per profile of contract §12
+//! (`documented` and `cann-open`), each in a child process of this binary
+//! ([`mempool_tests::per_profile`]): the library reads `MEMPOOL_EMU_PROFILE` once per
+//! process. The other tests load libraries of their own, in this process.
 
 use mempool::prelude::*;
 use mempool::{ErrorKind, PoolProps};
@@ -123,6 +128,10 @@ fn a_runtime_without_pool_calls_is_not_supported_naming_the_symbol() {
 
 #[test]
 fn auto_chooses_the_runtime_when_found_and_the_emulator_otherwise() {
+    mempool_tests::per_profile("auto_chooses_the_runtime_when_found_and_the_emulator_otherwise", |_| auto_chooses());
+}
+
+fn auto_chooses() {
     let home = mempool_tests::shim_home();
     let chosen = mempool::auto_with(&LoadOptions::only(home.path().join("lib64")), 0).unwrap();
     assert!(chosen.is_ascend(), "{chosen}");
@@ -145,6 +154,10 @@ fn auto_chooses_the_runtime_when_found_and_the_emulator_otherwise() {
 
 #[test]
 fn loading_initializes_once_per_process_and_finalize_runs_once() {
+    mempool_tests::per_profile("loading_initializes_once_per_process_and_finalize_runs_once", |_| loading_once());
+}
+
+fn loading_once() {
     let home = mempool_tests::shim_home();
     let opts = LoadOptions::only(home.path().join("lib64"));
     let threads: Vec<_> = (0..8)
@@ -160,9 +173,16 @@ fn loading_initializes_once_per_process_and_finalize_runs_once() {
 }
 
 /// `as_raw` hands out the runtime's own handles: an allocation made through them with the
-/// library's C function is the pool's, and the backend frees it.
+/// library's C function is the pool's, and the backend frees it. A second allocation on the
+/// stream after that free gets the first one's address back on `documented` and fresh address
+/// space on `cann-open`, and the synchronization releases both granules on `documented`
+/// (threshold 0) and neither on `cann-open`.
 #[test]
 fn raw_handles_name_the_runtime_objects() {
+    mempool_tests::per_profile("raw_handles_name_the_runtime_objects", raw_handles);
+}
+
+fn raw_handles(profile: mempool_emu::Profile) {
     type Malloc = unsafe extern "C" fn(
         *mut *mut std::ffi::c_void,
         usize,
@@ -178,15 +198,32 @@ fn raw_handles_name_the_runtime_objects() {
     let lib = unsafe { libloading::Library::new(home.path().join("lib64").join("libacl_rt.so")) }.unwrap();
     // SAFETY: as above.
     let malloc = unsafe { *lib.get::<Malloc>(b"aclrtMemPoolMallocAsync").unwrap() };
-    let mut p = std::ptr::null_mut();
-    // SAFETY: a valid out-pointer and the live handles of this pool and stream.
-    assert_eq!(unsafe { malloc(&mut p, 1 << 20, pool.as_raw(), stream.as_raw()) }, 0);
-    assert!(!p.is_null());
+    let raw_malloc = || {
+        let mut p = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer and the live handles of this pool and stream.
+        assert_eq!(unsafe { malloc(&mut p, 1 << 20, pool.as_raw(), stream.as_raw()) }, 0);
+        assert!(!p.is_null());
+        p
+    };
+    let p = raw_malloc();
     assert_eq!(pool.stats().unwrap().used_current, 2 << 20, "one granule, in the backend's pool");
     // SAFETY: `p` is a live allocation of this pool that nothing uses.
     unsafe { pool.free_async(mempool::DevicePtr::from_addr(p as u64), &stream) }.unwrap();
+    let q = raw_malloc();
+    assert_eq!(q == p, profile.reuses(), "on {profile}: the freed {p:?}, the next allocation {q:?}");
+    // SAFETY: `q` is a live allocation of this pool that nothing uses.
+    unsafe { pool.free_async(mempool::DevicePtr::from_addr(q as u64), &stream) }.unwrap();
     dev.synchronize_stream(&stream).unwrap();
-    assert_eq!(pool.stats().unwrap().used_current, 0);
+    let stats = pool.stats().unwrap();
+    assert_eq!(stats.used_current, 0);
+    let kept = if profile.releases_at_sync() {
+        0
+    } else if profile.reuses() {
+        2 << 20
+    } else {
+        4 << 20
+    };
+    assert_eq!(stats.reserved_current, kept, "on {profile}, after the synchronization");
     dev.destroy_pool(&pool).unwrap();
     dev.destroy_stream(&stream).unwrap();
 }

@@ -20,7 +20,8 @@
 
 use crate::state::err;
 use mempool_emu::{EmuPool, EmuStream, Emulator};
-use mempool_hal::{Device, DevicePtr, ErrorKind, MemPool, Result, code};
+use mempool_hal::attr::UsedMemCurrent;
+use mempool_hal::{Device, DevicePtr, ErrorKind, MemPool, MemPoolExt, Result, code};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -170,7 +171,15 @@ impl SyncHeap {
             self.pool.free(DevicePtr::from_addr(base), &self.stream).map_err(|e| e.with_op(op))?;
             books.blocks.remove(&base);
             drop(books);
-            return dev.synchronize_stream(&self.stream);
+            dev.synchronize_stream(&self.stream)?;
+            // `aclrtFree` gives memory back to the device on every runtime: on the
+            // `cann-open` profile the hidden pool releases nothing at synchronization,
+            // so trim it to what is still allocated. A trim that races with another
+            // thread's `aclrtMalloc` (USED rose meanwhile) is refused and changes nothing;
+            // the next `aclrtFree` trims again.
+            let used = self.pool.get(UsedMemCurrent)?;
+            let _ = self.pool.trim_to(used);
+            return Ok(());
         }
         if let Some(b) = books.blocks.get_mut(&base) {
             b.pieces.remove(&ptr.addr());
