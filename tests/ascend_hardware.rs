@@ -7,6 +7,8 @@
 //! the installed library, runs them, and writes `target/ascend-report.md` with the probe
 //! table and every result. Without the switch every trial is reported as ignored ("not
 //! run"), never as passed.
+//!
+//! The rules it checks: contract §10 (`mempool_hal::contract::conformance`), §12 (`mempool_hal::contract::profiles`).
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use mempool_ascend::Ascend;

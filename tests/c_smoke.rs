@@ -2,6 +2,8 @@
 //! against the project's ACL headers, linked against the drop-in `libacl_rt.so` (the
 //! compiler line is `xtask::c::compile`), and run; under valgrind memcheck when
 //! `MEMPOOL_SMOKE_VALGRIND` is set (`cargo xtask ci`).
+//!
+//! The rules it checks: contract §8 (`mempool_hal::contract::c_abi`).
 
 use std::process::Command;
 

@@ -2,6 +2,8 @@
 //! on both emulator profiles: each profile runs in a child process of this test binary
 //! (the library reads `MEMPOOL_EMU_PROFILE` once per process), and the two tables must
 //! differ in the reuse and release rows.
+//!
+//! The rules it checks: contract §12 (`mempool_hal::contract::profiles`).
 
 use mempool_emu::Profile;
 use std::process::Command;

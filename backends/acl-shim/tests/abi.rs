@@ -1,5 +1,7 @@
 //! The C ABI called directly from Rust: contexts, handle checks, per-thread messages,
 //! synchronous memory, copies and event timing.
+//!
+//! The rules it checks: contract §8 (`mempool_hal::contract::c_abi`).
 
 use acl_rt::exports::*;
 use mempool_ascend::sys::*;

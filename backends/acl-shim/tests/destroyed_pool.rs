@@ -4,6 +4,8 @@
 //! A binary of its own, with one test: the destroyed pool's address range goes back to the
 //! host, and a concurrent test that mapped memory there would make the pointer host memory
 //! again.
+//!
+//! The rules it checks: contract §7 (`mempool_hal::contract::statistics`), §8 (`mempool_hal::contract::c_abi`).
 
 use acl_rt::exports::*;
 use mempool_ascend::sys::*;

@@ -10,6 +10,8 @@
 //! translate to the prototypes expected here.
 //!
 //! A missing C or C++ compiler fails the test: it is not skipped.
+//!
+//! The rules it checks: contract §8 (`mempool_hal::contract::c_abi`).
 
 use mempool_ascend::sys::{
     ACL_CALLBACK_BLOCK, ACL_CALLBACK_NO_BLOCK, ACL_CONTINUE_ON_FAILURE, ACL_DEVICE, ACL_ERROR_INVALID_FILE,

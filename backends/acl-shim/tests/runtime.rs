@@ -5,6 +5,8 @@
 //! Only `counted_set_and_reset_device` calls `aclrtSetDevice`/`aclrtResetDevice` (the
 //! counts are process-wide) and only `lifecycle_codes` calls `aclInit`/`aclFinalize`; the
 //! other tests make a context current with `aclrtCreateContext`.
+//!
+//! The rules it checks: contract §8 (`mempool_hal::contract::c_abi`).
 
 use acl_rt::exports::*;
 use mempool_ascend::sys::*;

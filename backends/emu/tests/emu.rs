@@ -1,5 +1,7 @@
 //! Emulator-specific behaviour beyond the conformance suite: deferred execution,
 //! stepping, copies, asynchronous failures, devices, and queued work surviving destroy.
+//!
+//! The rules it checks: contract §1 (`mempool_hal::contract::objects`), §4 (`mempool_hal::contract::allocation`), §6 (`mempool_hal::contract::release`), §7 (`mempool_hal::contract::statistics`).
 
 use mempool_emu::{Emulator, ExecutionMode, ReuseRule};
 use mempool_hal::{

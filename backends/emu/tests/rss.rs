@@ -2,6 +2,8 @@
 //! reserves touched memory and falls again after the release at synchronization.
 //!
 //! This file holds one test so no other test of the same process moves the numbers.
+//!
+//! The rules it checks: contract §6 (`mempool_hal::contract::release`).
 
 use mempool_emu::Emulator;
 use mempool_hal::{Device, MemPoolExt, PoolProps};

@@ -1,6 +1,8 @@
 //! The stream-order checker: small buggy programs that must each be caught
 //! at the faulty call (with nothing executed), and correct programs with cross-stream
 //! events, reuse flags and host synchronization that must raise nothing.
+//!
+//! The rules it checks: contract §1 (`mempool_hal::contract::objects`), §11 (`mempool_hal::contract::checker`).
 
 use mempool_emu::{EmuPool, EmuStream, Emulator, ExecutionMode, KernelAccess};
 use mempool_hal::{Device, DevicePtr, Error, ErrorKind, HostBuffer, MemPool, MemPoolExt, PoolProps, Result, attr};

@@ -12,6 +12,8 @@
 //! reuse counters match what the allocations reported, no block was ever live twice (the
 //! signatures prove it on the device side, a map of live ranges on the host side) and
 //! everything finished within a deadline.
+//!
+//! The rules it checks: contract §4 (`mempool_hal::contract::allocation`), §5 (`mempool_hal::contract::free`), §6 (`mempool_hal::contract::release`), §7 (`mempool_hal::contract::statistics`).
 
 #![forbid(unsafe_code)]
 
