@@ -97,6 +97,9 @@
 //!   live piece (its padded size). `aclrtGetMemInfo` counts the blocks, so its USED
 //!   (total - free) grows by a granule for the first small allocation and not for the
 //!   next ones that fit. Out of device memory: 207001.
+//! - **Lazy setup.** A device's default stream (the null stream) and the hidden pool and
+//!   stream of `aclrtMalloc` are made at their first use, once, under a per-device lock:
+//!   threads racing on that first use share one set, and none is left behind.
 //!
 //! The contract's status notes list where these still differ from CANN.
 //!

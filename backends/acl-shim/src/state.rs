@@ -71,6 +71,10 @@ pub(crate) struct Shim {
     default_contexts: Vec<OnceLock<usize>>,
     default_streams: Vec<OnceLock<EmuStream>>,
     sync_alloc: Vec<OnceLock<SyncHeap>>,
+    /// Serializes the lazy setup of a device's default stream and synchronous heap, so
+    /// two threads making their first use at once create the emulator's objects once:
+    /// a loser's stream would keep a worker thread and its pool would stay registered.
+    setup: Vec<Mutex<()>>,
     /// The `aclrtMallocHost` allocations by start address.
     pub(crate) host_allocs: Mutex<BTreeMap<usize, Arc<HostBlock>>>,
     /// How many `aclrtSetDevice` calls of each device no `aclrtResetDevice` has undone
@@ -122,6 +126,7 @@ impl Shim {
             default_contexts: (0..n).map(|_| OnceLock::new()).collect(),
             default_streams: (0..n).map(|_| OnceLock::new()).collect(),
             sync_alloc: (0..n).map(|_| OnceLock::new()).collect(),
+            setup: (0..n).map(|_| Mutex::new(())).collect(),
             host_allocs: Mutex::new(BTreeMap::new()),
             set_counts: Mutex::new(vec![0; n as usize]),
             failure_modes: Mutex::new(HashMap::new()),
@@ -183,23 +188,45 @@ impl Shim {
 
     /// The default stream of `device` (what a null stream means).
     pub(crate) fn default_stream(&self, device: u32) -> Result<EmuStream> {
-        if let Some(s) = self.default_streams[device as usize].get() {
+        let slot = &self.default_streams[device as usize];
+        if let Some(s) = slot.get() {
+            return Ok(s.clone());
+        }
+        // Created under the device's setup lock, once: `OnceLock::get_or_try_init` is
+        // not stable, and creating before `get_or_init` would leave the loser of a race
+        // with a stream (and its worker thread) nobody destroys.
+        let _setup = self.setup[device as usize].lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(s) = slot.get() {
             return Ok(s.clone());
         }
         let s = self.dev(device).create_stream()?;
-        Ok(self.default_streams[device as usize].get_or_init(|| s).clone())
+        Ok(slot.get_or_init(|| s).clone())
     }
 
     /// The synchronous allocator (`aclrtMalloc`) of `device`.
     pub(crate) fn sync_alloc(&self, device: u32) -> Result<&SyncHeap> {
-        if let Some(a) = self.sync_alloc[device as usize].get() {
+        let slot = &self.sync_alloc[device as usize];
+        if let Some(a) = slot.get() {
+            return Ok(a);
+        }
+        // Under the device's setup lock, as in `default_stream`: the hidden pool and
+        // stream are created once, never by a thread that then loses the race.
+        let _setup = self.setup[device as usize].lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(a) = slot.get() {
             return Ok(a);
         }
         let dev = self.dev(device);
         let pool = dev.create_pool(&PoolProps::builder().device(device).build())?;
-        let stream = dev.create_stream()?;
+        let stream = match dev.create_stream() {
+            Ok(s) => s,
+            Err(e) => {
+                // Nothing may stay behind a failed setup either.
+                let _ = dev.destroy_pool(&pool);
+                return Err(e);
+            }
+        };
         let gran = dev.config().granularity;
-        Ok(self.sync_alloc[device as usize].get_or_init(|| SyncHeap::new(pool, stream, gran)))
+        Ok(slot.get_or_init(|| SyncHeap::new(pool, stream, gran)))
     }
 
     /// The device and synchronous allocator whose memory holds `addr`, if any.
