@@ -96,7 +96,10 @@
 //!   when its last piece is freed with `aclrtFree`. A copy or memset must stay inside one
 //!   live piece (its padded size). `aclrtGetMemInfo` counts the blocks, so its USED
 //!   (total - free) grows by a granule for the first small allocation and not for the
-//!   next ones that fit. Out of device memory: 207001.
+//!   next ones that fit. Out of device memory: 207001. `aclrtFree` waits for the hidden
+//!   pool's stream only: it is not a synchronization, so it releases nothing of the
+//!   program's own pools (their release comes at the program's next synchronization,
+//!   contract §6).
 //! - **Lazy setup.** A device's default stream (the null stream) and the hidden pool and
 //!   stream of `aclrtMalloc` are made at their first use, once, under a per-device lock:
 //!   threads racing on that first use share one set, and none is left behind.
