@@ -578,6 +578,9 @@ fn teardown(fx: &Fx) {
     }
 }
 
+/// A destroy-while-in-use scenario: its failures and how many concurrent calls it made.
+type Scenario = fn() -> (Vec<String>, u64);
+
 /// Each row of the table is a trial of its own (`row::<entry>(<input>)`), so a failing row
 /// is reported by name and one row can be run alone (`cargo test --test hostile -- <name>`).
 /// The rows are built at run time (one per hostile value of each argument), share one
@@ -621,7 +624,7 @@ fn main() {
             None => Ok(()),
         }));
     }
-    let scenarios: [(&str, fn() -> (Vec<String>, u64)); 4] = [
+    let scenarios: [(&str, Scenario); 4] = [
         ("race::pool_destroyed_in_use", pool_destroyed_in_use),
         ("race::stream_destroyed_in_use", stream_destroyed_in_use),
         ("race::event_destroyed_in_use", event_destroyed_in_use),
