@@ -7,7 +7,8 @@
 //!   stream; the pool and the device's other streams keep working meanwhile, and the
 //!   stream catches up once the function returns;
 //! - a process that returns from `main` with work queued behind host functions that never
-//!   return exits at once: nothing waits for queued work at exit.
+//!   return exits at once: nothing waits for queued work at exit;
+//! - a wait time-out that does not parse makes every call answer 507000 naming it.
 //!
 //! A panicking host function cannot come through the C ABI (a C function does not
 //! unwind); the emulator's tests and the workspace's `tests/faults.rs` cover panics.
@@ -184,4 +185,19 @@ fn work_queued_at_exit() {
     }
     // `d` stays allocated, `p`'s free is queued: the test returns, then the harness's
     // `main`, and the process must exit now.
+}
+
+#[test]
+fn a_wait_timeout_that_does_not_parse_is_refused_naming_the_variable() {
+    in_child(
+        "a_wait_timeout_that_does_not_parse_is_refused_naming_the_variable",
+        &[(acl_rt::ENV_WAIT_TIMEOUT, "0")],
+        Duration::from_secs(20),
+        || {
+            // SAFETY: takes an integer only.
+            assert_eq!(unsafe { aclrtSetDevice(0) }, 507_000);
+            let msg = message();
+            assert!(msg.contains(acl_rt::ENV_WAIT_TIMEOUT) && msg.contains("\"0\""), "{msg}");
+        },
+    );
 }
