@@ -1,6 +1,6 @@
 //! Shared pieces of the workspace integration tests: the conformance harnesses of the
 //! backends built in this workspace, the drop-in ACL library laid out for loading, and a
-//! test run once per emulator profile in child processes.
+//! test case run on one emulator profile in a child process.
 
 use mempool::Result;
 use mempool_ascend::Ascend;
@@ -164,44 +164,43 @@ fn lay_out(lib: &Path, home: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The variable that marks a child process of [`per_profile`].
+/// The variable that marks a child process of [`on_profile`].
 const PROFILE_CHILD_VAR: &str = "MEMPOOL_TEST_PROFILE_CHILD";
 
-/// Runs the libtest test `test` (its name as the test binary lists it) of the calling test
-/// binary once per profile of contract §12, each in a child process of its own, since the
-/// drop-in library reads `MEMPOOL_EMU_PROFILE` once per process, at its first call.
+/// Runs the calling test's `body` on `profile` (contract §12) in a child process of its
+/// own, since the drop-in library reads `MEMPOOL_EMU_PROFILE` once per process, at its
+/// first call. Each profile is a test case of its own (an rstest case per profile), so
+/// each reports on its own.
 ///
 /// In the parent (the test as cargo runs it), this runs the binary again as
-/// `<exe> <test> --exact --test-threads=1 --nocapture` for each of [`Profile::ALL`], with every
-/// `MEMPOOL_EMU_*` setting cleared except `MEMPOOL_EMU_PROFILE`, prints each child's output,
-/// and panics when a child fails or did not run exactly that one test; `body` does not run
-/// there. In a child, it runs `body` with the child's profile.
-pub fn per_profile(test: &str, body: impl FnOnce(Profile)) {
+/// `<exe> <test> --exact --test-threads=1 --nocapture`, where `<test>` is the calling
+/// test's name (libtest names each test's thread after it), with every `MEMPOOL_EMU_*`
+/// setting cleared except `MEMPOOL_EMU_PROFILE`; it prints the child's output and panics
+/// when the child fails or did not run exactly that one test. `body` does not run there.
+/// In the child, it runs `body` with `profile`, after checking that the child got it.
+pub fn on_profile(profile: Profile, body: impl FnOnce(Profile)) {
+    let current = std::thread::current();
+    let test = current.name().filter(|n| *n != "main").expect("on_profile runs on a libtest test thread");
     if std::env::var_os(PROFILE_CHILD_VAR).is_some() {
-        let name = std::env::var(mempool_emu::ENV_PROFILE).expect("a child of per_profile has a profile");
-        let profile = name.parse::<Profile>().unwrap_or_else(|e| panic!("{}={name}: {e}", mempool_emu::ENV_PROFILE));
+        let name = std::env::var(mempool_emu::ENV_PROFILE).expect("a child of on_profile has a profile");
+        let got = name.parse::<Profile>().unwrap_or_else(|e| panic!("{}={name}: {e}", mempool_emu::ENV_PROFILE));
+        assert_eq!(got, profile, "{test}: the child runs the case of its profile");
         println!("{test}: profile {profile}");
         body(profile);
         return;
     }
     let exe = std::env::current_exe().expect("the test binary knows its path");
-    let mut failed = Vec::new();
-    for profile in Profile::ALL {
-        let mut cmd = std::process::Command::new(&exe);
-        cmd.args([test, "--exact", "--test-threads=1", "--nocapture"]);
-        for var in mempool_emu::ENV_ALL {
-            cmd.env_remove(var);
-        }
-        cmd.env(PROFILE_CHILD_VAR, "1").env(mempool_emu::ENV_PROFILE, profile.name());
-        let out = cmd.output().unwrap_or_else(|e| panic!("cannot start {}: {e}", exe.display()));
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        let ran_one = text.contains("running 1 test") && text.contains("test result: ok. 1 passed;");
-        println!("--- {test} on {profile}: {}\n{text}", if ran_one { "ok" } else { "FAILED" });
-        if !out.status.success() || !ran_one {
-            failed.push(format!("{profile} ({})", out.status));
-        }
+    let mut cmd = std::process::Command::new(&exe);
+    cmd.args([test, "--exact", "--test-threads=1", "--nocapture"]);
+    for var in mempool_emu::ENV_ALL {
+        cmd.env_remove(var);
     }
-    assert!(failed.is_empty(), "{test} failed in the child of profile {}", failed.join(", "));
+    cmd.env(PROFILE_CHILD_VAR, "1").env(mempool_emu::ENV_PROFILE, profile.name());
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot start {}: {e}", exe.display()));
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let ran_one = text.contains("running 1 test") && text.contains("test result: ok. 1 passed;");
+    println!("--- {test} on {profile}: {}\n{text}", if ran_one { "ok" } else { "FAILED" });
+    assert!(out.status.success() && ran_one, "{test} failed in its child on {profile} ({})", out.status);
 }
 
 /// Appends one timed loop's percentiles to `target/bench-percentiles.tsv` (the file

@@ -1,14 +1,16 @@
 //! The loader of the Ascend backend: search order, `Unavailable` listing every path
 //! tried, link stubs, and `NotSupported` naming a missing symbol.
 //!
-//! The tests that load the drop-in library run once per profile of contract §12
-//! (`documented` and `cann-open`), each in a child process of this binary
-//! ([`mempool_tests::per_profile`]): the library reads `MEMPOOL_EMU_PROFILE` once per
-//! process. The other tests load libraries of their own, in this process.
+//! The tests that load the drop-in library have one rstest case per profile of contract
+//! §12 (`::case_1_documented`, `::case_2_cann_open`), each run in a child process of this
+//! binary ([`mempool_tests::on_profile`]): the library reads `MEMPOOL_EMU_PROFILE` once
+//! per process. The other tests load libraries of their own, in this process.
 
 use mempool::prelude::*;
 use mempool::{ErrorKind, PoolProps};
 use mempool_ascend::{Ascend, LoadOptions};
+use mempool_emu::Profile;
+use rstest::rstest;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -126,9 +128,11 @@ fn a_runtime_without_pool_calls_is_not_supported_naming_the_symbol() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[test]
-fn auto_chooses_the_runtime_when_found_and_the_emulator_otherwise() {
-    mempool_tests::per_profile("auto_chooses_the_runtime_when_found_and_the_emulator_otherwise", |_| auto_chooses());
+#[rstest]
+#[case::documented(Profile::Documented)]
+#[case::cann_open(Profile::CannOpen)]
+fn auto_chooses_the_runtime_when_found_and_the_emulator_otherwise(#[case] profile: Profile) {
+    mempool_tests::on_profile(profile, |_| auto_chooses());
 }
 
 fn auto_chooses() {
@@ -152,9 +156,11 @@ fn auto_chooses() {
     assert_eq!(err.code(), 107_001);
 }
 
-#[test]
-fn loading_initializes_once_per_process_and_finalize_runs_once() {
-    mempool_tests::per_profile("loading_initializes_once_per_process_and_finalize_runs_once", |_| loading_once());
+#[rstest]
+#[case::documented(Profile::Documented)]
+#[case::cann_open(Profile::CannOpen)]
+fn loading_initializes_once_per_process_and_finalize_runs_once(#[case] profile: Profile) {
+    mempool_tests::on_profile(profile, |_| loading_once());
 }
 
 fn loading_once() {
@@ -177,12 +183,14 @@ fn loading_once() {
 /// stream after that free gets the first one's address back on `documented` and fresh address
 /// space on `cann-open`, and the synchronization releases both granules on `documented`
 /// (threshold 0) and neither on `cann-open`.
-#[test]
-fn raw_handles_name_the_runtime_objects() {
-    mempool_tests::per_profile("raw_handles_name_the_runtime_objects", raw_handles);
+#[rstest]
+#[case::documented(Profile::Documented)]
+#[case::cann_open(Profile::CannOpen)]
+fn raw_handles_name_the_runtime_objects(#[case] profile: Profile) {
+    mempool_tests::on_profile(profile, raw_handles);
 }
 
-fn raw_handles(profile: mempool_emu::Profile) {
+fn raw_handles(profile: Profile) {
     type Malloc = unsafe extern "C" fn(
         *mut *mut std::ffi::c_void,
         usize,
@@ -243,20 +251,27 @@ const char *aclGetRecentErrMsg(void) {{ return ""; }}
 }
 
 /// Without `aclFinalizeReference`, `finalize` calls `aclFinalize` only when the backend's
-/// own `aclInit` initialized the runtime (it answered 0, not 100002).
-#[test]
-fn without_the_counted_finalize_only_what_the_backend_initialized_is_finalized() {
-    for (tag, init_rc, want) in [("hostinit", 100_002, 0), ("owninit", 0, 1)] {
-        let dir = temp_dir(tag);
-        let lib = build_library(&dir, "libacl_rt.so", &finalize_counter(init_rc));
-        mempool_ascend::load(&LoadOptions::only(&lib)).expect("the runtime loads");
-        mempool_ascend::finalize().expect("finalize succeeds");
-        // SAFETY: the library just built, with the signature written above.
-        let calls = unsafe {
-            let l = libloading::Library::new(&lib).unwrap();
-            l.get::<unsafe extern "C" fn() -> i32>(b"finalize_calls").unwrap()()
-        };
-        assert_eq!(calls, want, "aclInit answered {init_rc}");
-        let _ = std::fs::remove_dir_all(dir);
-    }
+/// own `aclInit` initialized the runtime (it answered 0, not 100002). The cases run one
+/// at a time: `finalize` is process-wide.
+#[rstest]
+#[case::host_initialized("hostinit", 100_002, 0)]
+#[case::backend_initialized("owninit", 0, 1)]
+fn without_the_counted_finalize_only_what_the_backend_initialized_is_finalized(
+    #[case] tag: &str,
+    #[case] init_rc: i32,
+    #[case] want: i32,
+) {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let dir = temp_dir(tag);
+    let lib = build_library(&dir, "libacl_rt.so", &finalize_counter(init_rc));
+    mempool_ascend::load(&LoadOptions::only(&lib)).expect("the runtime loads");
+    mempool_ascend::finalize().expect("finalize succeeds");
+    // SAFETY: the library just built, with the signature written above.
+    let calls = unsafe {
+        let l = libloading::Library::new(&lib).unwrap();
+        l.get::<unsafe extern "C" fn() -> i32>(b"finalize_calls").unwrap()()
+    };
+    assert_eq!(calls, want, "aclInit answered {init_rc}");
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -1,12 +1,15 @@
 //! The probe (`mempool_ascend::probe`) through the Ascend backend over the drop-in library,
 //! on both emulator profiles: each profile runs in a child process of this test binary
-//! (the library reads `MEMPOOL_EMU_PROFILE` once per process), and the two tables must
-//! differ in the reuse and release rows.
+//! (the library reads `MEMPOOL_EMU_PROFILE` once per process), once for the whole binary;
+//! the two tables must differ in the reuse and release rows and agree in the others, one
+//! rstest case per row.
 //!
 //! The rules it checks: contract §12 (`mempool_hal::contract::profiles`).
 
 use mempool_emu::Profile;
+use rstest::rstest;
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// Set in a child: the profile it probes.
 const CHILD: &str = "MEMPOOL_TEST_PROBE_CHILD";
@@ -47,19 +50,40 @@ fn row<'a>(table: &'a str, what: &str) -> &'a str {
     table.lines().find(|l| l.starts_with(&format!("| {what}"))).unwrap_or_else(|| panic!("no row {what:?} in\n{table}"))
 }
 
+/// The tables of `documented` and `cann-open`, probed once for every case below.
+fn tables() -> &'static (String, String) {
+    static TABLES: OnceLock<(String, String)> = OnceLock::new();
+    TABLES.get_or_init(|| {
+        let documented = probe_table(Profile::Documented);
+        let cann_open = probe_table(Profile::CannOpen);
+        println!("documented:\n{documented}\n\ncann-open:\n{cann_open}");
+        (documented, cann_open)
+    })
+}
+
+#[rstest]
+#[case::same_stream_reuse("same-stream reuse")]
+#[case::event_dependency_reuse("event-dependency reuse")]
+#[case::release_at_synchronization("release at synchronization")]
+#[case::profile("profile")]
+fn the_tables_of_the_two_profiles_differ_in(#[case] what: &str) {
+    let (documented, cann_open) = tables();
+    assert_ne!(row(documented, what), row(cann_open, what), "{what}");
+}
+
+#[rstest]
+#[case::granularity("granularity")]
+#[case::version("version")]
+#[case::pageable_copies("pageable aclrtMemcpyAsync")]
+fn the_tables_of_the_two_profiles_agree_in(#[case] what: &str) {
+    let (documented, cann_open) = tables();
+    assert_eq!(row(documented, what), row(cann_open, what), "{what}");
+}
+
 #[test]
-fn the_tables_of_the_two_profiles_differ_in_reuse_and_release() {
-    let documented = probe_table(Profile::Documented);
-    let cann_open = probe_table(Profile::CannOpen);
-    println!("documented:\n{documented}\n\ncann-open:\n{cann_open}");
-    for what in ["same-stream reuse", "event-dependency reuse", "release at synchronization", "profile"] {
-        assert_ne!(row(&documented, what), row(&cann_open, what), "{what}");
-    }
-    assert!(row(&documented, "same-stream reuse").ends_with("| as documented |"), "{documented}");
-    assert!(row(&cann_open, "same-stream reuse").contains("differs: no reuse (cann-open)"), "{cann_open}");
-    assert!(row(&cann_open, "release at synchronization").contains("kept until trim_to"), "{cann_open}");
-    // The rows that do not depend on the profile agree.
-    for what in ["granularity", "version", "pageable aclrtMemcpyAsync"] {
-        assert_eq!(row(&documented, what), row(&cann_open, what), "{what}");
-    }
+fn the_reuse_and_release_rows_say_how_cann_open_differs() {
+    let (documented, cann_open) = tables();
+    assert!(row(documented, "same-stream reuse").ends_with("| as documented |"), "{documented}");
+    assert!(row(cann_open, "same-stream reuse").contains("differs: no reuse (cann-open)"), "{cann_open}");
+    assert!(row(cann_open, "release at synchronization").contains("kept until trim_to"), "{cann_open}");
 }

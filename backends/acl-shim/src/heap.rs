@@ -171,12 +171,17 @@ impl SyncHeap {
             self.pool.free(DevicePtr::from_addr(base), &self.stream).map_err(|e| e.with_op(op))?;
             books.blocks.remove(&base);
             drop(books);
-            dev.synchronize_stream(&self.stream)?;
-            // `aclrtFree` gives memory back to the device on every runtime: on the
-            // `cann-open` profile the hidden pool releases nothing at synchronization,
-            // so trim it to what is still allocated. A trim that races with another
-            // thread's `aclrtMalloc` (USED rose meanwhile) is refused and changes nothing;
-            // the next `aclrtFree` trims again.
+            // Wait for the hidden stream to reach the free, then let the host observe it
+            // (a complete query is an observation, as a synchronization is), without a
+            // synchronization: that would run the release pass of every pool of the
+            // device (contract §6), and an `aclrtFree` must leave user pools alone.
+            dev.run_pending(&self.stream)?;
+            let _ = dev.query_stream(&self.stream)?;
+            // `aclrtFree` gives memory back to the device on every runtime (the hidden
+            // pool is not released by a synchronization either way now), so trim it to
+            // what is still allocated: the free above has executed. A trim that races
+            // with another thread's `aclrtMalloc` (USED rose meanwhile) is refused and
+            // changes nothing; the next `aclrtFree` trims again.
             let used = self.pool.get(UsedMemCurrent)?;
             let _ = self.pool.trim_to(used);
             return Ok(());

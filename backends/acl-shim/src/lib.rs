@@ -42,6 +42,7 @@
 //! | `MEMPOOL_EMU_MODE` | `threaded` or `deferred` | threaded |
 //! | `MEMPOOL_EMU_CHECKER` | the stream-order checker: `on`/`1`/`true`/`yes` or `off`/`0`/`false`/`no` | on |
 //! | `MEMPOOL_EMU_RACES` | the checker's race mode (unordered overlapping accesses, one a write), same values | off |
+//! | `MEMPOOL_EMU_WAIT_TIMEOUT` | the longest any wait may take, in milliseconds (`250`, `250ms`, `2s`; 1 ms to 1 hour): a synchronization that waits longer for a host function that does not return answers 507000 with a message naming the stream, and the stream catches up when the function returns | 60 s |
 //! | `MEMPOOL_EMU_PROFILE` | the pools' behaviour (contract §12): `documented` (reuse, release at synchronization, destroy waits for queued work) or `cann-open` (the open CANN runtime: no reuse, no release at synchronization, destroy does not wait) | documented |
 //!
 //! A value that does not parse or is out of range makes every call fail with 507000 and a
@@ -96,7 +97,22 @@
 //!   when its last piece is freed with `aclrtFree`. A copy or memset must stay inside one
 //!   live piece (its padded size). `aclrtGetMemInfo` counts the blocks, so its USED
 //!   (total - free) grows by a granule for the first small allocation and not for the
-//!   next ones that fit. Out of device memory: 207001.
+//!   next ones that fit. Out of device memory: 207001. `aclrtFree` waits for the hidden
+//!   pool's stream only: it is not a synchronization, so it releases nothing of the
+//!   program's own pools (their release comes at the program's next synchronization,
+//!   contract §6).
+//! - **Lazy setup.** A device's default stream (the null stream) and the hidden pool and
+//!   stream of `aclrtMalloc` are made at their first use, once, under a per-device lock:
+//!   threads racing on that first use share one set, and none is left behind.
+//! - **Faults.** A synchronization that waits for a host function that does not return
+//!   gives up after the wait time-out (`MEMPOOL_EMU_WAIT_TIMEOUT`) with 507000 and a
+//!   message naming the stream; the work stays queued and the stream catches up when the
+//!   function returns, while the pools and the device's other streams keep working (a
+//!   blocked host function still holds back the device's other host functions, on their
+//!   one thread). A process may exit with work queued: nothing waits for it at exit. The
+//!   library may be loaded twice under two names (two copies of the file, as
+//!   `libacl_rt.so` and `libascendcl.so`): each copy is an instance of its own, with its
+//!   own devices, handles and current device.
 //!
 //! The contract's status notes list where these still differ from CANN.
 //!
@@ -125,3 +141,9 @@ mod signatures;
 mod state;
 
 pub use mempool_emu::{ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, ENV_RACES};
+
+/// The longest any wait inside the library may take (a synchronization waiting for a host
+/// function that does not return, say), in milliseconds: `250`, `250ms` or `2s`, from
+/// 1 ms to one hour; unset, the emulator's 60 s. Read by this library at its first call
+/// (the emulator's own environment settings do not include it).
+pub const ENV_WAIT_TIMEOUT: &str = "MEMPOOL_EMU_WAIT_TIMEOUT";

@@ -71,6 +71,10 @@ pub(crate) struct Shim {
     default_contexts: Vec<OnceLock<usize>>,
     default_streams: Vec<OnceLock<EmuStream>>,
     sync_alloc: Vec<OnceLock<SyncHeap>>,
+    /// Serializes the lazy setup of a device's default stream and synchronous heap, so
+    /// two threads making their first use at once create the emulator's objects once:
+    /// a loser's stream would keep a worker thread and its pool would stay registered.
+    setup: Vec<Mutex<()>>,
     /// The `aclrtMallocHost` allocations by start address.
     pub(crate) host_allocs: Mutex<BTreeMap<usize, Arc<HostBlock>>>,
     /// How many `aclrtSetDevice` calls of each device no `aclrtResetDevice` has undone
@@ -110,7 +114,11 @@ impl Shim {
     fn new() -> Result<Shim> {
         // The host functions of a device run on one thread, as a CANN context's do on its
         // callback thread (all contexts of a device share it here).
-        let root = Emulator::builder().with_env()?.host_functions_on_one_thread(true).build()?;
+        let mut builder = Emulator::builder().with_env()?.host_functions_on_one_thread(true);
+        if let Some(t) = wait_timeout_from_env()? {
+            builder = builder.wait_timeout(t);
+        }
+        let root = builder.build()?;
         let n = root.config().devices;
         let devices = (0..n).map(|i| root.device(i)).collect::<Result<Vec<_>>>()?;
         Ok(Shim {
@@ -122,6 +130,7 @@ impl Shim {
             default_contexts: (0..n).map(|_| OnceLock::new()).collect(),
             default_streams: (0..n).map(|_| OnceLock::new()).collect(),
             sync_alloc: (0..n).map(|_| OnceLock::new()).collect(),
+            setup: (0..n).map(|_| Mutex::new(())).collect(),
             host_allocs: Mutex::new(BTreeMap::new()),
             set_counts: Mutex::new(vec![0; n as usize]),
             failure_modes: Mutex::new(HashMap::new()),
@@ -183,23 +192,45 @@ impl Shim {
 
     /// The default stream of `device` (what a null stream means).
     pub(crate) fn default_stream(&self, device: u32) -> Result<EmuStream> {
-        if let Some(s) = self.default_streams[device as usize].get() {
+        let slot = &self.default_streams[device as usize];
+        if let Some(s) = slot.get() {
+            return Ok(s.clone());
+        }
+        // Created under the device's setup lock, once: `OnceLock::get_or_try_init` is
+        // not stable, and creating before `get_or_init` would leave the loser of a race
+        // with a stream (and its worker thread) nobody destroys.
+        let _setup = self.setup[device as usize].lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(s) = slot.get() {
             return Ok(s.clone());
         }
         let s = self.dev(device).create_stream()?;
-        Ok(self.default_streams[device as usize].get_or_init(|| s).clone())
+        Ok(slot.get_or_init(|| s).clone())
     }
 
     /// The synchronous allocator (`aclrtMalloc`) of `device`.
     pub(crate) fn sync_alloc(&self, device: u32) -> Result<&SyncHeap> {
-        if let Some(a) = self.sync_alloc[device as usize].get() {
+        let slot = &self.sync_alloc[device as usize];
+        if let Some(a) = slot.get() {
+            return Ok(a);
+        }
+        // Under the device's setup lock, as in `default_stream`: the hidden pool and
+        // stream are created once, never by a thread that then loses the race.
+        let _setup = self.setup[device as usize].lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(a) = slot.get() {
             return Ok(a);
         }
         let dev = self.dev(device);
         let pool = dev.create_pool(&PoolProps::builder().device(device).build())?;
-        let stream = dev.create_stream()?;
+        let stream = match dev.create_stream() {
+            Ok(s) => s,
+            Err(e) => {
+                // Nothing may stay behind a failed setup either.
+                let _ = dev.destroy_pool(&pool);
+                return Err(e);
+            }
+        };
         let gran = dev.config().granularity;
-        Ok(self.sync_alloc[device as usize].get_or_init(|| SyncHeap::new(pool, stream, gran)))
+        Ok(slot.get_or_init(|| SyncHeap::new(pool, stream, gran)))
     }
 
     /// The device and synchronous allocator whose memory holds `addr`, if any.
@@ -284,6 +315,39 @@ impl Shim {
     /// `call` (507000 for destroy/malloc/trim, 107000 for attributes).
     pub(crate) fn pool(&self, h: usize, op: &'static str, call: PoolCall) -> Result<EmuPool> {
         self.pools.get(h).ok_or_else(|| Error::destroyed_pool(op, call, format_args!("pool {h:#x}")))
+    }
+}
+
+/// The longest any wait inside the library may take, from [`crate::ENV_WAIT_TIMEOUT`]
+/// (`None`: unset or empty, the emulator's default).
+///
+/// # Errors
+///
+/// `InvalidParam` (100000) naming the variable when its value is not a whole number of
+/// milliseconds (an optional `ms` or `s` unit) from 1 ms to one hour.
+fn wait_timeout_from_env() -> Result<Option<std::time::Duration>> {
+    let name = crate::ENV_WAIT_TIMEOUT;
+    let Some(raw) = std::env::var_os(name) else { return Ok(None) };
+    let text = raw.to_string_lossy();
+    let t = text.trim();
+    if t.is_empty() {
+        return Ok(None);
+    }
+    let (num, scale) = match (t.strip_suffix("ms"), t.strip_suffix('s')) {
+        (Some(n), _) => (n, 1),
+        (None, Some(n)) => (n, 1000),
+        (None, None) => (t, 1),
+    };
+    let ms =
+        num.trim().parse::<u64>().ok().and_then(|n| n.checked_mul(scale)).filter(|ms| (1..=3_600_000).contains(ms));
+    match ms {
+        Some(ms) => Ok(Some(std::time::Duration::from_millis(ms))),
+        None => Err(Error::new(
+            ErrorKind::InvalidParam,
+            code::ACL_ERROR_INVALID_PARAM,
+            "aclrt",
+            format!("{name}={text:?}: not a wait time-out (milliseconds, e.g. 250, 250ms or 2s; 1 ms to 1 hour)"),
+        )),
     }
 }
 

@@ -22,8 +22,11 @@
 //! the pool attribute calls and `aclrtMemPoolTrimTo` need none, nor do device and context
 //! management, `aclInit`/`aclFinalize` and `aclGetRecentErrMsg`.
 //!
-//! This file is a test binary of its own with a single test, so the platform it sets up
-//! through the environment (two devices) is the one the shim builds at its first call.
+//! This file is a test binary of its own (a libtest-mimic harness, `harness = false`) whose
+//! `main` sets up the platform through the environment (two devices) before the shim's
+//! first call, then runs every row as a trial of its own, named `row::<entry>(<input>)`,
+//! one at a time on the main thread: the rows share one fixture and one library instance.
+//! The destroy-while-in-use scenarios follow as `race::<object>_destroyed_in_use`.
 
 use acl_rt::exports::*;
 use mempool_ascend::sys::*;
@@ -33,6 +36,8 @@ use std::ffi::c_void;
 #[path = "../common/mod.rs"]
 mod common;
 use common::{message, props};
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -449,46 +454,39 @@ fn current_context() -> usize {
     c as usize
 }
 
-/// Runs every row; returns the failures.
-fn run_table(fx: &Fx, rows: &[Row]) -> Vec<String> {
+/// Runs one row: `Err` with why it failed. The witness pools' statistics must be the
+/// same after the row as before it.
+fn run_row(fx: &Fx, row: &Row) -> Result<(), String> {
+    let before = stats(fx);
+    let attempt = || {
+        let got = catch_unwind(AssertUnwindSafe(|| (row.call)(fx)));
+        (got, message())
+    };
+    let (got, msg) = if row.fresh { std::thread::scope(|sc| sc.spawn(attempt).join().unwrap()) } else { attempt() };
     let mut failures = Vec::new();
-    let mut before = stats(fx);
-    for row in rows {
-        let attempt = || {
-            let got = catch_unwind(AssertUnwindSafe(|| (row.call)(fx)));
-            (got, message())
-        };
-        let (got, msg) = if row.fresh { std::thread::scope(|sc| sc.spawn(attempt).join().unwrap()) } else { attempt() };
-        let at = format!("{}({})", row.entry, row.input);
-        match got {
-            Err(panic) => {
-                let why = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
-                failures.push(format!("{at}: panicked: {}", why.unwrap_or_default()));
-            }
-            Ok(rc) if rc != row.want => {
-                failures.push(format!("{at}: returned {rc}, expected {}; message: {msg}", row.want))
-            }
-            Ok(rc) if rc != OK && !msg.starts_with(&format!("{}: ", row.entry)) => {
-                failures.push(format!("{at}: refused with {rc} but the message does not name the entry point: {msg:?}"))
-            }
-            Ok(_) => {}
+    match got {
+        Err(panic) => {
+            let why =
+                panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+            failures.push(format!("panicked: {}", why.unwrap_or_default()));
         }
-        if !row.fresh && current_context() != fx.default_ctx {
-            failures.push(format!("{at}: changed the calling thread's current context"));
-            // SAFETY: takes an integer only; restores the main thread's device so one
-            // failure does not cascade.
-            unsafe { aclrtSetDevice(0) };
+        Ok(rc) if rc != row.want => failures.push(format!("returned {rc}, expected {}; message: {msg}", row.want)),
+        Ok(rc) if rc != OK && !msg.starts_with(&format!("{}: ", row.entry)) => {
+            failures.push(format!("refused with {rc} but the message does not name the entry point: {msg:?}"))
         }
-        let after = stats(fx);
-        if after != before {
-            failures.push(format!("{at}: changed the witness pools' statistics from {before:?} to {after:?}"));
-            before = after;
-        }
+        Ok(_) => {}
     }
-    failures
+    if !row.fresh && current_context() != fx.default_ctx {
+        failures.push("changed the calling thread's current context".to_string());
+        // SAFETY: takes an integer only; restores the main thread's device so one
+        // failure does not cascade.
+        unsafe { aclrtSetDevice(0) };
+    }
+    let after = stats(fx);
+    if after != before {
+        failures.push(format!("changed the witness pools' statistics from {before:?} to {after:?}"));
+    }
+    if failures.is_empty() { Ok(()) } else { Err(failures.join("; ")) }
 }
 
 // ------------------------------------------------------------------ the test
@@ -499,63 +497,70 @@ fn exported() -> Vec<&'static str> {
     FUNCTION_NAMES.iter().copied().chain(["aclGetRecentErrMsg", "aclrtGetSocName"]).collect()
 }
 
-#[test]
-fn hostile_input_at_every_entry_point() {
-    // SAFETY: this binary has this one test and it has started no thread yet, so
-    // nothing reads the environment concurrently; the shim reads it at its first call.
-    unsafe {
-        std::env::set_var(acl_rt::ENV_DEVICES, "2");
-        std::env::set_var(acl_rt::ENV_DEVICE_MEMORY, DEVICE_MEMORY.to_string());
-        std::env::set_var(acl_rt::ENV_GRANULARITY, GRAN.to_string());
-        std::env::set_var(acl_rt::ENV_MODE, "threaded");
-    }
+/// Names each row's trial `row::<entry>(<input>)`, with ` #n` after a name that repeats.
+fn trial_names(rows: &[Row]) -> Vec<String> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    rows.iter()
+        .map(|r| {
+            let base = format!("row::{}({})", r.entry, r.input);
+            let n = seen.entry(base.clone()).or_insert(0);
+            *n += 1;
+            if *n == 1 { base } else { format!("{base} #{n}") }
+        })
+        .collect()
+}
 
-    // Before aclInit: the shim needs no initialization, so these work (CANN would
-    // require aclInit first; contract §8 (`mempool_hal::contract::c_abi`) does not say).
-    let mut before_init = 0;
+/// A trial's outcome from a list of failures.
+fn outcome(failures: Vec<String>) -> Result<(), Failed> {
+    if failures.is_empty() { Ok(()) } else { Err(failures.join("\n").into()) }
+}
+
+/// The calls before `aclInit`: the shim needs no initialization, so these work (CANN
+/// would require `aclInit` first; contract §8 does not say). Returns the failures and
+/// how many calls were made.
+fn before_init() -> (Vec<String>, usize) {
+    let mut failures = Vec::new();
+    let mut expect = |what: &str, ok: bool| {
+        if !ok {
+            failures.push(format!("before aclInit: {what}: {}", message()));
+        }
+    };
     let mut count = 0u32;
     let mut s: aclrtStream = null_mut();
     // SAFETY: valid out-pointers and handles the shim returned.
     unsafe {
-        assert_eq!(message(), "", "no error yet");
-        assert_eq!(aclrtGetDeviceCount(&mut count), OK);
-        assert_eq!(count, 2);
-        assert_eq!(aclrtSetDevice(5), DEVICE_ID);
-        assert!(message().starts_with("aclrtSetDevice: "), "{}", message());
-        assert_eq!(aclrtSetDevice(0), OK);
-        assert_eq!(aclrtCreateStream(&mut s), OK);
-        assert_eq!(aclrtDestroyStream(s), OK);
-        before_init += 6;
-        assert_eq!(aclInit(std::ptr::null()), OK);
+        expect("no error yet (aclGetRecentErrMsg is NULL)", message().is_empty());
+        expect("aclrtGetDeviceCount", aclrtGetDeviceCount(&mut count) == OK);
+        expect("two devices", count == 2);
+        expect("aclrtSetDevice(5) is 107001", aclrtSetDevice(5) == DEVICE_ID);
+        expect("aclrtSetDevice(0)", aclrtSetDevice(0) == OK);
+        expect("aclrtCreateStream", aclrtCreateStream(&mut s) == OK);
+        expect("aclrtDestroyStream", aclrtDestroyStream(s) == OK);
+        expect("aclInit", aclInit(std::ptr::null()) == OK);
     }
+    (failures, 6)
+}
 
-    let stack = [0u8; 64];
-    let mut buf = vec![0u8; BUF_LEN];
-    let fx = fixture(stack.as_ptr() as usize, buf.as_mut_ptr() as usize);
-
-    let t = table();
-    let mut failures = run_table(&fx, &t.rows);
-    for f in &failures {
-        eprintln!("hostile: FAILED {f}");
-    }
-
+/// Every exported function has a row, and every row names an exported function.
+fn coverage(rows: &[Row]) -> Vec<String> {
     let exports = exported();
-    assert_eq!(exports.len(), 60, "the exports of contract §8: {exports:?}");
-    let missing: Vec<_> = exports.iter().filter(|e| !t.rows.iter().any(|r| r.entry == **e)).collect();
-    assert!(missing.is_empty(), "entry points without a row: {missing:?}");
-    let unknown: Vec<_> = t.rows.iter().filter(|r| !exports.contains(&r.entry)).map(|r| r.entry).collect();
-    assert!(unknown.is_empty(), "rows for functions that are not exported: {unknown:?}");
-
-    let scenarios =
-        [pool_destroyed_in_use(), stream_destroyed_in_use(), event_destroyed_in_use(), context_destroyed_in_use()];
-    let n_scenarios = scenarios.len();
-    let mut concurrent_calls = 0;
-    for (f, calls) in scenarios {
-        failures.extend(f);
-        concurrent_calls += calls;
+    let mut failures = Vec::new();
+    if exports.len() != 60 {
+        failures.push(format!("{} exports, contract §8 lists 60: {exports:?}", exports.len()));
     }
+    let missing: Vec<_> = exports.iter().filter(|e| !rows.iter().any(|r| r.entry == **e)).collect();
+    if !missing.is_empty() {
+        failures.push(format!("entry points without a row: {missing:?}"));
+    }
+    let unknown: Vec<_> = rows.iter().filter(|r| !exports.contains(&r.entry)).map(|r| r.entry).collect();
+    if !unknown.is_empty() {
+        failures.push(format!("rows for functions that are not exported: {unknown:?}"));
+    }
+    failures
+}
 
-    // Everything the fixture made still answers: nothing was corrupted on the way.
+/// Everything the fixture made still answers (nothing was corrupted on the way), and goes.
+fn teardown(fx: &Fx) {
     // SAFETY: live handles and addresses from the shim.
     unsafe {
         check(aclrtSetDevice(0), "device 0");
@@ -571,18 +576,82 @@ fn hostile_input_at_every_entry_point() {
         check(aclrtDestroyContext(sv(fx.ctx)), "destroying the context");
         check(aclFinalize(), "aclFinalize");
     }
-    drop(buf);
+}
 
-    let fresh = t.rows.iter().filter(|r| r.fresh).count();
-    println!(
-        "hostile: {} entry points, {} inputs ({} table rows, {} of them on a thread without a current device; {} calls before aclInit; {} destroy-while-in-use scenarios, {} concurrent calls)",
-        exports.len(),
-        t.rows.len() + before_init + n_scenarios,
-        t.rows.len(),
-        fresh,
-        before_init,
-        n_scenarios,
-        concurrent_calls
-    );
-    assert!(failures.is_empty(), "{} of the hostile inputs failed:\n{}", failures.len(), failures.join("\n"));
+/// A destroy-while-in-use scenario: its failures and how many concurrent calls it made.
+type Scenario = fn() -> (Vec<String>, u64);
+
+/// Each row of the table is a trial of its own (`row::<entry>(<input>)`), so a failing row
+/// is reported by name and one row can be run alone (`cargo test --test hostile -- <name>`).
+/// The rows are built at run time (one per hostile value of each argument), share one
+/// fixture and the process's one library instance, and check the witness pools' statistics
+/// around each call, so they run one at a time, in order, on the main thread (whose
+/// current device is 0): a libtest-mimic harness, not rstest cases, which are fixed at
+/// compile time and run on threads of their own.
+fn main() {
+    // SAFETY: `main` has started no thread yet, so nothing reads the environment
+    // concurrently; the shim reads it at its first call.
+    unsafe {
+        std::env::set_var(acl_rt::ENV_DEVICES, "2");
+        std::env::set_var(acl_rt::ENV_DEVICE_MEMORY, DEVICE_MEMORY.to_string());
+        std::env::set_var(acl_rt::ENV_GRANULARITY, GRAN.to_string());
+        std::env::set_var(acl_rt::ENV_MODE, "threaded");
+    }
+    let mut args = Arguments::from_args();
+    args.test_threads = Some(1);
+    let listing = args.list;
+
+    // Before aclInit: the first calls of the process.
+    let (before, n_before) = if listing { (Vec::new(), 0) } else { before_init() };
+
+    // Both outlive every trial: `main` runs them, then exits the process.
+    let stack = [0u8; 64];
+    let mut buf = vec![0u8; BUF_LEN];
+    let fx = if listing { None } else { Some(Arc::new(fixture(stack.as_ptr() as usize, buf.as_mut_ptr() as usize))) };
+
+    let t = table();
+    let names = trial_names(&t.rows);
+    let (n_rows, n_fresh) = (t.rows.len(), t.rows.iter().filter(|r| r.fresh).count());
+    let cover = coverage(&t.rows);
+    let mut trials = vec![
+        Trial::test("setup::calls_before_acl_init", move || outcome(before)),
+        Trial::test("setup::every_export_has_a_row", move || outcome(cover)),
+    ];
+    for (row, name) in t.rows.into_iter().zip(names) {
+        let fx = fx.clone();
+        trials.push(Trial::test(name, move || match fx {
+            Some(fx) => run_row(&fx, &row).map_err(Into::into),
+            None => Ok(()),
+        }));
+    }
+    let scenarios: [(&str, Scenario); 4] = [
+        ("race::pool_destroyed_in_use", pool_destroyed_in_use),
+        ("race::stream_destroyed_in_use", stream_destroyed_in_use),
+        ("race::event_destroyed_in_use", event_destroyed_in_use),
+        ("race::context_destroyed_in_use", context_destroyed_in_use),
+    ];
+    let n_scenarios = scenarios.len();
+    for (name, run) in scenarios {
+        trials.push(Trial::test(name, move || {
+            let (failures, calls) = run();
+            println!("{name}: {calls} concurrent calls");
+            outcome(failures)
+        }));
+    }
+    let end = fx.clone();
+    trials.push(Trial::test("teardown::the_fixture_still_answers", move || {
+        if let Some(fx) = end {
+            teardown(&fx);
+        }
+        Ok(())
+    }));
+    if !listing {
+        println!(
+            "hostile: {} entry points, {} inputs ({n_rows} table rows, {n_fresh} of them on a thread without a current \
+             device; {n_before} calls before aclInit; {n_scenarios} destroy-while-in-use scenarios)",
+            exported().len(),
+            n_rows + n_before + n_scenarios,
+        );
+    }
+    libtest_mimic::run(&args, trials).exit();
 }

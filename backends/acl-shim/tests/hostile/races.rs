@@ -144,11 +144,9 @@ pub(super) fn pool_destroyed_in_use() -> (Vec<String>, u64) {
     )
 }
 
-/// Threads allocate, free, record, wait and synchronize on one stream while it is
-/// destroyed. Copies, memsets and host functions on the stream being destroyed are left
-/// out: the emulator can accept such work after the stream's worker has ended (it checks
-/// the stream before it takes the queue's lock), and the work then never runs, so every
-/// later device synchronization waits for it until the emulator's wait time-out.
+/// Threads allocate, write (memsets), copy, launch host functions, free, record, wait and
+/// synchronize on one stream while it is destroyed: work is either refused (107017) or
+/// queued before the destroy and run, never queued behind a worker that has ended.
 pub(super) fn stream_destroyed_in_use() -> (Vec<String>, u64) {
     set_device_0();
     let shared = new_stream();
@@ -173,6 +171,25 @@ pub(super) fn stream_destroyed_in_use() -> (Vec<String>, u64) {
                 unsafe {
                     let rc = aclrtMemPoolMallocAsync(&mut p, 64 << 10, sv(pool), sv(shared));
                     if expect_in(seen, "aclrtMemPoolMallocAsync", rc, &[OK, HANDLE]) == OK {
+                        let half = p.cast::<u8>().add(32 << 10).cast::<c_void>();
+                        expect_in(
+                            seen,
+                            "aclrtMemsetAsync",
+                            aclrtMemsetAsync(p, 32 << 10, 7, 32 << 10, sv(shared)),
+                            &[OK, HANDLE],
+                        );
+                        expect_in(
+                            seen,
+                            "aclrtMemcpyAsync",
+                            aclrtMemcpyAsync(half, 32 << 10, p, 32 << 10, ACL_MEMCPY_DEVICE_TO_DEVICE, sv(shared)),
+                            &[OK, HANDLE],
+                        );
+                        expect_in(
+                            seen,
+                            "aclrtLaunchHostFunc",
+                            aclrtLaunchHostFunc(sv(shared), Some(ignore_args), null_mut()),
+                            &[OK, HANDLE],
+                        );
                         let rc = aclrtMemPoolFreeAsync(p, sv(shared));
                         if expect_in(seen, "aclrtMemPoolFreeAsync", rc, &[OK, HANDLE]) != OK {
                             // The stream is gone: free the block on this thread's own
