@@ -8,7 +8,8 @@ use crate::clock::{Clock, HostClock};
 use crate::stream::{StreamShared, lock};
 use mempool_hal::attr::{AttrId, AttrWrite};
 use mempool_hal::{
-    DevicePtr, Error, ErrorKind, OomInfo, PoolCall, Profile, RawAttrValue, Result, ReuseFlags, code, round_up,
+    DevicePtr, Error, ErrorKind, OomInfo, PoolCall, PoolStats, Profile, RawAttrValue, Result, ReuseFlags, code,
+    round_up,
 };
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -318,6 +319,15 @@ impl PoolShared {
             // USED_MEM_HIGH, the last id `check_read` accepts.
             _ => s.used_high,
         }))
+    }
+
+    /// The four counters under one lock: a snapshot (contract §7, RESERVED ≥ USED).
+    pub(crate) fn stats(&self) -> Result<PoolStats> {
+        let state = self.state();
+        if self.is_destroyed() {
+            return Err(Error::destroyed_pool("get_attr", PoolCall::Attribute, format_args!("pool {}", self.id)));
+        }
+        Ok(state.blocks.stats)
     }
 
     pub(crate) fn set_attr(&self, id: AttrId, value: RawAttrValue) -> Result<()> {
