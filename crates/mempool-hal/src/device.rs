@@ -172,9 +172,13 @@ pub trait Device: Send + Sync {
     /// releases as [`Device::synchronize_stream`] does. The host has then observed every
     /// stream of the device (see [objects and stream order](crate::contract::objects)).
     ///
+    /// A stream that fails or does not complete stops nothing: every other stream is still
+    /// drained and observed, and the pools still release, before the first error returns.
+    ///
     /// # Errors
     ///
-    /// Work that failed on a stream since the last synchronization: `AsyncFailure`.
+    /// Work that failed on a stream since the last synchronization: `AsyncFailure`; a
+    /// stream that did not complete within the backend's limit: that wait's error.
     fn synchronize_device(&self) -> Result<()>;
 
     /// Creates an event.
