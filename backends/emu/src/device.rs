@@ -267,7 +267,7 @@ impl Emulator {
         })?;
         s.observe(tail);
         self.platform.observe_clock(&clock);
-        self.platform.after_sync(self.device);
+        self.platform.after_sync(s.device);
         Self::sync_failure(s)
     }
 
@@ -295,8 +295,14 @@ impl Emulator {
             self.platform.observe_clock(&rec.clock);
             rec.stream.observe(rec.pos);
         }
-        self.platform.after_sync(self.device);
+        self.platform.after_sync(Self::event_device(e));
         Ok(())
+    }
+
+    /// The device whose pools a synchronization with event `e` releases: that of the
+    /// stream of its latest record, or the event's own when it was never recorded.
+    fn event_device(e: &EventShared) -> u32 {
+        e.record().map_or(e.device, |r| r.stream.device)
     }
 
     /// Forgets `event`'s latest record, as `aclrtResetEvent` does: the event then queries
@@ -391,7 +397,8 @@ impl Device for Emulator {
         let (tail, clock) = s.drain_observing(self.timeout(), "synchronize_stream")?;
         s.observe(tail);
         self.platform.observe_clock(&clock);
-        self.platform.after_sync(self.device);
+        // The pools of the stream's device, whichever device this handle is.
+        self.platform.after_sync(s.device);
         Self::sync_failure(s)
     }
 
@@ -487,7 +494,7 @@ impl Device for Emulator {
             self.platform.observe_clock(&rec.clock);
             rec.stream.observe(rec.pos);
         }
-        self.platform.after_sync(self.device);
+        self.platform.after_sync(Self::event_device(e));
         Ok(())
     }
 

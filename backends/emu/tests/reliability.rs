@@ -1,9 +1,10 @@
 //! Reliability of the emulator at its edges: a wait that outlasts the wait timeout,
 //! statistics read while another thread changes the pool, a device synchronization with a
-//! failing stream, and destroyed streams.
+//! failing stream, synchronizations through another device's handle, and destroyed
+//! streams.
 
 use mempool_emu::{Emulator, ReuseRule};
-use mempool_hal::{Device, MemPool, MemPoolExt, PoolProps, Result, attr};
+use mempool_hal::{Device, ErrorKind, MemPool, MemPoolExt, PoolProps, Result, attr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -116,6 +117,47 @@ fn a_failed_device_synchronization_still_drains_observes_and_releases_the_rest()
     assert_eq!(kept.malloc_async_traced(G, &c)?, (y, ReuseRule::KnownComplete), "B was observed");
     tx.send(()).unwrap();
     emu.synchronize_device()?;
+    Ok(())
+}
+
+/// contract::release and contract::free: a synchronization releases the pools of the
+/// stream's (or the event's) device, whichever device's handle makes it; a free on a
+/// stream of another device than the pool's is refused.
+#[test]
+fn synchronizations_release_the_pools_of_the_stream_or_event_device() -> Result<()> {
+    let dev0 = Emulator::builder().granularity(G).device_memory(64 * G).devices(2).build()?;
+    let dev1 = dev0.device(1)?;
+    let s1 = dev1.create_stream()?;
+    let pool = dev1.create_pool(&PoolProps::builder().device(1).max_size(8 * G).build())?;
+    let x = pool.malloc_async(G, &s1)?;
+    pool.free(x, &s1)?;
+    dev0.synchronize_stream(&s1)?;
+    assert_eq!(pool.stats()?.reserved_current, 0, "stream sync through device 0's handle");
+    let x = pool.malloc_async(G, &s1)?;
+    pool.free(x, &s1)?;
+    dev0.synchronize_stream_timeout(&s1, Some(Duration::from_secs(30)))?;
+    assert_eq!(pool.stats()?.reserved_current, 0, "timed stream sync through device 0's handle");
+    let e = dev1.create_event()?;
+    for timed in [false, true] {
+        let x = pool.malloc_async(G, &s1)?;
+        pool.free(x, &s1)?;
+        dev1.record_event(&e, &s1)?;
+        if timed {
+            dev0.synchronize_event_timeout(&e, Some(Duration::from_secs(30)))?;
+        } else {
+            dev0.synchronize_event(&e)?;
+        }
+        assert_eq!(pool.stats()?.reserved_current, 0, "event sync through device 0's handle (timed: {timed})");
+    }
+    let s0 = dev0.create_stream()?;
+    let x = pool.malloc_async(G, &s1)?;
+    let err = pool.free(x, &s0).unwrap_err();
+    assert_eq!((err.kind(), err.code()), (ErrorKind::WrongContext, 107_003), "{err}");
+    let err = dev0.free(x, &s0).unwrap_err();
+    assert_eq!(err.code(), 107_003, "{err}");
+    pool.free(x, &s1)?;
+    dev1.synchronize_device()?;
+    assert_eq!(pool.stats()?.reserved_current, 0);
     Ok(())
 }
 

@@ -130,9 +130,9 @@ pub trait Device: Send + Sync {
     /// A destroyed or foreign stream: `InvalidHandle` (107017).
     fn destroy_stream(&self, stream: &Self::Stream) -> Result<()>;
 
-    /// Blocks until all work enqueued on `stream` so far has run. Pools of the device
-    /// then release cached memory above their release threshold (see
-    /// [release and trim](crate::contract::release)).
+    /// Blocks until all work enqueued on `stream` so far has run. Pools of the stream's
+    /// device (whichever device this handle is) then release cached memory above their
+    /// release threshold (see [release and trim](crate::contract::release)).
     ///
     /// On return the host has observed that work complete: work enqueued afterwards is
     /// ordered after it, and blocks freed on `stream` become reusable on any stream (rule b
@@ -214,9 +214,10 @@ pub trait Device: Send + Sync {
     /// A destroyed or foreign handle: `InvalidHandle` (107017).
     fn stream_wait_event(&self, stream: &Self::Stream, event: &Self::Event) -> Result<()>;
 
-    /// Blocks until the work before `event` has run; then pools release as at stream
-    /// synchronization (see [release and trim](crate::contract::release)). The host has
-    /// then observed the recorded point complete.
+    /// Blocks until the work before `event` has run; then the pools of the device of the
+    /// stream it was recorded on (of the event's own device, if never recorded) release as
+    /// at stream synchronization (see [release and trim](crate::contract::release)). The
+    /// host has then observed the recorded point complete.
     ///
     /// # Errors
     ///

@@ -234,6 +234,16 @@ impl PoolShared {
     /// Frees `addr` in stream order on `s`.
     pub(crate) fn free_async(&self, addr: u64, s: &Arc<StreamShared>) -> Result<()> {
         const OP: &str = "free_async";
+        if s.device != self.device {
+            // As CANN answers a stream of another context; the block would otherwise be
+            // tagged with a stream that no synchronization of the pool's device observes.
+            return Err(Error::new(
+                ErrorKind::WrongContext,
+                code::ACL_ERROR_RT_STREAM_CONTEXT,
+                OP,
+                format!("stream {} is on device {}, the pool of {addr:#x} on device {}", s.id, s.device, self.device),
+            ));
+        }
         let mut state = self.state();
         if self.is_destroyed() {
             return Err(Error::invalid_pointer(OP, format!("{addr:#x} belongs to a destroyed pool")));
