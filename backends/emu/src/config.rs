@@ -34,8 +34,10 @@ pub struct Config {
     /// overlapping device memory on different streams, at least one a write, neither
     /// ordered after the other. Needs `checker`.
     pub races: bool,
-    /// The longest any wait inside the emulator may take before it fails with an error
-    /// instead of hanging (default 60 s).
+    /// The longest any wait of the host inside the emulator may take before it fails with
+    /// an error instead of hanging (default 60 s). A stream's own wait (on an event, or
+    /// one a pool inserts) does not fail: it lasts until the awaited work has run, and the
+    /// host's synchronizations of that stream time out meanwhile.
     pub wait_timeout: std::time::Duration,
     /// Whether the host functions of all streams of one device run one at a time on one
     /// thread of that device (as on CANN, where a context's host functions share one

@@ -66,7 +66,8 @@ impl EmulatorBuilder {
         self.worker_delay = Some(WorkerDelay { max, seed });
         self
     }
-    /// The longest any wait inside the emulator may take (default 60 s).
+    /// The longest any wait of the host inside the emulator may take (default 60 s); a
+    /// stream's own wait lasts until the awaited work has run ([`Config::wait_timeout`]).
     pub fn wait_timeout(mut self, t: std::time::Duration) -> Self {
         self.config.wait_timeout = t;
         self
@@ -266,7 +267,7 @@ impl Emulator {
         })?;
         s.observe(tail);
         self.platform.observe_clock(&clock);
-        self.platform.after_sync(self.device);
+        self.platform.after_sync(s.device);
         Self::sync_failure(s)
     }
 
@@ -294,8 +295,14 @@ impl Emulator {
             self.platform.observe_clock(&rec.clock);
             rec.stream.observe(rec.pos);
         }
-        self.platform.after_sync(self.device);
+        self.platform.after_sync(Self::event_device(e));
         Ok(())
+    }
+
+    /// The device whose pools a synchronization with event `e` releases: that of the
+    /// stream of its latest record, or the event's own when it was never recorded.
+    fn event_device(e: &EventShared) -> u32 {
+        e.record().map_or(e.device, |r| r.stream.device)
     }
 
     /// Forgets `event`'s latest record, as `aclrtResetEvent` does: the event then queries
@@ -336,6 +343,14 @@ impl Emulator {
         Ok(u64::try_from(us).unwrap_or(u64::MAX))
     }
 
+    /// Tests only: how many streams the platform's registry holds: those alive, destroyed
+    /// ones whose worker still runs, and a bounded number of finished ones kept for the
+    /// next device synchronization.
+    #[doc(hidden)]
+    pub fn registered_streams_for_tests(&self) -> usize {
+        self.platform.registered_streams()
+    }
+
     /// Whether everything enqueued on `stream` has run (no host observation).
     ///
     /// # Errors
@@ -366,11 +381,7 @@ impl Device for Emulator {
     }
 
     fn create_stream(&self) -> Result<EmuStream> {
-        let p = self.platform();
-        let deferred = p.config.mode == ExecutionMode::Deferred;
-        let shared = StreamShared::spawn(p.next_id(), self.device, p.id, deferred, p.worker_delay)?;
-        p.add_stream(&shared);
-        Ok(EmuStream { shared })
+        Ok(EmuStream { shared: self.platform().add_stream(self.device)? })
     }
 
     fn destroy_stream(&self, stream: &EmuStream) -> Result<()> {
@@ -386,7 +397,8 @@ impl Device for Emulator {
         let (tail, clock) = s.drain_observing(self.timeout(), "synchronize_stream")?;
         s.observe(tail);
         self.platform.observe_clock(&clock);
-        self.platform.after_sync(self.device);
+        // The pools of the stream's device, whichever device this handle is.
+        self.platform.after_sync(s.device);
         Self::sync_failure(s)
     }
 
@@ -406,19 +418,26 @@ impl Device for Emulator {
 
     fn synchronize_device(&self) -> Result<()> {
         let p = self.platform();
-        let streams = p.streams_of(self.device);
+        // Every stream is drained and observed, and the pools release, even when one
+        // fails or times out: the first error is returned at the end (in stream-id order,
+        // so the same program reports the same error).
+        let mut streams = p.streams_to_sync(self.device);
+        streams.sort_unstable_by_key(|s| s.id);
         let mut first_failure = None;
         for s in &streams {
-            let (tail, clock) = s.drain_observing(self.timeout(), "synchronize_device")?;
-            s.observe(tail);
-            p.host.observe(&clock);
+            match s.drain_observing(self.timeout(), "synchronize_device") {
+                Ok((tail, clock)) => {
+                    s.observe(tail);
+                    p.host.observe(&clock);
+                }
+                Err(e) => {
+                    first_failure.get_or_insert(e);
+                }
+            }
             if let Some(e) = s.take_failure() {
                 first_failure.get_or_insert(e);
             }
         }
-        // Destroyed streams that have drained are forgotten; their blocks stay known
-        // complete through the observation above.
-        p.forget_drained_streams();
         p.after_sync(self.device);
         first_failure.map_or(Ok(()), Err)
     }
@@ -462,8 +481,7 @@ impl Device for Emulator {
         let Some(rec) = e.record() else { return Ok(()) };
         let mut st = s.state();
         if rec.stream.id != s.id && !rec.complete() {
-            let (src, target, timeout) = (Arc::clone(&rec.stream), rec.dep_real, self.timeout());
-            s.push_locked(&mut st, Box::new(move || src.wait_for_work(target, timeout)))?;
+            s.push_wait_locked(&mut st, Arc::clone(&rec.stream), rec.dep_real, self.timeout())?;
         }
         Arc::make_mut(&mut st.clock).merge(&rec.clock);
         Ok(())
@@ -476,7 +494,7 @@ impl Device for Emulator {
             self.platform.observe_clock(&rec.clock);
             rec.stream.observe(rec.pos);
         }
-        self.platform.after_sync(self.device);
+        self.platform.after_sync(Self::event_device(e));
         Ok(())
     }
 

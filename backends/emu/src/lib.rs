@@ -49,8 +49,13 @@
 //!   A destroyed pool's address range stays reserved, inaccessible and without memory, for
 //!   the next 256 dropped pools (up to 16 TiB of address space), so the host maps nothing
 //!   there meanwhile and a pointer that outlived its pool is still known as device memory.
-//! - **Bounded waits and faults.** Every wait inside the emulator gives up after
-//!   [`Config::wait_timeout`] with an error instead of hanging; a panicking host function
+//! - **Bounded waits and faults.** Every wait of the host inside the emulator gives up
+//!   after [`Config::wait_timeout`] with an error instead of hanging. A stream's own wait
+//!   (on an event, or rule e's) lasts until the awaited work has run: the stream runs
+//!   nothing after it and nothing after it counts as executed or observed before, so a
+//!   wait that outlasts the timeout orders nothing (the host's synchronizations of that
+//!   stream time out meanwhile); a stream destroyed during such a wait drops the rest of
+//!   its work. A panicking host function
 //!   is reported at the next synchronization of its stream, which keeps working; and
 //!   [`Emulator::inject_commit_failures`] makes host-memory commits fail, which surfaces
 //!   as `OutOfMemory` with the pool intact.
@@ -74,17 +79,21 @@
 //! | §1, [§8](mempool_hal::contract::c_abi) | host functions on one thread per device | `hostfn.rs`, `stream.rs` (`wait_for`) |
 //! | §1 | stale and foreign handles | `EmuStream::live` (`stream.rs`), `EmuEvent::live` (`event.rs`) |
 //! | §1 | synchronization and what the host observes | `device.rs`, `platform.rs` (`observe_clock`), `clock.rs` (`HostClock`) |
+//! | §1 | a stream's waits: until the awaited work has run; a destroyed stream's dropped work | `stream.rs` (`push_wait_locked`, `wait_on`, `abandon`) |
+//! | §1, §6 | a device synchronization drains, observes and releases every stream, then returns the first error | `device.rs` (`synchronize_device`) |
 //! | §1 | a synchronous allocation | `pool/mod.rs` (`malloc_sync`), `pool/shared.rs` (`malloc`) |
 //! | [§2](mempool_hal::contract::properties) | pool properties (validated by `PoolProps::validate`) | `device.rs` (`create_pool`) |
 //! | [§3](mempool_hal::contract::attributes) | attributes | `pool/shared.rs` (`get_attr`, `set_attr`) |
 //! | [§4](mempool_hal::contract::allocation) | the reuse order, rules a-f, rule e's wait | `pool/reuse.rs` (`choose`) |
 //! | §4 | best fit: smallest block, then lowest address | `pool/blocks.rs`, `pool/bins.rs` |
 //! | §4 | validation, commit, counting | `pool/shared.rs` (`malloc`); `pool/mapping.rs` |
-//! | [§5](mempool_hal::contract::free) | the stream-ordered free | `pool/shared.rs` (`free_async`), `pool/blocks.rs` (`cache`) |
+//! | [§5](mempool_hal::contract::free) | the stream-ordered free; a stream of another device refused | `pool/shared.rs` (`free_async`), `pool/blocks.rs` (`cache`) |
 //! | §5 | the free by address (no pool named) | `pool/registry.rs` (`free_async`) |
 //! | [§6](mempool_hal::contract::release) | release at synchronization, trim | `pool/shared.rs`, `pool/blocks.rs` (`plan_release`), `pool/mapping.rs`, `platform.rs` (`after_sync`) |
-//! | [§7](mempool_hal::contract::statistics) | statistics | `pool/blocks.rs` (`stats`), `pool/shared.rs` |
-//! | §7 | a destroyed pool: graveyard, destroyed ranges, quarantine | `device.rs` (`destroy_pool`), `platform.rs`, `pool/registry.rs`, `pool/mapping.rs` |
+//! | §6 | the pools released are those of the stream's (the event's) device, not the handle's | `device.rs` (`synchronize_stream`, `event_device`) |
+//! | [§7](mempool_hal::contract::statistics) | statistics; one snapshot under the pool lock | `pool/blocks.rs` (`stats`), `pool/shared.rs` (`stats`) |
+//! | §7 | destroyed streams leave the registry when their worker ends | `platform.rs` (`add_stream`, `Streams`) |
+//! | §7 | a destroyed pool: graveyard, destroyed ranges (indexed, bounded), quarantine | `device.rs` (`destroy_pool`), `platform.rs`, `pool/registry.rs`, `pool/mapping.rs` |
 //! | [§8](mempool_hal::contract::c_abi) | what the drop-in ACL library needs: raw copies and memsets (host memory too), holding host memory for queued work, free by address, pool addresses | `kernel.rs` |
 //! | [§11](mempool_hal::contract::checker) | checked ranges of copies, memsets, kernels and host accesses; race mode | `pool/access.rs` (`check`, `check_races`), `kernel.rs` |
 //! | §11 | "ordered after an allocation"; the accesses noted per allocation | `pool/blocks.rs` (`Live::ordered_before`, `note_access`) |
@@ -103,16 +112,18 @@
 //!    (`pool/access.rs`, `with_locked`);
 //! 2. a stream's state (`StreamShared::state`), under the pool state for an allocation
 //!    (rules b-e), a free and a checked enqueue, or under the platform's stream registry
-//!    when a pool is destroyed (`Platform::entomb`) and when drained streams are
-//!    forgotten;
+//!    when a pool is destroyed (`Platform::entomb`) and when the platform drops (it
+//!    closes its streams);
 //! 3. the stream's completion lock (`done_mx`), under its state.
 //!
 //! The other locks are taken alone: the registry of pools (its map and its destroyed
 //! ranges), an event's record, a stream's failure, the platform's host-function threads
-//! and the platform's stream registry (except as in 2). The host's clock (`HostClock`) is
-//! innermost: the checker reads it under a pool's and a stream's state, and nothing is
-//! locked under it. The graveyard's lock may drop a pool's last reference, which takes
-//! the process-wide quarantine lock of `pool/mapping.rs`. Queued work runs with no lock
+//! and the platform's stream registry (except as in 2; a stream's worker takes it alone
+//! when it ends). The host's clock (`HostClock`) is innermost: the checker reads it under
+//! a pool's and a stream's state, and nothing is locked under it. The graveyard's lock may
+//! drop a pool's last reference, and the destroyed ranges' lock reads the quarantine when
+//! it forgets ranges: both take the process-wide quarantine lock of `pool/mapping.rs`,
+//! under which nothing is locked. Queued work runs with no lock
 //! held; a copy or kernel then holds one pool's state at a time while it touches that
 //! pool's memory.
 //!

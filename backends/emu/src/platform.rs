@@ -1,17 +1,62 @@
 //! The emulated platform: what the devices of one emulator instance share, the registry
 //! of streams, the registry of pools by address ([`PoolRegistry`]), the graveyard of
 //! destroyed pools, injected faults and the host's observations at synchronization.
+//!
+//! The registry of streams holds the streams that are alive or still have work. A
+//! destroyed stream leaves it when its worker ends; the last [`FINISHED_KEPT`] of those
+//! stay, without a worker, until a synchronization of their device observes them, so
+//! that "destroy, then synchronize the device" still makes their frees known complete
+//! (contract §1, rule 3). A program that destroys more streams between two device
+//! synchronizations loses that for the oldest, which is only conservative: their blocks
+//! are still released at synchronization once their frees have executed.
 
 use crate::clock::{Clock, HostClock};
 use crate::config::Config;
 use crate::hostfn::{self, HostFnThread};
 use crate::pool::registry::PoolRegistry;
 use crate::pool::shared::{Faults, PoolShared};
-use crate::stream::{StreamShared, WorkerDelay, lock};
+use crate::stream::{OnExit, StreamShared, WorkerDelay, lock};
 use mempool_hal::Result;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+
+/// How many destroyed streams whose worker has ended the registry keeps for the next
+/// device synchronization to observe.
+pub(crate) const FINISHED_KEPT: usize = 64;
+
+/// The streams of a platform (see the module docs).
+#[derive(Default)]
+struct Streams {
+    /// Streams alive, or destroyed with a worker still running.
+    live: HashMap<u64, Arc<StreamShared>>,
+    /// Destroyed streams whose worker has ended, with everything they ran, oldest first;
+    /// at most [`FINISHED_KEPT`].
+    finished: HashMap<u64, Arc<StreamShared>>,
+    finished_order: VecDeque<u64>,
+}
+
+impl Streams {
+    fn get(&self, id: u64) -> Option<&Arc<StreamShared>> {
+        self.live.get(&id).or_else(|| self.finished.get(&id))
+    }
+
+    /// The worker of `s` has ended: it leaves the live streams; if it ran all its work,
+    /// it waits for a device synchronization among the finished ones.
+    fn worker_ended(&mut self, s: &Arc<StreamShared>) {
+        self.live.remove(&s.id);
+        if s.is_abandoned() {
+            return;
+        }
+        self.finished.insert(s.id, Arc::clone(s));
+        self.finished_order.push_back(s.id);
+        while self.finished_order.len() > FINISHED_KEPT {
+            if let Some(old) = self.finished_order.pop_front() {
+                self.finished.remove(&old);
+            }
+        }
+    }
+}
 
 static NEXT_PLATFORM: AtomicU64 = AtomicU64::new(1);
 
@@ -26,7 +71,7 @@ pub(crate) struct Platform {
     pub(crate) id: u64,
     pub(crate) config: Config,
     next_id: AtomicU64,
-    streams: Mutex<HashMap<u64, Arc<StreamShared>>>,
+    streams: Arc<Mutex<Streams>>,
     pub(crate) registry: Arc<PoolRegistry>,
     graveyard: Mutex<Vec<Grave>>,
     pub(crate) faults: Arc<Faults>,
@@ -41,7 +86,7 @@ pub(crate) struct Platform {
 
 impl Drop for Platform {
     fn drop(&mut self) {
-        for s in self.streams.get_mut().unwrap_or_else(PoisonError::into_inner).values() {
+        for s in self.streams.lock().unwrap_or_else(PoisonError::into_inner).live.values() {
             s.close();
         }
     }
@@ -53,7 +98,7 @@ impl Platform {
             id: NEXT_PLATFORM.fetch_add(1, Ordering::Relaxed),
             config,
             next_id: AtomicU64::new(1),
-            streams: Mutex::new(HashMap::new()),
+            streams: Arc::new(Mutex::new(Streams::default())),
             registry: Arc::new(PoolRegistry::default()),
             graveyard: Mutex::new(Vec::new()),
             faults: Arc::new(Faults::default()),
@@ -68,11 +113,30 @@ impl Platform {
     }
 
     fn stream(&self, id: u64) -> Option<Arc<StreamShared>> {
-        lock(&self.streams).get(&id).cloned()
+        lock(&self.streams).get(id).cloned()
     }
 
-    pub(crate) fn streams_of(&self, device: u32) -> Vec<Arc<StreamShared>> {
-        lock(&self.streams).values().filter(|s| s.device == device).cloned().collect()
+    /// What a synchronization of `device` drains and observes: its streams, and the
+    /// destroyed ones whose worker has ended since the last such synchronization (which
+    /// leave the registry now).
+    pub(crate) fn streams_to_sync(&self, device: u32) -> Vec<Arc<StreamShared>> {
+        let mut r = lock(&self.streams);
+        let mut out: Vec<_> = r.live.values().filter(|s| s.device == device).cloned().collect();
+        let Streams { finished, finished_order, .. } = &mut *r;
+        finished_order.retain(|id| match finished.get(id) {
+            Some(s) if s.device == device => {
+                out.extend(finished.remove(id));
+                false
+            }
+            _ => true,
+        });
+        out
+    }
+
+    /// How many streams the registry holds (alive, running or kept for observation).
+    pub(crate) fn registered_streams(&self) -> usize {
+        let r = lock(&self.streams);
+        r.live.len() + r.finished.len()
     }
 
     /// The host-function thread of `device`, started at its first use; `None` when each
@@ -110,15 +174,22 @@ impl Platform {
         self.bury();
     }
 
-    /// Registers a new stream.
-    pub(crate) fn add_stream(&self, s: &Arc<StreamShared>) {
-        lock(&self.streams).insert(s.id, Arc::clone(s));
-    }
-
-    /// Forgets destroyed streams that have drained; their blocks stay known complete
-    /// through the host's observation.
-    pub(crate) fn forget_drained_streams(&self) {
-        lock(&self.streams).retain(|_, s| !(s.is_destroyed() && s.is_idle()));
+    /// Creates a stream of `device` and registers it; it leaves the registry when its
+    /// worker ends (module docs).
+    pub(crate) fn add_stream(&self, device: u32) -> Result<Arc<StreamShared>> {
+        let deferred = self.config.mode == crate::config::ExecutionMode::Deferred;
+        let registry = Arc::downgrade(&self.streams);
+        let on_exit: OnExit = Box::new(move |s| {
+            if let Some(r) = registry.upgrade() {
+                lock(&r).worker_ended(s);
+            }
+        });
+        let mut r = lock(&self.streams);
+        // Under the registry lock: the worker cannot end before the stream is registered
+        // (it ends only once destroyed, and nobody holds the stream yet).
+        let s = StreamShared::spawn(self.next_id(), device, self.id, deferred, self.worker_delay, on_exit)?;
+        r.live.insert(s.id, Arc::clone(&s));
+        Ok(s)
     }
 
     /// Keeps a pool just destroyed in the graveyard while any stream has not passed the
@@ -135,6 +206,7 @@ impl Platform {
             return;
         }
         let waits: Vec<_> = lock(&self.streams)
+            .live
             .values()
             .map(|s| (Arc::clone(s), s.state().last_real))
             .filter(|(s, pos)| s.completed() < *pos)
@@ -146,6 +218,7 @@ impl Platform {
 
     /// Drops the graveyard's pools whose streams have all passed their destroy.
     pub(crate) fn bury(&self) {
-        lock(&self.graveyard).retain(|g| g.waits.iter().any(|(s, pos)| s.completed() < *pos));
+        // A stream that dropped its work never passes it; nothing of it can run there.
+        lock(&self.graveyard).retain(|g| g.waits.iter().any(|(s, pos)| s.completed() < *pos && !s.is_abandoned()));
     }
 }

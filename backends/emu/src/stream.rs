@@ -31,10 +31,22 @@ pub(crate) type Work = Box<dyn FnOnce() -> Result<()> + Send + 'static>;
 
 struct Op {
     pos: u64,
-    work: Work,
+    task: Task,
     /// A host function (which may be waiting for its device's host-function thread).
     host_fn: bool,
 }
+
+enum Task {
+    /// Work to run.
+    Run(Work),
+    /// A wait for another stream to complete its real operation at a position (an event
+    /// wait, or the wait reuse rule e inserts), in slices of the wait timeout.
+    Wait(Arc<StreamShared>, u64, Duration),
+}
+
+/// What the worker does once its stream is destroyed and has nothing left to run:
+/// the platform forgets the stream (`Platform::add_stream`).
+pub(crate) type OnExit = Box<dyn FnOnce(&Arc<StreamShared>) + Send + 'static>;
 
 /// The host-side state of a stream, under one lock.
 pub(crate) struct StreamState {
@@ -70,6 +82,9 @@ pub(crate) struct StreamShared {
     /// The highest position the host has observed complete.
     host_known: AtomicU64,
     destroyed: AtomicBool,
+    /// The stream was destroyed while a wait of its own could not end: the worker dropped
+    /// the rest of its work, which never runs (`completed` stays below it).
+    abandoned: AtomicBool,
     failure: Mutex<Option<Error>>,
     /// Tests: the worker sleeps up to this long before each operation.
     delay: Option<WorkerDelay>,
@@ -127,13 +142,15 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl StreamShared {
-    /// Creates a stream and starts its worker.
+    /// Creates a stream and starts its worker; the worker calls `on_exit` when it ends
+    /// (the stream destroyed and its work done or dropped).
     pub(crate) fn spawn(
         id: u64,
         device: u32,
         platform: u64,
         deferred: bool,
         delay: Option<WorkerDelay>,
+        on_exit: OnExit,
     ) -> Result<Arc<StreamShared>> {
         let s = Arc::new(StreamShared {
             id,
@@ -155,20 +172,18 @@ impl StreamShared {
             done_cv: Condvar::new(),
             host_known: AtomicU64::new(0),
             destroyed: AtomicBool::new(false),
+            abandoned: AtomicBool::new(false),
             failure: Mutex::new(None),
             delay,
         });
         let worker = Arc::clone(&s);
-        std::thread::Builder::new().name(format!("mempool-emu-stream-{id}")).spawn(move || worker.run()).map_err(
-            |e| {
-                Error::new(
-                    ErrorKind::HostAllocation,
-                    code::ACL_ERROR_RT_MEMORY_ALLOCATION,
-                    "create_stream",
-                    e.to_string(),
-                )
-            },
-        )?;
+        let main = move || {
+            worker.run();
+            on_exit(&worker);
+        };
+        std::thread::Builder::new().name(format!("mempool-emu-stream-{id}")).spawn(main).map_err(|e| {
+            Error::new(ErrorKind::HostAllocation, code::ACL_ERROR_RT_MEMORY_ALLOCATION, "create_stream", e.to_string())
+        })?;
         Ok(s)
     }
 
@@ -199,7 +214,16 @@ impl StreamShared {
                 let max = d.max.as_nanos().max(1) as u64;
                 std::thread::sleep(Duration::from_nanos(*x % max));
             }
-            let outcome = catch_unwind(AssertUnwindSafe(op.work));
+            let outcome = match op.task {
+                Task::Run(work) => catch_unwind(AssertUnwindSafe(work)),
+                Task::Wait(src, target, slice) => {
+                    if !self.wait_on(&src, target, slice) {
+                        self.abandon();
+                        return;
+                    }
+                    Ok(Ok(()))
+                }
+            };
             let failure = match outcome {
                 Ok(Ok(())) => None,
                 Ok(Err(e)) => Some(e),
@@ -267,14 +291,37 @@ impl StreamShared {
     /// `InvalidHandle` (107017); its worker may already have ended, so nothing more may
     /// be queued.
     pub(crate) fn push_locked(&self, st: &mut StreamState, work: Work) -> Result<u64> {
-        self.push_op_locked(st, work, false)
+        self.push_op_locked(st, Task::Run(work), false)
     }
 
-    fn push_op_locked(&self, st: &mut StreamState, work: Work, host_fn: bool) -> Result<u64> {
+    /// Enqueues, under an already held state lock, a wait for stream `src` to complete its
+    /// real operation at `target`; returns its position.
+    ///
+    /// The wait ends only when `src` gets there (or this stream is destroyed): work after
+    /// it never runs before, and `completed` never passes it before, so nothing ordered
+    /// after the wait is executed, observed or released early. A wait that takes longer
+    /// than `timeout` fails no work: the host's synchronizations of this stream time out
+    /// meanwhile, each with its error, and nothing they would observe is marked complete
+    /// (contract §1).
+    ///
+    /// # Errors
+    ///
+    /// As [`StreamShared::push_locked`].
+    pub(crate) fn push_wait_locked(
+        &self,
+        st: &mut StreamState,
+        src: Arc<StreamShared>,
+        target: u64,
+        timeout: Duration,
+    ) -> Result<u64> {
+        self.push_op_locked(st, Task::Wait(src, target, timeout), false)
+    }
+
+    fn push_op_locked(&self, st: &mut StreamState, task: Task, host_fn: bool) -> Result<u64> {
         Self::ensure_open(st, self.id)?;
         let pos = self.next_pos();
         st.last_real = pos;
-        st.ops.push_back(Op { pos, work, host_fn });
+        st.ops.push_back(Op { pos, task, host_fn });
         self.work_cv.notify_one();
         Ok(pos)
     }
@@ -282,7 +329,46 @@ impl StreamShared {
     /// Enqueues a host function; returns its position.
     pub(crate) fn push_host_fn(&self, work: Work) -> Result<u64> {
         let mut st = self.state();
-        self.push_op_locked(&mut st, work, true)
+        self.push_op_locked(&mut st, Task::Run(work), true)
+    }
+
+    /// The worker's side of [`StreamShared::push_wait_locked`]: waits for `src` to complete
+    /// `target`, in slices of `slice`, until it does (`true`) or this stream is destroyed
+    /// (`false`: the wait can then end only by giving up). A `src` whose own work was
+    /// dropped never gets there: the worker then only waits for the destroy.
+    fn wait_on(&self, src: &StreamShared, target: u64, slice: Duration) -> bool {
+        loop {
+            if src.wait_for(target, slice, "stream_wait").is_ok() {
+                return true;
+            }
+            let st = self.state();
+            if st.closing {
+                return false;
+            }
+            if src.is_abandoned() {
+                // `close` wakes the worker.
+                drop(self.work_cv.wait_timeout(st, slice).unwrap_or_else(PoisonError::into_inner));
+            }
+        }
+    }
+
+    /// The stream was destroyed while its worker waited in vain: drops the work still
+    /// queued (it was never ordered after what it waited for, so it must not run), and
+    /// wakes whoever waits for this stream, who then fails at once.
+    fn abandon(&self) {
+        let dropped = {
+            let mut st = self.state();
+            self.abandoned.store(true, Ordering::Release);
+            std::mem::take(&mut st.ops)
+        };
+        drop(dropped);
+        let _g = lock(&self.done_mx);
+        self.done_cv.notify_all();
+    }
+
+    /// Whether the worker dropped the rest of the stream's work ([`StreamShared::abandon`]).
+    pub(crate) fn is_abandoned(&self) -> bool {
+        self.abandoned.load(Ordering::Acquire)
     }
 
     /// Whether a host function at or before `pos` has still to run or finish.
@@ -379,6 +465,18 @@ impl StreamShared {
         let deadline = Instant::now() + timeout;
         let mut g = lock(&self.done_mx);
         while self.completed.load(Ordering::Acquire) < pos {
+            if self.is_abandoned() {
+                return Err(Error::new(
+                    ErrorKind::Internal,
+                    code::ACL_ERROR_RT_INTERNAL_ERROR,
+                    op,
+                    format!(
+                        "stream {} will never reach position {pos}: it was destroyed while it waited for work \
+                         that never completed, and the rest of its work was dropped",
+                        self.id
+                    ),
+                ));
+            }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(Error::new(
@@ -395,13 +493,6 @@ impl StreamShared {
             g = self.done_cv.wait_timeout(g, left).unwrap_or_else(PoisonError::into_inner).0;
         }
         Ok(())
-    }
-
-    /// [`StreamShared::wait_for`] as queued work on another stream (an event wait or an
-    /// inserted dependency); a time-out fails that work.
-    pub(crate) fn wait_for_work(&self, pos: u64, timeout: Duration) -> Result<()> {
-        self.wait_for(pos, timeout, "stream_wait")
-            .map_err(|e| Error::new(ErrorKind::AsyncFailure, e.code(), e.op(), e.message().to_string()))
     }
 
     /// Blocks until everything enqueued so far has run; returns the tail position

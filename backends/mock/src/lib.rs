@@ -16,7 +16,10 @@
 //! [`MemPoolExt`](mempool_hal::MemPoolExt) are not mocked: they are provided methods, so on
 //! a mock they call the mocked raw path ([`MemPool::get_attr_raw`],
 //! [`MemPool::set_attr_raw`]) exactly as they do on a real backend, and the type rules (a
-//! read-only counter cannot be `set`) still hold at compile time. Expect the raw calls they make: `pool.set(attr::ReleaseThreshold, 5)` is
+//! read-only counter cannot be `set`) still hold at compile time. Nor is
+//! [`MemPool::stats_snapshot`]: the mock keeps its provided method, so `stats()` on a mock
+//! is four `get_attr_raw` calls (attributes 5, 6, 7, 8, in that order), each answered by
+//! the test's expectations, which fix what a snapshot reads. Expect the raw calls they make: `pool.set(attr::ReleaseThreshold, 5)` is
 //! `set_attr_raw(AttrId(4), RawAttrValue::U64(5))`.
 //!
 //! [`MemPool::free_async`] is an `unsafe fn`; its mock is too, so calling it needs an

@@ -130,9 +130,9 @@ pub trait Device: Send + Sync {
     /// A destroyed or foreign stream: `InvalidHandle` (107017).
     fn destroy_stream(&self, stream: &Self::Stream) -> Result<()>;
 
-    /// Blocks until all work enqueued on `stream` so far has run. Pools of the device
-    /// then release cached memory above their release threshold (see
-    /// [release and trim](crate::contract::release)).
+    /// Blocks until all work enqueued on `stream` so far has run. Pools of the stream's
+    /// device (whichever device this handle is) then release cached memory above their
+    /// release threshold (see [release and trim](crate::contract::release)).
     ///
     /// On return the host has observed that work complete: work enqueued afterwards is
     /// ordered after it, and blocks freed on `stream` become reusable on any stream (rule b
@@ -172,9 +172,13 @@ pub trait Device: Send + Sync {
     /// releases as [`Device::synchronize_stream`] does. The host has then observed every
     /// stream of the device (see [objects and stream order](crate::contract::objects)).
     ///
+    /// A stream that fails or does not complete stops nothing: every other stream is still
+    /// drained and observed, and the pools still release, before the first error returns.
+    ///
     /// # Errors
     ///
-    /// Work that failed on a stream since the last synchronization: `AsyncFailure`.
+    /// Work that failed on a stream since the last synchronization: `AsyncFailure`; a
+    /// stream that did not complete within the backend's limit: that wait's error.
     fn synchronize_device(&self) -> Result<()>;
 
     /// Creates an event.
@@ -210,9 +214,10 @@ pub trait Device: Send + Sync {
     /// A destroyed or foreign handle: `InvalidHandle` (107017).
     fn stream_wait_event(&self, stream: &Self::Stream, event: &Self::Event) -> Result<()>;
 
-    /// Blocks until the work before `event` has run; then pools release as at stream
-    /// synchronization (see [release and trim](crate::contract::release)). The host has
-    /// then observed the recorded point complete.
+    /// Blocks until the work before `event` has run; then the pools of the device of the
+    /// stream it was recorded on (of the event's own device, if never recorded) release as
+    /// at stream synchronization (see [release and trim](crate::contract::release)). The
+    /// host has then observed the recorded point complete.
     ///
     /// # Errors
     ///

@@ -17,7 +17,7 @@ use crate::stats::PoolStats;
 /// [objects and stream order](crate::contract::objects).
 ///
 /// The typed attribute methods (`get`, `set`, `reset`, `stats`) are on [`MemPoolExt`],
-/// implemented for every pool.
+/// implemented for every pool; `stats` reads [`MemPool::stats_snapshot`].
 ///
 /// # For backend authors
 ///
@@ -118,6 +118,31 @@ pub trait MemPool: Send + Sync {
     /// The pool's size in bytes (`max_size` after rounding; see the
     /// [property contract](crate::contract::properties)).
     fn size(&self) -> u64;
+
+    /// The four statistics counters (attributes 5-8) as one snapshot, read at one instant,
+    /// so that `reserved_current >= used_current` holds in every answer (see
+    /// [statistics and lifetime](crate::contract::statistics)).
+    /// [`MemPoolExt::stats`] calls it.
+    ///
+    /// The provided method reads the four attributes one after the other through
+    /// [`MemPool::get_attr_raw`]: a backend whose pool can change between two reads (another
+    /// thread allocating, freeing or trimming) may then answer counters of different
+    /// instants. Backends that can read them at once override it; the emulator reads them
+    /// under its pool lock. The Ascend backend keeps the four reads, since the runtime has
+    /// no call that reads several attributes together.
+    ///
+    /// # Errors
+    ///
+    /// As [`MemPool::get_attr_raw`]; a backend answering with the wrong width is
+    /// `Internal`.
+    fn stats_snapshot(&self) -> Result<PoolStats> {
+        Ok(PoolStats {
+            reserved_current: self.get(ReservedMemCurrent)?,
+            reserved_high: self.get(ReservedMemHigh)?,
+            used_current: self.get(UsedMemCurrent)?,
+            used_high: self.get(UsedMemHigh)?,
+        })
+    }
 }
 
 /// Typed attribute access for every [`MemPool`], through its raw path.
@@ -166,19 +191,14 @@ pub trait MemPoolExt: MemPool {
         self.set_attr_raw(A::ID, <A::Value as AttrValue>::to_raw(zero::<A::Value>()))
     }
 
-    /// Reads the four statistics counters (see
-    /// [statistics and lifetime](crate::contract::statistics)).
+    /// Reads the four statistics counters together, as [`MemPool::stats_snapshot`] does
+    /// (see [statistics and lifetime](crate::contract::statistics)).
     ///
     /// # Errors
     ///
-    /// As [`MemPool::get_attr_raw`].
+    /// As [`MemPool::stats_snapshot`].
     fn stats(&self) -> Result<PoolStats> {
-        Ok(PoolStats {
-            reserved_current: self.get(ReservedMemCurrent)?,
-            reserved_high: self.get(ReservedMemHigh)?,
-            used_current: self.get(UsedMemCurrent)?,
-            used_high: self.get(UsedMemHigh)?,
-        })
+        self.stats_snapshot()
     }
 }
 

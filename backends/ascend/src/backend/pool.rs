@@ -243,6 +243,10 @@ impl MemPool for AscendPool {
     fn size(&self) -> u64 {
         self.size
     }
+
+    // `stats_snapshot` keeps the provided four reads of `get_attr_raw`: the runtime has no
+    // call that reads several attributes of a pool together, so counters read while
+    // another thread allocates, frees or trims may come from different instants.
 }
 
 /// A null pointer given to `free_async`: `InvalidPointer`, code 100000 (a null argument).

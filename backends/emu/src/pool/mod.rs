@@ -20,7 +20,7 @@ mod starts;
 use crate::stream::EmuStream;
 pub(crate) use mapping::quarantined;
 use mempool_hal::attr::AttrId;
-use mempool_hal::{DevicePtr, MemPool, RawAttrValue, Result};
+use mempool_hal::{DevicePtr, MemPool, PoolStats, RawAttrValue, Result};
 use registry::PoolRegistry;
 pub use reuse::{ReuseCounts, ReuseRule};
 use shared::PoolShared;
@@ -128,5 +128,11 @@ impl MemPool for EmuPool {
 
     fn size(&self) -> u64 {
         self.shared.size
+    }
+
+    /// The four counters read under the pool's lock, in one step: no allocation, free,
+    /// release or trim falls between them.
+    fn stats_snapshot(&self) -> Result<PoolStats> {
+        self.shared.stats()
     }
 }

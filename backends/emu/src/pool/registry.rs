@@ -10,9 +10,12 @@
 //!   runs on that memory; it is dropped (`bury`) at the next synchronization or pool
 //!   creation or destruction after those streams have passed it;
 //! - **the destroyed ranges** (here): each destroyed pool's base, size and a weak
-//!   reference to it, for the life of the platform, so that a pointer into one is known as
-//!   memory of a destroyed pool (the checker's messages) and [`PoolRegistry::destroyed_at`]
-//!   says whether the pool's mapping still exists;
+//!   reference to it, so that a pointer into one is known as memory of a destroyed pool
+//!   (the checker's messages) and [`PoolRegistry::destroyed_at`] says whether the pool's
+//!   mapping still exists. They are indexed by base address and never overlap (a later
+//!   destroy takes over what it overlaps), so a lookup is a search, not a scan; and once
+//!   more than [`DESTROYED_KEPT`] are kept, those whose pool is gone and whose range has
+//!   left the quarantine are forgotten (the host may map that range again);
 //! - **the quarantine** (`mapping.rs`): once the last reference to the pool drops its
 //!   mapping, the address range stays reserved, inaccessible and without memory, process
 //!   wide, until 256 later ranges or 16 TiB of address space have joined it; then it goes
@@ -24,6 +27,48 @@ use mempool_hal::{DevicePtr, Error, ErrorKind, Result, code};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 
+/// How many destroyed ranges are kept before the forgettable ones go (module docs).
+pub(crate) const DESTROYED_KEPT: usize = 1024;
+
+/// The ranges of destroyed pools by base address (disjoint), with their size and pool.
+#[derive(Default)]
+struct Destroyed {
+    ranges: BTreeMap<u64, (u64, Weak<PoolShared>)>,
+    /// The size at which to look for forgettable ranges next (twice what stayed, at least
+    /// [`DESTROYED_KEPT`]), so the look costs O(1) per destroy over time.
+    prune_at: usize,
+}
+
+impl Destroyed {
+    /// The range holding `addr`.
+    fn at(&self, addr: u64) -> Option<&(u64, Weak<PoolShared>)> {
+        let (base, range) = self.ranges.range(..=addr).next_back()?;
+        (addr - base < range.0).then_some(range)
+    }
+
+    /// Adds a destroyed range; the latest destroy wins where it overlaps older ones
+    /// (their range was reused meanwhile), which keep only what lies outside it.
+    fn insert(&mut self, base: u64, size: u64, pool: Weak<PoolShared>) {
+        let end = base.saturating_add(size);
+        let below = self.ranges.range(..base).next_back().filter(|(b, r)| **b + r.0 > base).map(|(b, _)| *b);
+        let overlapping: Vec<u64> = below.into_iter().chain(self.ranges.range(base..end).map(|(b, _)| *b)).collect();
+        for b in overlapping {
+            let Some((sz, old)) = self.ranges.remove(&b) else { continue };
+            if b < base {
+                self.ranges.insert(b, (base - b, old.clone()));
+            }
+            if b + sz > end {
+                self.ranges.insert(end, (b + sz - end, old));
+            }
+        }
+        self.ranges.insert(base, (size, pool));
+        if self.ranges.len() > self.prune_at.max(DESTROYED_KEPT) {
+            self.ranges.retain(|&b, (_, p)| p.strong_count() > 0 || super::mapping::quarantined(b));
+            self.prune_at = 2 * self.ranges.len();
+        }
+    }
+}
+
 /// The pools of one platform by address.
 #[derive(Default)]
 pub(crate) struct PoolRegistry {
@@ -31,7 +76,7 @@ pub(crate) struct PoolRegistry {
     pools: RwLock<BTreeMap<u64, Arc<PoolShared>>>,
     /// Address ranges of destroyed pools (for the checker's messages, and to know a
     /// pointer that outlived its pool), with the pool while anything still holds it.
-    destroyed: Mutex<Vec<(u64, u64, Weak<PoolShared>)>>,
+    destroyed: Mutex<Destroyed>,
 }
 
 impl PoolRegistry {
@@ -43,7 +88,7 @@ impl PoolRegistry {
     /// Moves a pool just marked destroyed from the live pools to the destroyed ranges.
     pub(crate) fn retire(&self, pool: &Arc<PoolShared>) {
         self.pools.write().unwrap_or_else(PoisonError::into_inner).remove(&pool.base);
-        lock(&self.destroyed).push((pool.base, pool.size, Arc::downgrade(pool)));
+        lock(&self.destroyed).insert(pool.base, pool.size, Arc::downgrade(pool));
     }
 
     /// The live pool whose range holds `addr`.
@@ -79,9 +124,30 @@ impl PoolRegistry {
     /// exists (queued work or a handle holds the pool), so that the range is still the
     /// emulator's. `None` for other addresses.
     pub(crate) fn destroyed_at(&self, addr: u64) -> Option<bool> {
-        let d = lock(&self.destroyed);
-        let inside = |&&(base, size, _): &&(u64, u64, Weak<PoolShared>)| addr >= base && addr - base < size;
-        // The latest destroy first: a range may have been reused by a later pool since.
-        d.iter().rev().find(inside).map(|(_, _, pool)| pool.strong_count() > 0)
+        lock(&self.destroyed).at(addr).map(|(_, pool)| pool.strong_count() > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn destroyed_ranges_are_disjoint_and_the_latest_destroy_wins() {
+        let mut d = Destroyed::default();
+        d.insert(100, 100, Weak::new()); // [100, 200)
+        d.insert(150, 100, Weak::new()); // [150, 250) takes over [150, 200)
+        d.insert(120, 10, Weak::new()); // [120, 130) splits [100, 150)
+        let ranges: Vec<_> = d.ranges.iter().map(|(b, (s, _))| (*b, *s)).collect();
+        assert_eq!(ranges, vec![(100, 20), (120, 10), (130, 20), (150, 100)]);
+        assert!(d.at(99).is_none());
+        assert!(d.at(125).is_some());
+        assert!(d.at(249).is_some());
+        assert!(d.at(250).is_none());
+        // Ranges whose pool is gone (and not quarantined) are forgotten past the bound.
+        for i in 0..DESTROYED_KEPT as u64 {
+            d.insert(1 << 20 | i << 4, 16, Weak::new());
+        }
+        assert!(d.ranges.len() <= DESTROYED_KEPT, "{}", d.ranges.len());
     }
 }

@@ -141,8 +141,9 @@ pub(crate) enum Choice {
 
 /// Chooses the block for an allocation of `len` bytes (a multiple of the granularity) on
 /// stream `b`, in the order of contract §4, by the `rules` the pool's profile and flags
-/// allow. The caller holds the pool state lock and carves the chosen block. Rule e makes `b` wait (at most `wait_timeout`) for the
-/// block's free when it has not executed yet.
+/// allow. The caller holds the pool state lock and carves the chosen block. Rule e makes `b` wait for the
+/// block's free when it has not executed yet (a wait that outlasts `wait_timeout` does not
+/// end: `b`'s synchronizations time out meanwhile).
 pub(crate) fn choose(
     blocks: &Blocks,
     len: u64,
@@ -188,7 +189,7 @@ pub(crate) fn choose(
                 clock.raise(src.id, tags.pos);
                 if src.completed() < tags.dep_real {
                     let target = tags.dep_real;
-                    b.push_locked(&mut st, Box::new(move || src.wait_for_work(target, wait_timeout)))?;
+                    b.push_wait_locked(&mut st, src, target, wait_timeout)?;
                 }
                 return Ok(Choice::Cached(ReuseRule::InternalDependency, block));
             }

@@ -8,7 +8,8 @@ use crate::clock::{Clock, HostClock};
 use crate::stream::{StreamShared, lock};
 use mempool_hal::attr::{AttrId, AttrWrite};
 use mempool_hal::{
-    DevicePtr, Error, ErrorKind, OomInfo, PoolCall, Profile, RawAttrValue, Result, ReuseFlags, code, round_up,
+    DevicePtr, Error, ErrorKind, OomInfo, PoolCall, PoolStats, Profile, RawAttrValue, Result, ReuseFlags, code,
+    round_up,
 };
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -233,6 +234,16 @@ impl PoolShared {
     /// Frees `addr` in stream order on `s`.
     pub(crate) fn free_async(&self, addr: u64, s: &Arc<StreamShared>) -> Result<()> {
         const OP: &str = "free_async";
+        if s.device != self.device {
+            // As CANN answers a stream of another context; the block would otherwise be
+            // tagged with a stream that no synchronization of the pool's device observes.
+            return Err(Error::new(
+                ErrorKind::WrongContext,
+                code::ACL_ERROR_RT_STREAM_CONTEXT,
+                OP,
+                format!("stream {} is on device {}, the pool of {addr:#x} on device {}", s.id, s.device, self.device),
+            ));
+        }
         let mut state = self.state();
         if self.is_destroyed() {
             return Err(Error::invalid_pointer(OP, format!("{addr:#x} belongs to a destroyed pool")));
@@ -318,6 +329,15 @@ impl PoolShared {
             // USED_MEM_HIGH, the last id `check_read` accepts.
             _ => s.used_high,
         }))
+    }
+
+    /// The four counters under one lock: a snapshot (contract §7, RESERVED ≥ USED).
+    pub(crate) fn stats(&self) -> Result<PoolStats> {
+        let state = self.state();
+        if self.is_destroyed() {
+            return Err(Error::destroyed_pool("get_attr", PoolCall::Attribute, format_args!("pool {}", self.id)));
+        }
+        Ok(state.blocks.stats)
     }
 
     pub(crate) fn set_attr(&self, id: AttrId, value: RawAttrValue) -> Result<()> {
