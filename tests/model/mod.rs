@@ -675,6 +675,7 @@ impl Model {
                 pool_size: pool.size,
                 largest_free_range: pool.free.values().copied().max().unwrap_or(0),
                 largest_cached_block: pool.cached.values().map(|c| c.len).max().unwrap_or(0),
+                device_free: None,
             };
             return Err(Fail {
                 kind: ErrorKind::OutOfMemory,

@@ -226,6 +226,7 @@ impl PoolShared {
                 pool_size: self.size,
                 largest_free_range: blocks.largest_free(),
                 largest_cached_block: blocks.largest_cached(),
+                device_free: None,
             },
         )
     }
