@@ -32,6 +32,10 @@
 //! - **Checked access.** Copies and memsets are checked when enqueued (the range must lie
 //!   in one live allocation) and again when they run (it must still be reserved), under
 //!   the pool lock, so a bad program gets an error, never a fault.
+//! - **Device memory.** One atomic counter per device holds RESERVED summed over its
+//!   pools (the drop-in library's hidden `aclrtMalloc` pool included): a fresh carve
+//!   reserves from it or fails with the device full, a release or a destroy gives back;
+//!   reuse never touches it. `mem_info` reads it.
 //! - **Stream-order checker** (on by default, [`EmulatorBuilder::checker`] turns it off).
 //!   It judges happens-before (contract §1), never timing: a call is ordered after a
 //!   point when its stream's vector clock covers it, or the platform's clock of what the
@@ -80,6 +84,7 @@
 //! | [§4](mempool_hal::contract::allocation) | the reuse order, rules a-f, rule e's wait | `pool/reuse.rs` (`choose`) |
 //! | §4 | best fit: smallest block, then lowest address | `pool/blocks.rs`, `pool/bins.rs` |
 //! | §4 | validation, commit, counting | `pool/shared.rs` (`malloc`); `pool/mapping.rs` |
+//! | [§2](mempool_hal::contract::properties), §4 | RESERVED summed per device, never above its memory; `mem_info` | `pool/budget.rs` (`DeviceMemory`), `pool/shared.rs` (`malloc`, `release_locked`, `mark_destroyed`), `device.rs` (`mem_info`) |
 //! | [§5](mempool_hal::contract::free) | the stream-ordered free | `pool/shared.rs` (`free_async`), `pool/blocks.rs` (`cache`) |
 //! | §5 | the free by address (no pool named) | `pool/registry.rs` (`free_async`) |
 //! | [§6](mempool_hal::contract::release) | release at synchronization, trim | `pool/shared.rs`, `pool/blocks.rs` (`plan_release`), `pool/mapping.rs`, `platform.rs` (`after_sync`) |
@@ -112,7 +117,8 @@
 //! and the platform's stream registry (except as in 2). The host's clock (`HostClock`) is
 //! innermost: the checker reads it under a pool's and a stream's state, and nothing is
 //! locked under it. The graveyard's lock may drop a pool's last reference, which takes
-//! the process-wide quarantine lock of `pool/mapping.rs`. Queued work runs with no lock
+//! the process-wide quarantine lock of `pool/mapping.rs`. A device's memory counter
+//! (`pool/budget.rs`) is an atomic, not a lock. Queued work runs with no lock
 //! held; a copy or kernel then holds one pool's state at a time while it touches that
 //! pool's memory.
 //!

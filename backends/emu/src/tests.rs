@@ -53,6 +53,7 @@ fn random_sequences_keep_the_invariants() {
                 }
             }
             pool.shared.check_invariants();
+            assert_eq!(emu.mem_info().unwrap().free, 64 * G - pool.shared.reserved(), "the device counts RESERVED");
         }
         for p in live.drain(..) {
             pool.free(p, &streams[0]).unwrap();

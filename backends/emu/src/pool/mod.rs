@@ -6,11 +6,13 @@
 //! - `registry.rs`: the pools of a platform by address, and what outlives a destroyed pool;
 //! - `access.rs`: checked access to device memory (copies, memsets, kernels);
 //! - below them, pure structures: `blocks.rs` (the ranges of a pool), `bins.rs` (size
-//!   classes), `starts.rs` (where ranges start) and `mapping.rs` (the host memory).
+//!   classes), `starts.rs` (where ranges start), `mapping.rs` (the host memory) and
+//!   `budget.rs` (the memory of a device, shared by its pools).
 
 pub(crate) mod access;
 mod bins;
 mod blocks;
+pub(crate) mod budget;
 mod mapping;
 pub(crate) mod registry;
 mod reuse;

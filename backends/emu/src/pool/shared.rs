@@ -2,6 +2,7 @@
 //! allocation, the stream-ordered free, release, trim and attributes.
 
 use super::blocks::{Blocks, SYNC_OWNER};
+use super::budget::DeviceMemory;
 use super::mapping::{Commits, Mapping};
 use super::reuse::{Choice, ReuseCounts, ReuseRule, Rules, choose};
 use crate::clock::{Clock, HostClock};
@@ -57,6 +58,8 @@ pub(crate) struct PoolSettings {
     pub(crate) host: Arc<HostClock>,
     /// The pools' behaviour (contract §12).
     pub(crate) profile: Profile,
+    /// The memory of the pool's device, which its fresh reservations draw on (contract §2).
+    pub(crate) memory: Arc<DeviceMemory>,
 }
 
 /// Faults injected into a platform, for tests of failure paths.
@@ -146,9 +149,16 @@ impl PoolShared {
         lock(&self.state)
     }
 
-    /// Marks the pool destroyed; `false` if it already was.
+    /// Marks the pool destroyed; `false` if it already was. What it reserved no longer
+    /// counts against its device (contract §2): a destroyed pool reserves nothing more and
+    /// releases nothing (both check the mark under the lock taken here).
     pub(crate) fn mark_destroyed(&self) -> bool {
-        !self.destroyed.swap(true, Ordering::AcqRel)
+        if self.destroyed.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        let state = self.state();
+        self.settings.memory.unreserve(state.blocks.stats.reserved_current);
+        true
     }
 
     pub(crate) fn is_destroyed(&self) -> bool {
@@ -160,7 +170,8 @@ impl PoolShared {
         addr >= self.base && addr - self.base < self.size
     }
 
-    /// Bytes reserved now.
+    /// Bytes reserved now (tests: the device's counter is their sum over its pools).
+    #[cfg(test)]
     pub(crate) fn reserved(&self) -> u64 {
         self.state().blocks.stats.reserved_current
     }
@@ -198,14 +209,22 @@ impl PoolShared {
             Choice::Fresh(block) => {
                 let addr = state.blocks.addr(block);
                 let pos = s.alloc_position()?;
+                // The device's memory, summed over its pools (contract §2): the only
+                // place an allocation touches it (reuse reserves nothing).
+                if let Err(free) = self.settings.memory.reserve(len) {
+                    let err = self.oom(OP, &state.blocks, len, Some(free));
+                    let msg = format!("device {}: {}", self.device, err.message());
+                    return Err(err.with_message(msg));
+                }
                 if let Err(e) = self.commit(&mut state.commits, addr, len) {
-                    let err = self.oom(OP, &state.blocks, len);
+                    self.settings.memory.unreserve(len);
+                    let err = self.oom(OP, &state.blocks, len, None);
                     let msg = format!("host memory commit failed ({e}); {}", err.message());
                     return Err(err.with_message(msg));
                 }
                 (ReuseRule::Fresh, state.blocks.take_fresh(block, len, owner(pos)))
             }
-            Choice::Exhausted => return Err(self.oom(OP, &state.blocks, len)),
+            Choice::Exhausted => return Err(self.oom(OP, &state.blocks, len, None)),
         };
         state.counts.bump(rule);
         drop(guard);
@@ -217,7 +236,9 @@ impl PoolShared {
         Ok((DevicePtr::from_addr(addr), rule))
     }
 
-    fn oom(&self, op: &'static str, blocks: &Blocks, len: u64) -> Error {
+    /// The out-of-memory error of a request of `len` bytes; `device_free`: the device,
+    /// not the pool, is full, with that much left to reserve.
+    fn oom(&self, op: &'static str, blocks: &Blocks, len: u64, device_free: Option<u64>) -> Error {
         Error::out_of_memory(
             op,
             OomInfo {
@@ -226,7 +247,7 @@ impl PoolShared {
                 pool_size: self.size,
                 largest_free_range: blocks.largest_free(),
                 largest_cached_block: blocks.largest_cached(),
-                device_free: None,
+                device_free,
             },
         )
     }
@@ -254,12 +275,15 @@ impl PoolShared {
         if plan.is_empty() {
             return;
         }
+        let mut released = 0;
         for (block, addr, take) in plan {
             // A failed decommit leaves pages resident but the range is still returned
             // to the address space: bookkeeping stays exact.
             let _ = state.commits.decommit(&self.mapping, addr, take);
             state.blocks.release(block, take);
+            released += take;
         }
+        self.settings.memory.unreserve(released);
         // A mark is the maximum since the last reset: a release after a reset raises it
         // to what is left (once per release, the value a caller can observe).
         let stats = &mut state.blocks.stats;
