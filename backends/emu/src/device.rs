@@ -627,8 +627,9 @@ impl Device for Emulator {
             std::slice::from_ref(&t),
             OP,
             Box::new(move || {
-                pool.with_memory(dst.addr(), len, OP, |p| {
-                    // SAFETY: the range is committed read/write memory, locked against release.
+                pool.with_memory(dst.addr(), len, true, OP, |p| {
+                    // SAFETY: the range is committed read/write memory, pinned for writing
+                    // against release and other pinned accesses.
                     unsafe { std::ptr::write_bytes(p, value, n) }
                 })
             }),

@@ -31,7 +31,10 @@
 //!   O(log n) otherwise.
 //! - **Checked access.** Copies and memsets are checked when enqueued (the range must lie
 //!   in one live allocation) and again when they run (it must still be reserved), under
-//!   the pool lock, so a bad program gets an error, never a fault.
+//!   the pool lock, so a bad program gets an error, never a fault. When it runs, a copy
+//!   *pins* its range under the lock and moves the bytes without it: a pinned range is
+//!   never released or given back, and overlapping pinned accesses, one writing, take
+//!   turns, so a long copy stalls nothing else on its pool.
 //! - **Device memory.** One atomic counter per device holds RESERVED summed over its
 //!   pools (the drop-in library's hidden `aclrtMalloc` pool included): a fresh carve
 //!   reserves from it or fails with the device full, a release or a destroy gives back;
@@ -88,6 +91,7 @@
 //! | [§5](mempool_hal::contract::free) | the stream-ordered free | `pool/shared.rs` (`free_async`), `pool/blocks.rs` (`cache`) |
 //! | §5 | the free by address (no pool named) | `pool/registry.rs` (`free_async`) |
 //! | [§6](mempool_hal::contract::release) | release at synchronization, trim | `pool/shared.rs`, `pool/blocks.rs` (`plan_release`), `pool/mapping.rs`, `platform.rs` (`after_sync`) |
+//! | §6 | a range being copied is not released | `pool/pins.rs`, `pool/shared.rs` (`with_memory`, `release_locked`, `give_back`) |
 //! | [§7](mempool_hal::contract::statistics) | statistics | `pool/blocks.rs` (`stats`), `pool/shared.rs` |
 //! | §7 | a destroyed pool: graveyard, destroyed ranges, quarantine | `device.rs` (`destroy_pool`), `platform.rs`, `pool/registry.rs`, `pool/mapping.rs` |
 //! | [§8](mempool_hal::contract::c_abi) | what the drop-in ACL library needs: raw copies and memsets (host memory too), holding host memory for queued work, free by address, pool addresses | `kernel.rs` |
@@ -118,9 +122,12 @@
 //! innermost: the checker reads it under a pool's and a stream's state, and nothing is
 //! locked under it. The graveyard's lock may drop a pool's last reference, which takes
 //! the process-wide quarantine lock of `pool/mapping.rs`. A device's memory counter
-//! (`pool/budget.rs`) is an atomic, not a lock. Queued work runs with no lock
-//! held; a copy or kernel then holds one pool's state at a time while it touches that
-//! pool's memory.
+//! (`pool/budget.rs`) is an atomic, not a lock. Queued work runs with no lock held; a
+//! copy, memset or kernel takes one pool's state at a time, only to pin the range it
+//! touches and later to unpin it, and moves the bytes with no lock held. A pin that
+//! conflicts with another waits on the pool's condition variable (letting the state go)
+//! and holds no other pin meanwhile, so pins cannot deadlock; a cann-open destroy waits
+//! there for the pool's pins to go.
 //!
 //! # Example
 //!
