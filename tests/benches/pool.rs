@@ -8,9 +8,12 @@
 //!   besides criterion's estimate, a timed loop reports the median and p99 per operation.
 //! - `cross_stream`: an allocation on one stream of memory freed on another, per reuse rule.
 //! - `stream_ops`: host-function launches, event record + wait, synchronization.
+//! - `copy_contention`: `malloc_async` + `free_async` on a pool while 256 MiB copies into
+//!   the same pool run back to back on another thread, against the same pair with no copy
+//!   running.
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use mempool_emu::{EmuPool, EmuStream, Emulator, ReuseRule};
+use mempool_emu::{CopySide, EmuPool, EmuStream, Emulator, ReuseRule};
 use mempool_hal::{Device, MemPool, MemPoolExt, PoolProps, attr};
 use mempool_tests::write_percentiles;
 use std::alloc::{Layout, alloc, dealloc};
@@ -414,9 +417,53 @@ fn stream_ops(c: &mut Criterion) {
     g.finish();
 }
 
+fn copy_contention(c: &mut Criterion) {
+    const COPY: u64 = 256 * MIB;
+    let ids = ["copy_contention/during-copy/malloc+free", "copy_contention/no-copy/malloc+free"];
+    if !selected(&ids) {
+        return;
+    }
+    let emu = emulator(2 * MIB, 4 << 30);
+    let s = emu.create_stream().expect("stream");
+    let p = pool(&emu, 1 << 30);
+    // The copy's destination: a synchronous allocation, so the host may copy into it.
+    let dst = p.malloc_sync(COPY, &s).expect("malloc");
+    let src = vec![0x5au8; COPY as usize];
+    let first = p.malloc_async(2 * MIB, &s).expect("malloc");
+    p.free(first, &s).expect("free");
+    let pair = || {
+        let d = p.malloc_async(black_box(2 * MIB), &s).expect("malloc");
+        p.free(d, &s).expect("free");
+    };
+    let mut g = c.benchmark_group("copy_contention");
+    g.sample_size(10).warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_secs(1));
+    g.bench_function(BenchmarkId::new("no-copy", "malloc+free"), |b| b.iter(&pair));
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let copies = std::thread::scope(|scope| {
+        let copier = scope.spawn(|| {
+            let mut n = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // SAFETY: `src` holds `COPY` readable bytes for the whole call.
+                unsafe {
+                    emu.memcpy_raw(CopySide::Device(dst), CopySide::Host(src.as_ptr().cast_mut()), COPY).expect("copy")
+                };
+                n += 1;
+            }
+            n
+        });
+        g.bench_function(BenchmarkId::new("during-copy", "malloc+free"), |b| b.iter(&pair));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        copier.join().expect("copier")
+    });
+    g.finish();
+    println!("copy_contention: {copies} copies of 256 MiB ran during the measurement");
+    p.free(dst, &s).expect("free");
+    emu.synchronize_stream(&s).expect("sync");
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    targets = same_stream_pair, live_100k, cross_stream, stream_ops
+    targets = same_stream_pair, live_100k, cross_stream, stream_ops, copy_contention
 }
 criterion_main!(benches);

@@ -668,13 +668,17 @@ impl Model {
             return Ok((off, rule));
         }
         let fresh = pool.free.iter().filter(|&(_, &l)| l >= len).min_by_key(|&(&o, &l)| (l, o)).map(|(&o, &l)| (o, l));
-        let Some((off, flen)) = fresh else {
+        // Contract §2: a fresh reservation draws on the device's memory, shared by its pools.
+        let device_free = self.mem_free();
+        let device_full = fresh.is_some() && device_free < len;
+        let (Some((off, flen)), false) = (fresh, device_full) else {
             let info = OomInfo {
                 requested: len,
                 stats: pool.stats,
                 pool_size: pool.size,
                 largest_free_range: pool.free.values().copied().max().unwrap_or(0),
                 largest_cached_block: pool.cached.values().map(|c| c.len).max().unwrap_or(0),
+                device_free: device_full.then_some(device_free),
             };
             return Err(Fail {
                 kind: ErrorKind::OutOfMemory,

@@ -10,6 +10,11 @@ pub(crate) const BENCH_GROUPS: &[(&str, &str, &str)] = &[
     ("live_100k", "a free and an allocation of random sizes (1-16 pages), 100,000 blocks live", "emu"),
     ("cross_stream", "an allocation on stream B of memory freed on stream A, per reuse rule", "emu"),
     ("stream_ops", "stream operations", "emu"),
+    (
+        "copy_contention",
+        "malloc_async + free_async on a pool while 256 MiB copies into it run on another thread, against none running",
+        "during-copy",
+    ),
     ("ffi_overhead", "malloc + free through the Ascend backend over the drop-in library", "ascend-backend"),
     ("replay", "a whole bundled trace replayed on the emulator", "emu"),
 ];

@@ -21,7 +21,8 @@ pub enum ExecutionMode {
 pub struct Config {
     /// Number of devices (default 1).
     pub devices: u32,
-    /// Memory of each device in bytes (default 16 GiB).
+    /// Memory of each device in bytes (default 16 GiB): the most the device's pools may
+    /// reserve all together (contract §2).
     pub device_memory: u64,
     /// Pool granularity in bytes: a power of two, at least the host page size
     /// (default 2 MiB, as on Ascend).

@@ -375,9 +375,9 @@ impl Device for Emulator {
     }
 
     fn mem_info(&self) -> Result<MemInfo> {
-        let total = self.platform.config.device_memory;
-        let reserved: u64 = self.platform.registry.pools_of(self.device).iter().map(|p| p.reserved()).sum();
-        Ok(MemInfo { free: total.saturating_sub(reserved), total })
+        // What the device's pools may still reserve, all together (contract §2).
+        let free = self.platform.memory[self.device as usize].free();
+        Ok(MemInfo { free, total: self.platform.config.device_memory })
     }
 
     fn create_stream(&self) -> Result<EmuStream> {
@@ -558,6 +558,7 @@ impl Device for Emulator {
                 races: c.checker && c.races,
                 host: Arc::clone(&p.host),
                 profile: c.profile,
+                memory: Arc::clone(&p.memory[props.location.id as usize]),
             },
         )?);
         p.registry.insert(&shared);
@@ -644,8 +645,9 @@ impl Device for Emulator {
             std::slice::from_ref(&t),
             OP,
             Box::new(move || {
-                pool.with_memory(dst.addr(), len, OP, |p| {
-                    // SAFETY: the range is committed read/write memory, locked against release.
+                pool.with_memory(dst.addr(), len, true, OP, |p| {
+                    // SAFETY: the range is committed read/write memory, pinned for writing
+                    // against release and other pinned accesses.
                     unsafe { std::ptr::write_bytes(p, value, n) }
                 })
             }),

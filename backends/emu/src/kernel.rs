@@ -49,8 +49,10 @@ impl KernelMem {
     pub fn read(&self, ptr: DevicePtr, len: u64) -> Result<Vec<u8>> {
         let t = self.find(ptr, len, false)?;
         let mut out = vec![0u8; len as usize];
-        t.pool.with_memory(ptr.addr(), len, "launch_kernel", |p| {
-            // SAFETY: the range is committed and locked (`with_memory`); `out` holds `len` bytes.
+        t.pool.with_memory(ptr.addr(), len, false, "launch_kernel", |p| {
+            // SAFETY: the range is committed and pinned for reading (`with_memory`: no
+            // release or give-back touches it, no other pinned access writes it); `out`
+            // holds `len` bytes.
             unsafe { std::ptr::copy_nonoverlapping(p.cast_const(), out.as_mut_ptr(), out.len()) }
         })?;
         Ok(out)
@@ -63,9 +65,10 @@ impl KernelMem {
     /// A range the kernel did not declare for writing: `StreamOrderViolation`.
     pub fn write(&self, ptr: DevicePtr, data: &[u8]) -> Result<()> {
         let t = self.find(ptr, data.len() as u64, true)?;
-        t.pool.with_memory(ptr.addr(), data.len() as u64, "launch_kernel", |p| {
-            // SAFETY: the range is committed and locked (`with_memory`); `data` is a
-            // separate host slice of that length.
+        t.pool.with_memory(ptr.addr(), data.len() as u64, true, "launch_kernel", |p| {
+            // SAFETY: the range is committed and pinned for writing (`with_memory`: no
+            // release or give-back touches it, no other pinned access overlaps it);
+            // `data` is a separate host slice of that length.
             unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) }
         })
     }
@@ -149,8 +152,9 @@ impl Emulator {
         }
         let t = self.range(dst, len, true, OP)?;
         access::check_now(std::slice::from_ref(&t), OP)?;
-        t.pool.with_memory(dst.addr(), len, OP, |p| {
-            // SAFETY: the range is committed read/write memory, locked against release.
+        t.pool.with_memory(dst.addr(), len, true, OP, |p| {
+            // SAFETY: the range is committed read/write memory, pinned for writing
+            // against release and other pinned accesses.
             unsafe { std::ptr::write_bytes(p, value, len as usize) }
         })
     }

@@ -31,7 +31,14 @@
 //!   O(log n) otherwise.
 //! - **Checked access.** Copies and memsets are checked when enqueued (the range must lie
 //!   in one live allocation) and again when they run (it must still be reserved), under
-//!   the pool lock, so a bad program gets an error, never a fault.
+//!   the pool lock, so a bad program gets an error, never a fault. When it runs, a copy
+//!   *pins* its range under the lock and moves the bytes without it: a pinned range is
+//!   never released or given back, and overlapping pinned accesses, one writing, take
+//!   turns, so a long copy stalls nothing else on its pool.
+//! - **Device memory.** One atomic counter per device holds RESERVED summed over its
+//!   pools (the drop-in library's hidden `aclrtMalloc` pool included): a fresh carve
+//!   reserves from it or fails with the device full, a release or a destroy gives back;
+//!   reuse never touches it. `mem_info` reads it.
 //! - **Stream-order checker** (on by default, [`EmulatorBuilder::checker`] turns it off).
 //!   It judges happens-before (contract §1), never timing: a call is ordered after a
 //!   point when its stream's vector clock covers it, or the platform's clock of what the
@@ -87,10 +94,12 @@
 //! | [§4](mempool_hal::contract::allocation) | the reuse order, rules a-f, rule e's wait | `pool/reuse.rs` (`choose`) |
 //! | §4 | best fit: smallest block, then lowest address | `pool/blocks.rs`, `pool/bins.rs` |
 //! | §4 | validation, commit, counting | `pool/shared.rs` (`malloc`); `pool/mapping.rs` |
+//! | [§2](mempool_hal::contract::properties), §4 | RESERVED summed per device, never above its memory; `mem_info` | `pool/budget.rs` (`DeviceMemory`), `pool/shared.rs` (`malloc`, `release_locked`, `mark_destroyed`), `device.rs` (`mem_info`) |
 //! | [§5](mempool_hal::contract::free) | the stream-ordered free; a stream of another device refused | `pool/shared.rs` (`free_async`), `pool/blocks.rs` (`cache`) |
 //! | §5 | the free by address (no pool named) | `pool/registry.rs` (`free_async`) |
 //! | [§6](mempool_hal::contract::release) | release at synchronization, trim | `pool/shared.rs`, `pool/blocks.rs` (`plan_release`), `pool/mapping.rs`, `platform.rs` (`after_sync`) |
 //! | §6 | the pools released are those of the stream's (the event's) device, not the handle's | `device.rs` (`synchronize_stream`, `event_device`) |
+//! | §6 | a range being copied is not released | `pool/pins.rs`, `pool/shared.rs` (`with_memory`, `release_locked`, `give_back`) |
 //! | [§7](mempool_hal::contract::statistics) | statistics; one snapshot under the pool lock | `pool/blocks.rs` (`stats`), `pool/shared.rs` (`stats`) |
 //! | §7 | destroyed streams leave the registry when their worker ends | `platform.rs` (`add_stream`, `Streams`) |
 //! | §7 | a destroyed pool: graveyard, destroyed ranges (indexed, bounded), quarantine | `device.rs` (`destroy_pool`), `platform.rs`, `pool/registry.rs`, `pool/mapping.rs` |
@@ -123,9 +132,12 @@
 //! a pool's and a stream's state, and nothing is locked under it. The graveyard's lock may
 //! drop a pool's last reference, and the destroyed ranges' lock reads the quarantine when
 //! it forgets ranges: both take the process-wide quarantine lock of `pool/mapping.rs`,
-//! under which nothing is locked. Queued work runs with no lock
-//! held; a copy or kernel then holds one pool's state at a time while it touches that
-//! pool's memory.
+//! under which nothing is locked. A device's memory counter (`pool/budget.rs`) is an
+//! atomic, not a lock. Queued work runs with no lock held; a copy, memset or kernel takes
+//! one pool's state at a time, only to pin the range it touches and later to unpin it, and
+//! moves the bytes with no lock held. A pin that conflicts with another waits on the
+//! pool's condition variable (letting the state go) and holds no other pin meanwhile, so
+//! pins cannot deadlock; a cann-open destroy waits there for the pool's pins to go.
 //!
 //! # Example
 //!

@@ -13,6 +13,7 @@
 use crate::clock::{Clock, HostClock};
 use crate::config::Config;
 use crate::hostfn::{self, HostFnThread};
+use crate::pool::budget::DeviceMemory;
 use crate::pool::registry::PoolRegistry;
 use crate::pool::shared::{Faults, PoolShared};
 use crate::stream::{OnExit, StreamShared, WorkerDelay, lock};
@@ -75,6 +76,8 @@ pub(crate) struct Platform {
     pub(crate) registry: Arc<PoolRegistry>,
     graveyard: Mutex<Vec<Grave>>,
     pub(crate) faults: Arc<Faults>,
+    /// Each device's memory, which its pools' reservations draw on (contract §2).
+    pub(crate) memory: Vec<Arc<DeviceMemory>>,
     /// The host-function thread of each device that has started one (only with
     /// `Config::host_functions_on_one_thread`).
     host_fn_threads: Mutex<HashMap<u32, HostFnThread>>,
@@ -102,6 +105,7 @@ impl Platform {
             registry: Arc::new(PoolRegistry::default()),
             graveyard: Mutex::new(Vec::new()),
             faults: Arc::new(Faults::default()),
+            memory: (0..config.devices).map(|_| Arc::new(DeviceMemory::new(config.device_memory))).collect(),
             host_fn_threads: Mutex::new(HashMap::new()),
             host: Arc::new(HostClock::default()),
             worker_delay,

@@ -220,6 +220,75 @@ fn pools_live_on_the_device_their_props_name() -> Result<()> {
     Ok(())
 }
 
+/// Contract §2: RESERVED summed over the pools of a device never exceeds its memory; a
+/// fresh reservation past it fails as pool exhaustion does, saying the device is full.
+#[test]
+fn the_pools_of_a_device_share_its_memory() -> Result<()> {
+    let emu = Emulator::builder().granularity(G).device_memory(64 * G).devices(2).build()?;
+    let s = emu.create_stream()?;
+    // Two pools, each spanning most of the device.
+    let (a, b) = (emu.create_pool(&props(60))?, emu.create_pool(&props(60))?);
+    // No release at synchronization: only `trim_to` gives memory back here.
+    b.set(attr::ReleaseThreshold, 60 * G)?;
+    let reserved = || -> Result<u64> { Ok(a.stats()?.reserved_current + b.stats()?.reserved_current) };
+    let in_a = a.malloc_async(40 * G, &s)?;
+    let b1 = b.malloc_async(16 * G, &s)?;
+    let b2 = b.malloc_async(8 * G, &s)?;
+    assert_eq!(reserved()?, 64 * G, "fresh allocations succeed up to the device's memory");
+    assert_eq!(emu.mem_info()?.free, 0);
+    for (pool, name) in [(&a, "a"), (&b, "b")] {
+        let err = pool.malloc_async(G, &s).unwrap_err();
+        assert_eq!((err.kind(), err.code()), (ErrorKind::OutOfMemory, 507_000), "pool {name}: {err}");
+        assert!(err.message().contains("device 0") && err.message().contains("the device, not the pool"), "{err}");
+        let info = err.oom().expect("a snapshot");
+        assert_eq!(info.device_free, Some(0), "pool {name}: the device is full");
+        assert!(info.largest_free_range >= 8 * G, "pool {name} itself has room: {info:?}");
+        assert_eq!(info.stats, pool.stats()?, "the snapshot is the pool as it was");
+    }
+    // A failed reservation took nothing, and reuse reserves nothing: it still works.
+    assert_eq!(reserved()?, 64 * G);
+    b.free(b2, &s)?;
+    emu.synchronize_stream(&s)?;
+    let (b2, rule) = b.malloc_async_traced(8 * G, &s)?;
+    assert_eq!(rule, ReuseRule::SameStream);
+    // The other device's memory is its own.
+    let dev1 = emu.device(1)?;
+    let (s1, c) = (dev1.create_stream()?, dev1.create_pool(&PoolProps::builder().device(1).build())?);
+    let in_c = c.malloc_async(64 * G, &s1)?;
+    assert_eq!(dev1.mem_info()?.free, 0);
+    c.free(in_c, &s1)?;
+    dev1.synchronize_stream(&s1)?;
+    assert_eq!(dev1.mem_info()?.free, 64 * G);
+    // A trim of one pool lets the other reserve again, exactly what was given back.
+    b.free(b1, &s)?;
+    emu.synchronize_stream(&s)?;
+    assert_eq!(emu.mem_info()?.free, 0, "b keeps its cached block");
+    b.trim_to(8 * G)?;
+    assert_eq!(emu.mem_info()?.free, 16 * G);
+    let more = a.malloc_async(8 * G, &s)?;
+    let rest = a.malloc_async(8 * G, &s)?;
+    assert_eq!(a.malloc_async(G, &s).unwrap_err().oom().and_then(|o| o.device_free), Some(0));
+    assert_eq!((reserved()?, emu.mem_info()?.free), (64 * G, 0), "mem_info agrees with the pools");
+    // A commit that fails gives its reservation back.
+    a.free(rest, &s)?;
+    emu.synchronize_stream(&s)?;
+    assert_eq!(emu.mem_info()?.free, 8 * G);
+    emu.inject_commit_failures(1);
+    assert!(a.malloc_async(8 * G, &s).unwrap_err().message().contains("commit failed"));
+    assert_eq!(emu.mem_info()?.free, 8 * G);
+    // A destroyed pool's memory is the device's again.
+    b.free(b2, &s)?;
+    emu.synchronize_stream(&s)?;
+    emu.destroy_pool(&b)?;
+    assert_eq!(emu.mem_info()?.free, 16 * G);
+    assert_eq!(emu.mem_info()?.free, 64 * G - a.stats()?.reserved_current);
+    a.free(in_a, &s)?;
+    a.free(more, &s)?;
+    emu.synchronize_stream(&s)?;
+    assert_eq!(emu.mem_info()?.free, 64 * G);
+    Ok(())
+}
+
 #[test]
 fn builder_refuses_bad_configs() -> Result<()> {
     assert_eq!(Emulator::builder().devices(0).build().unwrap_err().code(), 100_000);

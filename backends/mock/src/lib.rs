@@ -249,6 +249,7 @@ pub fn out_of_memory(requested: u64) -> Error {
             pool_size: 0,
             largest_free_range: 0,
             largest_cached_block: 0,
+            device_free: None,
         },
     )
 }

@@ -128,6 +128,11 @@ pub struct OomInfo {
     pub largest_free_range: u64,
     /// The largest cached block (freed, still reserved), in bytes.
     pub largest_cached_block: u64,
+    /// `Some` when the *device*, not the pool, is full: the bytes the device could still
+    /// reserve across all its pools and synchronous allocations (less than `requested`;
+    /// contract §2). `None` when the pool itself cannot serve the request, or the backend
+    /// does not know.
+    pub device_free: Option<u64>,
 }
 
 /// The one error type of every backend.
@@ -153,15 +158,22 @@ impl Error {
 
     /// Makes an out-of-memory error (code 507000) carrying `info`.
     pub fn out_of_memory(op: &'static str, info: OomInfo) -> Self {
-        let message = format!(
-            "pool cannot satisfy {} bytes: used {}, reserved {}, pool size {}, largest free range {}, largest cached block {}",
-            info.requested,
+        let pool = format!(
+            "used {}, reserved {}, pool size {}, largest free range {}, largest cached block {}",
             info.stats.used_current,
             info.stats.reserved_current,
             info.pool_size,
             info.largest_free_range,
             info.largest_cached_block,
         );
+        let message = match info.device_free {
+            Some(free) => format!(
+                "the device, not the pool, is full: {} bytes requested, {free} bytes of device memory left to reserve \
+                 (the pool: {pool})",
+                info.requested
+            ),
+            None => format!("pool cannot satisfy {} bytes: {pool}", info.requested),
+        };
         Error {
             kind: ErrorKind::OutOfMemory,
             code: code::ACL_ERROR_RT_INTERNAL_ERROR,
@@ -287,11 +299,17 @@ mod tests {
             pool_size: 6,
             largest_free_range: 2,
             largest_cached_block: 0,
+            device_free: None,
         };
         let e = Error::out_of_memory("malloc_async", info);
         assert_eq!(e.kind(), ErrorKind::OutOfMemory);
         assert_eq!(e.code(), code::ACL_ERROR_RT_INTERNAL_ERROR);
         assert_eq!(e.oom().unwrap().largest_free_range, 2);
         assert!(e.message().contains("largest free range 2"));
+        assert!(e.message().starts_with("pool cannot satisfy 8 bytes"));
+        let e = Error::out_of_memory("malloc_async", OomInfo { device_free: Some(6), ..info });
+        assert_eq!((e.kind(), e.code()), (ErrorKind::OutOfMemory, code::ACL_ERROR_RT_INTERNAL_ERROR));
+        assert!(e.message().contains("the device, not the pool, is full"), "{}", e.message());
+        assert!(e.message().contains("6 bytes of device memory left"), "{}", e.message());
     }
 }

@@ -156,6 +156,7 @@ impl AscendPool {
                 // the address space the pool has not reserved, as one upper bound.
                 largest_free_range: self.size.saturating_sub(stats.reserved_current),
                 largest_cached_block: stats.reserved_current - stats.used_current.min(stats.reserved_current),
+                device_free: None,
             },
         );
         let message = format!("{}; {tried}", e.message());

@@ -12,7 +12,8 @@
 //!    [`check_now`] checks it for a synchronous call;
 //! 3. [`ResolvedSide`]: what a copy's work holds to run, a host address or a pool and an
 //!    address; [`copy`] checks again, under the pool lock, that the device range is still
-//!    reserved ([`PoolShared::with_memory`]).
+//!    reserved, and pins it for the copy, which then runs without the lock
+//!    ([`PoolShared::with_memory`]): no release or destroy takes a pinned range away.
 //!
 //! Lock order: the pools an operation touches, by id, then the stream's state.
 
@@ -328,22 +329,26 @@ pub(crate) unsafe fn copy(dst: ResolvedSide, src: ResolvedSide, len: u64, op: &'
             unsafe { std::ptr::copy(s as *const u8, d as *mut u8, n) };
             Ok(())
         }
-        (ResolvedSide::Device(p, a), ResolvedSide::Host(s)) => p.with_memory(a, len, op, |dp| {
-            // SAFETY: the device range is committed and locked; the host range is valid.
+        (ResolvedSide::Device(p, a), ResolvedSide::Host(s)) => p.with_memory(a, len, true, op, |dp| {
+            // SAFETY: the device range is committed and pinned for writing (no release,
+            // give-back or other pinned access touches it); the host range is valid.
             unsafe { std::ptr::copy(s as *const u8, dp, n) }
         }),
-        (ResolvedSide::Host(d), ResolvedSide::Device(p, a)) => p.with_memory(a, len, op, |sp| {
-            // SAFETY: the device range is committed and locked; the host range is valid.
+        (ResolvedSide::Host(d), ResolvedSide::Device(p, a)) => p.with_memory(a, len, false, op, |sp| {
+            // SAFETY: the device range is committed and pinned for reading (no release,
+            // give-back or pinned write touches it); the host range is valid.
             unsafe { std::ptr::copy(sp.cast_const(), d as *mut u8, n) }
         }),
         (ResolvedSide::Device(dp, da), ResolvedSide::Device(sp, sa)) => {
             let mut tmp = vec![0u8; n];
-            sp.with_memory(sa, len, op, |p| {
-                // SAFETY: the source range is committed and locked; `tmp` holds `n` bytes.
+            sp.with_memory(sa, len, false, op, |p| {
+                // SAFETY: the source range is committed and pinned for reading; `tmp`
+                // holds `n` bytes.
                 unsafe { std::ptr::copy_nonoverlapping(p.cast_const(), tmp.as_mut_ptr(), n) }
             })?;
-            dp.with_memory(da, len, op, |p| {
-                // SAFETY: the destination range is committed and locked; `tmp` holds `n` bytes.
+            dp.with_memory(da, len, true, op, |p| {
+                // SAFETY: the destination range is committed and pinned for writing;
+                // `tmp` holds `n` bytes.
                 unsafe { std::ptr::copy_nonoverlapping(tmp.as_ptr(), p, n) }
             })
         }

@@ -649,10 +649,11 @@ impl Blocks {
     }
 
     /// Plans a release down to `target` reserved bytes: completed cached blocks, smallest
-    /// first (then lowest address), the last one split at `gran`. Returns the blocks,
+    /// first (then lowest address), the last one split at `gran`, skipping every block
+    /// for which `busy(addr, len)` holds (a range being copied now). Returns the blocks,
     /// their addresses and the low-end length to release from each; apply each with
     /// [`Blocks::release`].
-    pub(crate) fn plan_release(&self, target: u64) -> Vec<(BlockId, u64, u64)> {
+    pub(crate) fn plan_release(&self, target: u64, busy: impl Fn(u64, u64) -> bool) -> Vec<(BlockId, u64, u64)> {
         let reserved = self.stats.reserved_current;
         if reserved <= target {
             return Vec::new();
@@ -663,6 +664,7 @@ impl Blocks {
         }
         let mut cands: Vec<&Entry> =
             self.bins.iter().flat_map(|b| b.sizes.iter().filter(|e| self.node(e.id).executed(&b.stream))).collect();
+        cands.retain(|e| !busy(e.addr, e.len));
         cands.sort_unstable_by_key(|e| (e.len, e.addr));
         let mut plan = Vec::new();
         for e in cands {

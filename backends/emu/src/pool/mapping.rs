@@ -51,8 +51,8 @@ pub(crate) struct Mapping {
 }
 
 // SAFETY: the mapping is a plain address range owned by this value; access to the memory
-// inside it is synchronized by the pool's lock, and the pointers are never dereferenced
-// through `Mapping` itself.
+// inside it is synchronized by the pool (its lock, and the pins of ranges being copied),
+// and the pointers are never dereferenced through `Mapping` itself.
 unsafe impl Send for Mapping {}
 // SAFETY: as above; `Mapping`'s own methods only issue syscalls on ranges inside it.
 unsafe impl Sync for Mapping {}
@@ -97,8 +97,9 @@ impl Mapping {
         // SAFETY: the range lies inside this mapping (the pool only passes ranges of its
         // own address space). Making it accessible creates no reference; making it
         // inaccessible happens only when nothing in it is reserved, or the pool was
-        // given back at its destroy (cann-open), so no queued work may touch it (the pool
-        // checks both under the lock every copy takes).
+        // given back at its destroy (cann-open) once no range was pinned, so no work may
+        // touch it (every copy checks both under the pool lock when it pins its range,
+        // and a pinned range is never released).
         unsafe { rustix::mm::mprotect(p, l, flags) }?;
         Ok(())
     }
@@ -109,8 +110,8 @@ impl Mapping {
         let (p, l) = self.range_ptr(addr, len);
         // SAFETY: the range lies inside this mapping and the pool has checked that no
         // queued work can touch it (its free has executed, or the pool was given back at
-        // its destroy and every access now fails); the caller holds the pool lock that
-        // every checked copy takes, so no copy is inside it now.
+        // its destroy and every access now fails); the caller holds the pool lock and no
+        // range being copied (pinned) lies inside it, so no copy is inside it now.
         unsafe { rustix::mm::madvise(p, l, Advice::LinuxDontNeed) }?;
         Ok(())
     }

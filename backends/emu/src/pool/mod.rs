@@ -6,12 +6,16 @@
 //! - `registry.rs`: the pools of a platform by address, and what outlives a destroyed pool;
 //! - `access.rs`: checked access to device memory (copies, memsets, kernels);
 //! - below them, pure structures: `blocks.rs` (the ranges of a pool), `bins.rs` (size
-//!   classes), `starts.rs` (where ranges start) and `mapping.rs` (the host memory).
+//!   classes), `starts.rs` (where ranges start), `mapping.rs` (the host memory),
+//!   `pins.rs` (the ranges copies are touching now) and `budget.rs` (the memory of a
+//!   device, shared by its pools).
 
 pub(crate) mod access;
 mod bins;
 mod blocks;
+pub(crate) mod budget;
 mod mapping;
+mod pins;
 pub(crate) mod registry;
 mod reuse;
 pub(crate) mod shared;

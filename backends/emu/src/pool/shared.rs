@@ -2,7 +2,9 @@
 //! allocation, the stream-ordered free, release, trim and attributes.
 
 use super::blocks::{Blocks, SYNC_OWNER};
+use super::budget::DeviceMemory;
 use super::mapping::{Commits, Mapping};
+use super::pins::Pins;
 use super::reuse::{Choice, ReuseCounts, ReuseRule, Rules, choose};
 use crate::clock::{Clock, HostClock};
 use crate::stream::{StreamShared, lock};
@@ -13,8 +15,8 @@ use mempool_hal::{
 };
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 /// A pool's state, under one lock (see [`PoolShared::state`]).
 pub(crate) struct PoolState {
@@ -28,6 +30,9 @@ pub(crate) struct PoolState {
     /// cann-open: the pool was destroyed and its memory given back at once
     /// ([`PoolShared::give_back`]); work that still touches it fails.
     given_back: bool,
+    /// The ranges copies, memsets and kernels are touching now, without the lock
+    /// ([`PoolShared::with_memory`]): never released, never given back.
+    pins: Pins,
     pub(crate) threshold: u64,
     pub(crate) counts: ReuseCounts,
 }
@@ -42,6 +47,8 @@ pub(crate) struct PoolShared {
     gran: u64,
     mapping: Mapping,
     state: Mutex<PoolState>,
+    /// Signalled when a pin goes while someone waits for it (`PoolState::pins`).
+    unpinned: Condvar,
     destroyed: AtomicBool,
     pub(crate) settings: PoolSettings,
 }
@@ -58,6 +65,8 @@ pub(crate) struct PoolSettings {
     pub(crate) host: Arc<HostClock>,
     /// The pools' behaviour (contract §12).
     pub(crate) profile: Profile,
+    /// The memory of the pool's device, which its fresh reservations draw on (contract §2).
+    pub(crate) memory: Arc<DeviceMemory>,
 }
 
 /// Faults injected into a platform, for tests of failure paths.
@@ -125,9 +134,11 @@ impl PoolShared {
                 flags: ReuseFlags::NONE,
                 rules: Rules::new(settings.profile, ReuseFlags::NONE),
                 given_back: false,
+                pins: Pins::default(),
                 threshold: 0,
                 counts: ReuseCounts::default(),
             }),
+            unpinned: Condvar::new(),
             destroyed: AtomicBool::new(false),
             settings,
         })
@@ -147,9 +158,16 @@ impl PoolShared {
         lock(&self.state)
     }
 
-    /// Marks the pool destroyed; `false` if it already was.
+    /// Marks the pool destroyed; `false` if it already was. What it reserved no longer
+    /// counts against its device (contract §2): a destroyed pool reserves nothing more and
+    /// releases nothing (both check the mark under the lock taken here).
     pub(crate) fn mark_destroyed(&self) -> bool {
-        !self.destroyed.swap(true, Ordering::AcqRel)
+        if self.destroyed.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        let state = self.state();
+        self.settings.memory.unreserve(state.blocks.stats.reserved_current);
+        true
     }
 
     pub(crate) fn is_destroyed(&self) -> bool {
@@ -161,7 +179,8 @@ impl PoolShared {
         addr >= self.base && addr - self.base < self.size
     }
 
-    /// Bytes reserved now.
+    /// Bytes reserved now (tests: the device's counter is their sum over its pools).
+    #[cfg(test)]
     pub(crate) fn reserved(&self) -> u64 {
         self.state().blocks.stats.reserved_current
     }
@@ -199,14 +218,22 @@ impl PoolShared {
             Choice::Fresh(block) => {
                 let addr = state.blocks.addr(block);
                 let pos = s.alloc_position()?;
+                // The device's memory, summed over its pools (contract §2): the only
+                // place an allocation touches it (reuse reserves nothing).
+                if let Err(free) = self.settings.memory.reserve(len) {
+                    let err = self.oom(OP, &state.blocks, len, Some(free));
+                    let msg = format!("device {}: {}", self.device, err.message());
+                    return Err(err.with_message(msg));
+                }
                 if let Err(e) = self.commit(&mut state.commits, addr, len) {
-                    let err = self.oom(OP, &state.blocks, len);
+                    self.settings.memory.unreserve(len);
+                    let err = self.oom(OP, &state.blocks, len, None);
                     let msg = format!("host memory commit failed ({e}); {}", err.message());
                     return Err(err.with_message(msg));
                 }
                 (ReuseRule::Fresh, state.blocks.take_fresh(block, len, owner(pos)))
             }
-            Choice::Exhausted => return Err(self.oom(OP, &state.blocks, len)),
+            Choice::Exhausted => return Err(self.oom(OP, &state.blocks, len, None)),
         };
         state.counts.bump(rule);
         drop(guard);
@@ -218,7 +245,9 @@ impl PoolShared {
         Ok((DevicePtr::from_addr(addr), rule))
     }
 
-    fn oom(&self, op: &'static str, blocks: &Blocks, len: u64) -> Error {
+    /// The out-of-memory error of a request of `len` bytes; `device_free`: the device,
+    /// not the pool, is full, with that much left to reserve.
+    fn oom(&self, op: &'static str, blocks: &Blocks, len: u64, device_free: Option<u64>) -> Error {
         Error::out_of_memory(
             op,
             OomInfo {
@@ -227,6 +256,7 @@ impl PoolShared {
                 pool_size: self.size,
                 largest_free_range: blocks.largest_free(),
                 largest_cached_block: blocks.largest_cached(),
+                device_free,
             },
         )
     }
@@ -260,16 +290,21 @@ impl PoolShared {
     }
 
     fn release_locked(&self, state: &mut PoolState, target: u64) {
-        let plan = state.blocks.plan_release(target);
+        // A block that overlaps a pinned range (a copy is touching it now) stays.
+        let pins = &state.pins;
+        let plan = state.blocks.plan_release(target, |addr, len| pins.overlaps(addr, len));
         if plan.is_empty() {
             return;
         }
+        let mut released = 0;
         for (block, addr, take) in plan {
             // A failed decommit leaves pages resident but the range is still returned
             // to the address space: bookkeeping stays exact.
             let _ = state.commits.decommit(&self.mapping, addr, take);
             state.blocks.release(block, take);
+            released += take;
         }
+        self.settings.memory.unreserve(released);
         // A mark is the maximum since the last reset: a release after a reset raises it
         // to what is left (once per release, the value a caller can observe).
         let stats = &mut state.blocks.stats;
@@ -363,12 +398,32 @@ impl PoolShared {
     /// the destroy that touches the pool fails when it runs ([`PoolShared::with_memory`]).
     /// The address range stays reserved until the pool's last reference goes, then joins
     /// the quarantine (`mapping.rs`).
+    ///
+    /// Work touching the pool now (a pinned range) finishes first: no new pin is taken
+    /// once `given_back` is set, and this waits for the last one to go (up to the wait
+    /// timeout; past it the memory stays until the pool's last reference goes).
     pub(crate) fn give_back(&self) {
         let mut state = self.state();
         state.given_back = true;
+        let deadline = Instant::now() + self.settings.wait_timeout;
+        while !state.pins.is_empty() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            state = self.wait_unpinned(state, left);
+        }
         // A failed system call leaves pages resident or accessible, never reachable:
         // every access checks `given_back` under this lock first.
         let _ = state.commits.decommit_all(&self.mapping);
+    }
+
+    /// Waits (up to `left`) for a pin to go, letting the lock go meanwhile.
+    fn wait_unpinned<'a>(&'a self, mut state: MutexGuard<'a, PoolState>, left: Duration) -> MutexGuard<'a, PoolState> {
+        state.pins.waiters += 1;
+        let mut state = self.unpinned.wait_timeout(state, left).unwrap_or_else(PoisonError::into_inner).0;
+        state.pins.waiters -= 1;
+        state
     }
 
     /// Whether `[addr, addr + len)` lies inside one live allocation.
@@ -419,16 +474,46 @@ impl PoolShared {
         Ok(())
     }
 
-    /// Runs `f` on the host memory `[addr, addr + len)` if it is still reserved, holding
-    /// the pool lock so no release can decommit it meanwhile.
+    /// Runs `f` on the host memory `[addr, addr + len)` (`write`: `f` writes it) if it is
+    /// still reserved. The range is pinned under the pool lock, and `f` runs without it:
+    /// no release decommits a pinned range and no destroy gives it back, while
+    /// allocations, frees and statistics on the pool go on. A pin that overlaps another
+    /// one, either writing, waits for it first (bounded by the wait timeout).
     pub(crate) fn with_memory<R>(
         &self,
         addr: u64,
         len: u64,
+        write: bool,
         op: &'static str,
         f: impl FnOnce(*mut u8) -> R,
     ) -> Result<R> {
-        let state = self.state();
+        let mut state = self.state();
+        let deadline = Instant::now() + self.settings.wait_timeout;
+        loop {
+            self.check_memory(&state, addr, len, op)?;
+            if !state.pins.conflicts(addr, len, write) {
+                break;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Error::new(
+                    ErrorKind::Internal,
+                    code::ACL_ERROR_RT_INTERNAL_ERROR,
+                    op,
+                    format!("[{addr:#x}, +{len}) stayed busy with another copy for {:?}", self.settings.wait_timeout),
+                ));
+            }
+            state = self.wait_unpinned(state, left);
+        }
+        let pin = state.pins.pin(addr, len, write);
+        drop(state);
+        let _unpin = PinGuard { pool: self, pin };
+        Ok(f(addr as *mut u8))
+    }
+
+    /// Whether `[addr, addr + len)` may be touched: the pool was not given back and the
+    /// range is reserved.
+    fn check_memory(&self, state: &PoolState, addr: u64, len: u64, op: &'static str) -> Result<()> {
         if state.given_back {
             return Err(Error::invalid_pointer(
                 op,
@@ -442,13 +527,33 @@ impl PoolShared {
         if !state.blocks.committed(addr, len, self.base, self.size) {
             return Err(Error::invalid_pointer(op, format!("[{addr:#x}, +{len}) was released before the work ran")));
         }
-        let r = f(addr as *mut u8);
-        drop(state);
-        Ok(r)
+        Ok(())
+    }
+
+    /// Pinned ranges now (tests).
+    #[cfg(test)]
+    pub(crate) fn has_pins(&self) -> bool {
+        !self.state().pins.is_empty()
     }
 
     #[cfg(test)]
     pub(crate) fn check_invariants(&self) {
         self.state().blocks.check(self.base, self.size);
+    }
+}
+
+/// Unpins a range when the work on it is done (or panicked).
+struct PinGuard<'a> {
+    pool: &'a PoolShared,
+    pin: u64,
+}
+
+impl Drop for PinGuard<'_> {
+    fn drop(&mut self) {
+        let mut state = self.pool.state();
+        state.pins.unpin(self.pin);
+        if state.pins.waiters > 0 {
+            self.pool.unpinned.notify_all();
+        }
     }
 }
