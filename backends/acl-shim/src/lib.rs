@@ -140,10 +140,7 @@ mod report;
 mod signatures;
 mod state;
 
-pub use mempool_emu::{ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, ENV_RACES};
-
-/// The longest any wait inside the library may take (a synchronization waiting for a host
-/// function that does not return, say), in milliseconds: `250`, `250ms` or `2s`, from
-/// 1 ms to one hour; unset, the emulator's 60 s. Read by this library at its first call
-/// (the emulator's own environment settings do not include it).
-pub const ENV_WAIT_TIMEOUT: &str = "MEMPOOL_EMU_WAIT_TIMEOUT";
+pub use mempool_emu::{
+    ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, ENV_PROFILE, ENV_RACES,
+    ENV_WAIT_TIMEOUT,
+};

@@ -114,11 +114,7 @@ impl Shim {
     fn new() -> Result<Shim> {
         // The host functions of a device run on one thread, as a CANN context's do on its
         // callback thread (all contexts of a device share it here).
-        let mut builder = Emulator::builder().with_env()?.host_functions_on_one_thread(true);
-        if let Some(t) = wait_timeout_from_env()? {
-            builder = builder.wait_timeout(t);
-        }
-        let root = builder.build()?;
+        let root = Emulator::builder().with_env()?.host_functions_on_one_thread(true).build()?;
         let n = root.config().devices;
         let devices = (0..n).map(|i| root.device(i)).collect::<Result<Vec<_>>>()?;
         Ok(Shim {
@@ -315,39 +311,6 @@ impl Shim {
     /// `call` (507000 for destroy/malloc/trim, 107000 for attributes).
     pub(crate) fn pool(&self, h: usize, op: &'static str, call: PoolCall) -> Result<EmuPool> {
         self.pools.get(h).ok_or_else(|| Error::destroyed_pool(op, call, format_args!("pool {h:#x}")))
-    }
-}
-
-/// The longest any wait inside the library may take, from [`crate::ENV_WAIT_TIMEOUT`]
-/// (`None`: unset or empty, the emulator's default).
-///
-/// # Errors
-///
-/// `InvalidParam` (100000) naming the variable when its value is not a whole number of
-/// milliseconds (an optional `ms` or `s` unit) from 1 ms to one hour.
-fn wait_timeout_from_env() -> Result<Option<std::time::Duration>> {
-    let name = crate::ENV_WAIT_TIMEOUT;
-    let Some(raw) = std::env::var_os(name) else { return Ok(None) };
-    let text = raw.to_string_lossy();
-    let t = text.trim();
-    if t.is_empty() {
-        return Ok(None);
-    }
-    let (num, scale) = match (t.strip_suffix("ms"), t.strip_suffix('s')) {
-        (Some(n), _) => (n, 1),
-        (None, Some(n)) => (n, 1000),
-        (None, None) => (t, 1),
-    };
-    let ms =
-        num.trim().parse::<u64>().ok().and_then(|n| n.checked_mul(scale)).filter(|ms| (1..=3_600_000).contains(ms));
-    match ms {
-        Some(ms) => Ok(Some(std::time::Duration::from_millis(ms))),
-        None => Err(Error::new(
-            ErrorKind::InvalidParam,
-            code::ACL_ERROR_INVALID_PARAM,
-            "aclrt",
-            format!("{name}={text:?}: not a wait time-out (milliseconds, e.g. 250, 250ms or 2s; 1 ms to 1 hour)"),
-        )),
     }
 }
 

@@ -39,7 +39,7 @@ fn in_child(name: &str, env: &[(&str, &str)], limit: Duration, body: impl FnOnce
     let exe = std::env::current_exe().expect("the test binary knows its path");
     let mut cmd = Command::new(exe);
     cmd.args([name, "--exact", "--test-threads=1", "--nocapture"]).env(CHILD, name);
-    for var in acl_rt::ENV_ALL.iter().chain([&acl_rt::ENV_WAIT_TIMEOUT]) {
+    for var in acl_rt::ENV_ALL {
         cmd.env_remove(var);
     }
     cmd.envs(env.iter().copied()).stdout(Stdio::piped()).stderr(Stdio::piped());

@@ -22,9 +22,14 @@ pub const ENV_CHECKER: &str = "MEMPOOL_EMU_CHECKER";
 pub const ENV_RACES: &str = "MEMPOOL_EMU_RACES";
 /// The pools' behaviour (contract §12): `documented` (default) or `cann-open`.
 pub const ENV_PROFILE: &str = "MEMPOOL_EMU_PROFILE";
+/// The longest any wait inside the emulator may take ([`Config::wait_timeout`]), in
+/// milliseconds: `250`, `250ms` or `2s`, from 1 ms to one hour (default 60 s).
+///
+/// [`Config::wait_timeout`]: crate::Config::wait_timeout
+pub const ENV_WAIT_TIMEOUT: &str = "MEMPOOL_EMU_WAIT_TIMEOUT";
 /// Every variable above, for tools that clear or forward them all.
-pub const ENV_ALL: [&str; 7] =
-    [ENV_DEVICES, ENV_DEVICE_MEMORY, ENV_GRANULARITY, ENV_MODE, ENV_CHECKER, ENV_RACES, ENV_PROFILE];
+pub const ENV_ALL: [&str; 8] =
+    [ENV_DEVICES, ENV_DEVICE_MEMORY, ENV_GRANULARITY, ENV_MODE, ENV_CHECKER, ENV_RACES, ENV_PROFILE, ENV_WAIT_TIMEOUT];
 
 /// Parses a byte count: a number, optionally followed by a binary unit `K`, `M`, `G` or `T`
 /// (either case, with or without `B` or `iB`): `4096`, `64K`, `2M`, `8GiB`.
@@ -104,6 +109,11 @@ pub(crate) fn read_vars(mut config: Config, var: impl Fn(&str) -> Option<OsStrin
     if let Some(v) = get(ENV_PROFILE)? {
         config.profile = v.parse::<Profile>().map_err(|why| bad(ENV_PROFILE, &v, &why))?;
     }
+    if let Some(v) = get(ENV_WAIT_TIMEOUT)? {
+        config.wait_timeout = parse_wait(&v).ok_or_else(|| {
+            bad(ENV_WAIT_TIMEOUT, &v, "not a wait time-out (milliseconds, e.g. 250, 250ms or 2s; 1 ms to 1 hour)")
+        })?;
+    }
     // Out of range: name the variable that set it (a default is `build`'s to report).
     if let Err((settings, why)) = config.check() {
         for setting in settings {
@@ -118,6 +128,18 @@ pub(crate) fn read_vars(mut config: Config, var: impl Fn(&str) -> Option<OsStrin
         }
     }
     Ok(config)
+}
+
+/// A wait time-out: a whole number of milliseconds, optionally with the unit `ms` or `s`,
+/// from 1 ms to one hour.
+fn parse_wait(text: &str) -> Option<std::time::Duration> {
+    let (num, scale) = match (text.strip_suffix("ms"), text.strip_suffix('s')) {
+        (Some(n), _) => (n, 1),
+        (None, Some(n)) => (n, 1000),
+        (None, None) => (text, 1),
+    };
+    let ms = num.trim().parse::<u64>().ok()?.checked_mul(scale)?;
+    (1..=3_600_000).contains(&ms).then(|| std::time::Duration::from_millis(ms))
 }
 
 fn bad(name: &str, value: &str, why: &str) -> Error {
@@ -154,10 +176,14 @@ mod tests {
             (ENV_CHECKER, "off"),
             (ENV_RACES, "On"),
             (ENV_PROFILE, "CANN-open"),
+            (ENV_WAIT_TIMEOUT, "2s"),
         ])?;
         assert_eq!((c.devices, c.device_memory, c.granularity), (2, 8 << 30, 64 << 10));
         assert_eq!((c.mode, c.checker, c.races), (ExecutionMode::Deferred, false, true));
         assert_eq!(c.profile, Profile::CannOpen);
+        assert_eq!(c.wait_timeout, std::time::Duration::from_secs(2));
+        assert_eq!(with(&[(ENV_WAIT_TIMEOUT, "250ms")])?.wait_timeout, std::time::Duration::from_millis(250));
+        assert_eq!(with(&[(ENV_WAIT_TIMEOUT, "40")])?.wait_timeout, std::time::Duration::from_millis(40));
         // Unset and empty variables keep the defaults.
         let c = with(&[(ENV_MODE, " ")])?;
         assert_eq!((c.devices, c.mode, c.checker, c.races), (1, ExecutionMode::Threaded, true, false));
@@ -178,6 +204,9 @@ mod tests {
             (ENV_RACES, "2"),
             (ENV_PROFILE, "cann"),
             (ENV_PROFILE, "cann_open"),
+            (ENV_WAIT_TIMEOUT, "0"),
+            (ENV_WAIT_TIMEOUT, "2h"),
+            (ENV_WAIT_TIMEOUT, "3600001"),
         ] {
             let e = with(&[(name, value)]).unwrap_err();
             assert_eq!(e.code(), 100_000, "{name}={value}");
