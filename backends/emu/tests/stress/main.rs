@@ -8,16 +8,23 @@
 //! one *current* stream, ordered after everything done to the block so far; moving it to
 //! another stream records an event on the current one and makes the other wait on it.
 //!
-//! Afterwards: USED is 0, RESERVED is exactly what the release rule leaves cached, the
-//! reuse counters match what the allocations reported, no block was ever live twice (the
-//! signatures prove it on the device side, a map of live ranges on the host side) and
-//! everything finished within a deadline.
+//! The stream-order checker is on, so an access or a free the programs failed to order
+//! would be refused. The threaded and deferred plans run in both profiles (contract §12):
+//! on `cann-open` no block is reused and nothing is released at synchronization, so the
+//! workers trim the pool down to USED after synchronizing when an allocation runs out of
+//! memory.
 //!
-//! The rules it checks: contract §4 (`mempool_hal::contract::allocation`), §5 (`mempool_hal::contract::free`), §6 (`mempool_hal::contract::release`), §7 (`mempool_hal::contract::statistics`).
+//! Afterwards: USED is 0, RESERVED is exactly what the release rule leaves cached (on
+//! `cann-open`, everything), the reuse counters match what the allocations reported, no
+//! block was ever live twice (the signatures prove it on the device side, a map of live
+//! ranges on the host side), `trim_to(0)` leaves RESERVED 0, and everything finished
+//! within a deadline.
+//!
+//! The rules it checks: contract §4 (`mempool_hal::contract::allocation`), §5 (`mempool_hal::contract::free`), §6 (`mempool_hal::contract::release`), §7 (`mempool_hal::contract::statistics`), §12 (the profiles).
 
 #![forbid(unsafe_code)]
 
-use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator, ExecutionMode, ReuseCounts, ReuseRule};
+use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator, ExecutionMode, Profile, ReuseCounts, ReuseRule};
 use mempool_hal::{
     Device, DevicePtr, ErrorKind, HostBuffer, MemPool, MemPoolExt, PoolProps, ReuseFlags, attr, round_up,
 };
@@ -70,10 +77,13 @@ fn all_flag_combinations() -> Vec<u8> {
     (0..8).collect()
 }
 
-#[test]
-fn threaded_stress_with_every_reuse_flag_combination() {
+/// The threaded plan: eight workers, every flag combination. On `documented` every rule
+/// serves some allocations; on `cann-open` every allocation takes fresh address space
+/// and the workers trim when the pools fill up (contract §12).
+fn threaded_stress(profile: Profile) {
     let ops = stress(Plan {
         name: "threaded stress",
+        profile,
         mode: ExecutionMode::Threaded,
         threads: 8,
         shared_streams: 3,
@@ -88,16 +98,14 @@ fn threaded_stress_with_every_reuse_flag_combination() {
     });
     assert!(ops.allocs > 10_000 && ops.frees == ops.allocs, "{ops}");
     assert_eq!(ops.panics, 0);
-    // Every rule served some allocations over the run (each flag is on in half the pools).
-    for (i, n) in ops.rules.iter().enumerate() {
-        assert!(*n > 0, "rule {i} never served an allocation: {ops}");
-    }
+    expect_rules(profile, &ops, &[0, 1, 2, 3, 4, 5]);
 }
 
-#[test]
-fn deferred_stress_with_every_reuse_flag_combination() {
+/// The deferred plan: nothing runs until a worker synchronizes.
+fn deferred_stress(profile: Profile) {
     let ops = stress(Plan {
         name: "deferred stress",
+        profile,
         mode: ExecutionMode::Deferred,
         threads: 4,
         shared_streams: 2,
@@ -111,9 +119,41 @@ fn deferred_stress_with_every_reuse_flag_combination() {
         seed: 0x5EED_0002,
     });
     assert!(ops.allocs > 2_000 && ops.frees == ops.allocs, "{ops}");
-    for rule in [ReuseRule::SameStream, ReuseRule::KnownComplete, ReuseRule::Fresh] {
-        assert!(ops.rules[rule_index(rule)] > 0, "the {rule} rule never served an allocation: {ops}");
+    let rules = [ReuseRule::SameStream, ReuseRule::KnownComplete, ReuseRule::Fresh].map(rule_index);
+    expect_rules(profile, &ops, &rules);
+}
+
+/// On `documented` each rule of `rules` (by [`rule_index`]) served some allocations; on
+/// `cann-open` the fresh rule served every one, and the pools filled up and were trimmed.
+fn expect_rules(profile: Profile, ops: &Ops, rules: &[usize]) {
+    if profile.reuses() {
+        for &i in rules {
+            assert!(ops.rules[i] > 0, "rule {i} never served an allocation: {ops}");
+        }
+    } else {
+        assert_eq!(ops.rules[rule_index(ReuseRule::Fresh)], ops.allocs, "cann-open reused a block: {ops}");
+        assert!(ops.oom > 0 && ops.trims > 0, "the pools never filled up on cann-open: {ops}");
     }
+}
+
+#[test]
+fn threaded_stress_with_every_reuse_flag_combination_documented() {
+    threaded_stress(Profile::Documented);
+}
+
+#[test]
+fn threaded_stress_with_every_reuse_flag_combination_cann_open() {
+    threaded_stress(Profile::CannOpen);
+}
+
+#[test]
+fn deferred_stress_with_every_reuse_flag_combination_documented() {
+    deferred_stress(Profile::Documented);
+}
+
+#[test]
+fn deferred_stress_with_every_reuse_flag_combination_cann_open() {
+    deferred_stress(Profile::CannOpen);
 }
 
 /// Worker 0 launches panicking host functions on its first stream in the middle of the
@@ -125,6 +165,7 @@ fn deferred_stress_with_every_reuse_flag_combination() {
 fn a_panicking_host_function_mid_stress_breaks_nothing_else() {
     let ops = stress(Plan {
         name: "stress with panics",
+        profile: Profile::Documented,
         mode: ExecutionMode::Threaded,
         threads: 6,
         shared_streams: 2,

@@ -149,12 +149,17 @@ pub(crate) fn round(emu: &Emulator, plan: &Plan, shared: &Arc<Shared>, r: usize)
             return Err(format!("{what}: frees still pending after a device sync"));
         }
         // With USED 0 everything reserved is cached, and every free has run: the sync
-        // released down to the threshold (rounded up to a granule), or kept everything.
-        let want = before.reserved_current.min(round_up(t, g).expect("small"));
+        // released down to the threshold (rounded up to a granule), or kept everything;
+        // on cann-open it released nothing (contract §12).
+        let want = if plan.profile.releases_at_sync() {
+            before.reserved_current.min(round_up(t, g).expect("small"))
+        } else {
+            before.reserved_current
+        };
         if after.reserved_current != want {
             return Err(format!(
-                "{what}: RESERVED after the device sync is {}, expected min({}, threshold {t}) = {want}",
-                after.reserved_current, before.reserved_current
+                "{what}: RESERVED after the device sync is {}, expected {want} ({} before it, threshold {t}, {})",
+                after.reserved_current, before.reserved_current, plan.profile
             ));
         }
         reserved_sum += after.reserved_current;
@@ -177,17 +182,26 @@ pub(crate) fn round(emu: &Emulator, plan: &Plan, shared: &Arc<Shared>, r: usize)
     if info.total - info.free != reserved_sum {
         return Err(format!("mem_info {info:?} does not match the pools' RESERVED {reserved_sum}"));
     }
-    for slot in &pools {
-        slot.pool.set(attr::ReleaseThreshold, 0).ctx(|| "threshold 0".into())?;
+    if plan.profile.releases_at_sync() {
+        for slot in &pools {
+            slot.pool.set(attr::ReleaseThreshold, 0).ctx(|| "threshold 0".into())?;
+        }
+        emu.synchronize_device().ctx(|| "synchronize_device".into())?;
+        for (p, slot) in pools.iter().enumerate() {
+            let s = slot.pool.stats().ctx(|| "stats".into())?;
+            if s.reserved_current != 0 {
+                return Err(format!(
+                    "round {r}, pool {p}: RESERVED {} after a device sync with threshold 0",
+                    s.reserved_current
+                ));
+            }
+        }
     }
-    emu.synchronize_device().ctx(|| "synchronize_device".into())?;
     for (p, slot) in pools.iter().enumerate() {
+        slot.pool.trim_to(0).ctx(|| "trim_to(0)".into())?;
         let s = slot.pool.stats().ctx(|| "stats".into())?;
-        if s.reserved_current != 0 {
-            return Err(format!(
-                "round {r}, pool {p}: RESERVED {} after a device sync with threshold 0",
-                s.reserved_current
-            ));
+        if s.reserved_current != 0 || s.used_current != 0 {
+            return Err(format!("round {r}, pool {p}: {s:?} after trim_to(0) with every block freed"));
         }
         emu.destroy_pool(&slot.pool).ctx(|| "destroy_pool".into())?;
     }
@@ -203,14 +217,16 @@ pub(crate) fn round(emu: &Emulator, plan: &Plan, shared: &Arc<Shared>, r: usize)
 
 /// Runs every round of `plan` under the deadline; returns the summed counters.
 pub(crate) fn stress(plan: Plan) -> Ops {
-    let name = plan.name;
+    let name = format!("{} ({})", plan.name, plan.profile);
     let started = Instant::now();
-    let outcome = with_deadline(name, DEADLINE, move || -> R<Ops> {
+    let outcome = with_deadline(&name, DEADLINE, move || -> R<Ops> {
         let g = gran();
         let emu = Emulator::builder()
             .granularity(g)
             .device_memory(4 * plan.pool_granules * g)
             .mode(plan.mode)
+            .profile(plan.profile)
+            .checker(true)
             .build()
             .ctx(|| "build the emulator".into())?;
         let shared = Shared::new();

@@ -98,6 +98,9 @@ pub(crate) struct PoolSlot {
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
     pub(crate) name: &'static str,
+    /// The pools' behaviour (contract §12): on `cann-open` nothing is reused or released
+    /// at synchronization, so the workers trim when an allocation runs out of memory.
+    pub(crate) profile: Profile,
     pub(crate) mode: ExecutionMode,
     pub(crate) threads: usize,
     pub(crate) shared_streams: usize,
@@ -252,7 +255,9 @@ impl Worker<'_> {
 
     /// Allocates, relieving memory pressure on out-of-memory: first by synchronizing
     /// this worker's streams (their cached blocks become known complete), then by the
-    /// device (or by freeing one of its own blocks); then it gives up on this one.
+    /// device (or by freeing one of its own blocks); then it gives up on this one. On
+    /// `cann-open` a synchronization releases nothing and cached blocks are never reused
+    /// (contract §12), so each relief step ends with a trim down to USED.
     pub(crate) fn try_alloc(&mut self, p: usize, size: u64, at: usize) -> R<Option<(DevicePtr, ReuseRule)>> {
         for attempt in 0..3 {
             match self.pools[p].pool.malloc_async_traced(size, &self.streams[at]) {
@@ -270,8 +275,15 @@ impl Worker<'_> {
                             }
                         }
                         1 if self.plan.device_syncs => self.sync_device()?,
-                        1 if !self.live.is_empty() => self.free(0)?,
+                        1 if !self.live.is_empty() => {
+                            let at = self.live[0].at;
+                            self.free(0)?;
+                            self.sync_stream(at)?;
+                        }
                         _ => {}
+                    }
+                    if !self.plan.profile.reuses() {
+                        self.trim_to_used(p)?;
                     }
                 }
                 Err(e) => return Err(format!("malloc_async({size}) on {}: {e}", self.stream_name(at))),
@@ -446,6 +458,25 @@ impl Worker<'_> {
             }
             r => r.ctx(|| format!("trim_to({keep})")),
         }
+    }
+
+    /// Trims pool `p` down to USED: every cached block whose free has run goes back.
+    /// USED may rise on another thread between the read and the trim, which is then
+    /// refused; a few tries, then the trim is left to the next out-of-memory.
+    pub(crate) fn trim_to_used(&mut self, p: usize) -> R {
+        let pool = &self.pools[p].pool;
+        for _ in 0..4 {
+            let used = pool.stats().ctx(|| "stats".into())?.used_current;
+            self.ops.stats_reads += 1;
+            self.ops.trims += 1;
+            match pool.trim_to(used) {
+                Err(e) if e.kind() == ErrorKind::InvalidParam && e.message().contains("below USED") => {
+                    self.ops.trims_refused += 1;
+                }
+                r => return r.ctx(|| format!("trim_to({used})")),
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn read_stats(&mut self) -> R {
