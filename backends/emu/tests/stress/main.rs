@@ -12,7 +12,8 @@
 //! would be refused. The threaded and deferred plans run in both profiles (contract §12):
 //! on `cann-open` no block is reused and nothing is released at synchronization, so the
 //! workers trim the pool down to USED after synchronizing when an allocation runs out of
-//! memory.
+//! memory. While the workers run, one more thread reads every pool's statistics snapshot
+//! in a loop: RESERVED is never below USED, and no high mark below its current value.
 //!
 //! Afterwards: USED is 0, RESERVED is exactly what the release rule leaves cached (on
 //! `cann-open`, everything), the reuse counters match what the allocations reported, no
@@ -98,6 +99,7 @@ fn threaded_stress(profile: Profile) {
     });
     assert!(ops.allocs > 10_000 && ops.frees == ops.allocs, "{ops}");
     assert_eq!(ops.panics, 0);
+    assert!(ops.snapshots > 0, "the snapshot reader read nothing: {ops}");
     expect_rules(profile, &ops, &[0, 1, 2, 3, 4, 5]);
 }
 
@@ -119,6 +121,7 @@ fn deferred_stress(profile: Profile) {
         seed: 0x5EED_0002,
     });
     assert!(ops.allocs > 2_000 && ops.frees == ops.allocs, "{ops}");
+    assert!(ops.snapshots > 0, "the snapshot reader read nothing: {ops}");
     let rules = [ReuseRule::SameStream, ReuseRule::KnownComplete, ReuseRule::Fresh].map(rule_index);
     expect_rules(profile, &ops, &rules);
 }

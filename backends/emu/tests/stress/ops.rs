@@ -26,6 +26,8 @@ pub(crate) struct Ops {
     pub(crate) trims_refused: u64,
     pub(crate) panics: u64,
     pub(crate) panics_reported: u64,
+    /// Statistics snapshots read by the snapshot reader (not counted in `total`).
+    pub(crate) snapshots: u64,
     /// Allocations per rule, in [`rule_index`] order.
     pub(crate) rules: [u64; 6],
 }
@@ -54,6 +56,7 @@ impl Ops {
             (&mut self.trims_refused, o.trims_refused),
             (&mut self.panics, o.panics),
             (&mut self.panics_reported, o.panics_reported),
+            (&mut self.snapshots, o.snapshots),
         ];
         for (mine, theirs) in fields {
             *mine += theirs;
@@ -93,7 +96,7 @@ impl fmt::Display for Ops {
              {} attribute writes, {} statistics reads; copies: {} h2d, {} memsets, {} d2h; {} host functions \
              ({} signature checks, {} panics); {} event records, {} waits, {} queries; syncs: {} stream, {} event, \
              {} device; reuse: same stream {}, known complete {}, event dependency {}, opportunistic {}, \
-             internal {}, fresh {}",
+             internal {}, fresh {}; {} statistics snapshots by the reader",
             self.total(),
             self.pool_ops(),
             self.allocs,
@@ -122,6 +125,7 @@ impl fmt::Display for Ops {
             r[3],
             r[4],
             r[5],
+            self.snapshots,
         )
     }
 }

@@ -61,7 +61,21 @@ pub(crate) fn round(emu: &Emulator, plan: &Plan, shared: &Arc<Shared>, r: usize)
         .ctx(|| "create a shared stream".into())?;
     let verified_before = shared.verified.load(Ordering::SeqCst);
 
-    let results: Vec<R<Ops>> = std::thread::scope(|sc| {
+    let stop = AtomicBool::new(false);
+    let (results, snapshots): (Vec<R<Ops>>, R<u64>) = std::thread::scope(|sc| {
+        let reader = {
+            let (pools, shared, stop) = (&pools, Arc::clone(shared), &stop);
+            std::thread::Builder::new()
+                .name("stress-snapshots".into())
+                .spawn_scoped(sc, move || {
+                    let res = read_snapshots(pools, stop);
+                    if res.is_err() {
+                        shared.abort.store(true, Ordering::Relaxed);
+                    }
+                    res
+                })
+                .expect("spawn the snapshot reader")
+        };
         let handles: Vec<_> = (0..plan.threads)
             .map(|id| {
                 let (pools, common, shared) = (&pools, &common, Arc::clone(shared));
@@ -100,10 +114,16 @@ pub(crate) fn round(emu: &Emulator, plan: &Plan, shared: &Arc<Shared>, r: usize)
                     .expect("spawn a worker")
             })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+        let results = handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect();
+        stop.store(true, Ordering::Relaxed);
+        (results, reader.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
     });
     let mut ops = Ops::default();
     let mut errors = Vec::new();
+    match snapshots {
+        Ok(n) => ops.snapshots = n,
+        Err(e) => errors.push(format!("snapshot reader: {e}")),
+    }
     for res in results {
         match res {
             Ok(o) => ops.add(&o),
@@ -213,6 +233,27 @@ pub(crate) fn round(emu: &Emulator, plan: &Plan, shared: &Arc<Shared>, r: usize)
         emu.destroy_stream(s).ctx(|| "destroy_stream".into())?;
     }
     Ok(ops)
+}
+
+/// Reads every pool's statistics snapshot in a loop until `stop`: RESERVED is never
+/// below USED and no high mark is below its current value (contract §7). Returns how
+/// many snapshots it read.
+pub(crate) fn read_snapshots(pools: &[PoolSlot; 2], stop: &AtomicBool) -> R<u64> {
+    let mut n = 0;
+    while !stop.load(Ordering::Relaxed) {
+        for (p, slot) in pools.iter().enumerate() {
+            let s = slot.pool.stats().ctx(|| format!("stats of pool {p}"))?;
+            n += 1;
+            if s.reserved_current < s.used_current
+                || s.used_high < s.used_current
+                || s.reserved_high < s.reserved_current
+            {
+                return Err(format!("pool {p} (flags {}): inconsistent snapshot {s:?}", slot.flags));
+            }
+        }
+        std::thread::yield_now();
+    }
+    Ok(n)
 }
 
 /// Runs every round of `plan` under the deadline; returns the summed counters.
