@@ -1,8 +1,10 @@
 //! Disagreements between the emulator and the contract, replayed.
 //!
-//! Each sequence below is a minimal one the property test found while the emulator still
-//! departed from the spec there; the emulator is fixed, and each replay now keeps it so
-//! (with every deviation switched off: the spec's behaviour).
+//! Each sequence below is a minimal one the property test found while the emulator
+//! departed from the spec there. For a fixed one, the replay keeps it so (with every
+//! deviation switched off: the spec's behaviour). For one still open (its switch on in
+//! `OPEN`), the replay checks that the emulator still departs exactly so, and fails once it
+//! follows the spec, so that the switch is turned off then.
 
 use super::*;
 
@@ -13,7 +15,7 @@ const C: S = S::Idx(2);
 const E0: E = E::Idx(0);
 
 fn setup_with(flags: ReuseFlags) -> Setup {
-    Setup { max_size: 16 * G, flags, threshold: 0 }
+    Setup { profile: Profile::Documented, max_size: 16 * G, flags, threshold: 0, second_device: false }
 }
 
 /// An event recorded while work is pending is a marker (the brief's model and the
@@ -83,4 +85,37 @@ fn internal_dependency_is_transitive() -> (Setup, Vec<Op>) {
 fn replay_internal_dependency_is_transitive() {
     let (setup, ops) = internal_dependency_is_transitive();
     replay(setup, &ops, Deviations::default()).map(drop).unwrap();
+}
+
+/// contract §4 rule b: a block is "known complete" after a synchronization (of the freeing
+/// stream, of an event recorded after the free, or of the device); contract §1: a query
+/// answering complete orders later work, but rule b counts synchronizations only. Here A
+/// frees x, the host queries A (complete: nothing is queued), and B allocates: by the
+/// contract no rule serves x (flags off), so B gets fresh memory. The emulator's
+/// `query_stream` marks the stream observed for rule b too (`StreamShared::observe`), and
+/// B reuses x by rule b.
+fn stream_query_is_not_a_synchronization() -> (Setup, Vec<Op>) {
+    let ops = vec![
+        Op::Malloc { pool: 0, size: 1, stream: A },
+        Op::Free { ptr: Ptr::Live(0), stream: A, via_pool: false },
+        Op::QueryStream(A),
+        Op::Malloc { pool: 0, size: 1, stream: B },
+    ];
+    (setup_with(ReuseFlags::NONE), ops)
+}
+
+#[test]
+fn replay_stream_query_is_not_a_synchronization() {
+    let (setup, ops) = stream_query_is_not_a_synchronization();
+    let deviation = Deviations { stream_query_counts_for_rule_b: true, ..Deviations::default() };
+    for mode in [Mode::Deferred, Mode::Threaded] {
+        let spec = replay_in(mode, setup, &ops, Deviations::default());
+        if OPEN.stream_query_counts_for_rule_b {
+            let e = spec.err().expect("the emulator follows the spec now: turn stream_query_counts_for_rule_b off");
+            assert!(e.contains("Alloc(65536, Fresh)") && e.contains("Alloc(0, KnownComplete)"), "{e}");
+            replay_in(mode, setup, &ops, deviation).map(drop).unwrap();
+        } else {
+            spec.map(drop).unwrap();
+        }
+    }
 }
