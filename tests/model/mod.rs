@@ -91,6 +91,11 @@ pub struct Deviations {
     /// Contract §4 lists only synchronizations for rule b, and contract §1 says a query
     /// orders later work but rule b counts synchronizations only.
     pub stream_query_counts_for_rule_b: bool,
+    /// A device synchronization counts for reuse rule b only for the frees on the device's
+    /// own streams, not for frees on streams (of another device) that those streams were
+    /// ordered after through events: the host observed them complete too (contract §1,
+    /// applied transitively; §4 rule b), and a stream synchronization counts them.
+    pub device_sync_rule_b_own_streams_only: bool,
 }
 
 /// A device address as the model sees it.
@@ -612,7 +617,14 @@ impl Model {
                 continue;
             }
             self.drain(s);
-            self.observed.push(self.tail(s));
+            let end = self.tail(s);
+            if self.dev.device_sync_rule_b_own_streams_only {
+                // Ordering follows the edges; rule b sees the stream's own frees only.
+                self.queried.push(end);
+                self.observed.push(Point { edges: 0, ..end });
+            } else {
+                self.observed.push(end);
+            }
             if let Some(f) = self.streams[s].failure.take() {
                 first.get_or_insert(f);
             }

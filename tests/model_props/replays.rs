@@ -13,6 +13,9 @@ const B: S = S::Idx(1);
 /// The third stream, once a `CreateStream` has run.
 const C: S = S::Idx(2);
 const E0: E = E::Idx(0);
+const E1: E = E::Idx(1);
+/// With `second_device`: the stream of device 1.
+const D1: S = S::Idx(2);
 
 fn setup_with(flags: ReuseFlags) -> Setup {
     Setup { profile: Profile::Documented, max_size: 16 * G, flags, threshold: 0, second_device: false }
@@ -113,6 +116,44 @@ fn replay_stream_query_is_not_a_synchronization() {
         if OPEN.stream_query_counts_for_rule_b {
             let e = spec.err().expect("the emulator follows the spec now: turn stream_query_counts_for_rule_b off");
             assert!(e.contains("Alloc(65536, Fresh)") && e.contains("Alloc(0, KnownComplete)"), "{e}");
+            replay_in(mode, setup, &ops, deviation).map(drop).unwrap();
+        } else {
+            spec.map(drop).unwrap();
+        }
+    }
+}
+
+/// contract §4 rule b: a block is known complete once the host has observed its free
+/// complete, "after ... a synchronize_device"; contract §1: ordering is applied
+/// transitively. Here A allocates x and hands it to D1 (a stream of device 1), which frees
+/// it and hands over to B; a synchronization of device 0 observes B's end, which is
+/// ordered after the free, so B reuses x by rule b (the threshold keeps x cached). The
+/// emulator's device synchronization marks only the device's own streams observed for
+/// rule b (a stream synchronization marks every stream its clock covers), and B gets
+/// fresh memory.
+fn device_sync_observes_transitively() -> (Setup, Vec<Op>) {
+    let ops = vec![
+        Op::Malloc { pool: 0, size: 1, stream: A },
+        Op::Handoff { from: A, to: D1, event: E0 },
+        Op::Free { ptr: Ptr::Live(0), stream: D1, via_pool: false },
+        Op::Handoff { from: D1, to: B, event: E1 },
+        Op::SyncDevice,
+        Op::Malloc { pool: 0, size: 1, stream: B },
+    ];
+    let setup = Setup { threshold: 16 * G, second_device: true, ..setup_with(ReuseFlags::NONE) };
+    (setup, ops)
+}
+
+#[test]
+fn replay_device_sync_observes_transitively() {
+    let (setup, ops) = device_sync_observes_transitively();
+    let deviation = Deviations { device_sync_rule_b_own_streams_only: true, ..Deviations::default() };
+    for mode in [Mode::Deferred, Mode::Threaded] {
+        let spec = replay_in(mode, setup, &ops, Deviations::default());
+        if OPEN.device_sync_rule_b_own_streams_only {
+            let e =
+                spec.err().expect("the emulator follows the spec now: turn device_sync_rule_b_own_streams_only off");
+            assert!(e.contains("Alloc(0, KnownComplete)") && e.contains("Alloc(65536, Fresh)"), "{e}");
             replay_in(mode, setup, &ops, deviation).map(drop).unwrap();
         } else {
             spec.map(drop).unwrap();
