@@ -72,8 +72,9 @@ fn bad_handle<T>() -> Res<T> {
 /// Where the emulator departs from the contract (for `record_is_queued_when_pending`: from the
 /// stream model the emulator documents itself, in which records are markers). Each switch
 /// reproduces one reported disagreement, so that the random sequences keep checking
-/// everything else while it is open; the explicit replays in `model_props/` run with
-/// every switch off. `Deviations::default()` is the spec.
+/// everything else while it is open; the explicit replays in `model_props/replays.rs` run
+/// with every switch off for the fixed ones, and show the departure for the open ones.
+/// `Deviations::default()` is the spec.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Deviations {
     /// An event recorded while real work is pending on its stream takes a queued
@@ -96,6 +97,13 @@ pub struct Deviations {
     /// ordered after through events: the host observed them complete too (contract §1,
     /// applied transitively; §4 rule b), and a stream synchronization counts them.
     pub device_sync_rule_b_own_streams_only: bool,
+    /// A device synchronization forgets the destroyed streams of every device, but
+    /// observes only its own device's; once forgotten, a destroyed stream's frees count for
+    /// rule b no further than the host had observed them then: a later observation through
+    /// other streams (a synchronization whose stream was ordered after the free) no longer
+    /// counts, only a synchronization of an event recorded on that stream itself. By
+    /// contract §1 (transitive) and §4 rule b the later observation counts.
+    pub forgotten_stream_unobserved: bool,
 }
 
 /// A device address as the model sees it.
@@ -158,6 +166,10 @@ struct Stream {
     destroyed: bool,
     /// Destroyed and forgotten by a device synchronization: no later one covers it.
     forgotten: bool,
+    /// With `forgotten_stream_unobserved`, once forgotten: how far the host had observed
+    /// the stream for rule b then, and how many points `observed` held then (later ones
+    /// count only when they lie on this stream itself).
+    frozen: Option<(Option<u64>, usize)>,
     /// The first failure of queued work since the last synchronization of the stream.
     failure: Option<Fail>,
     /// The last position handed out.
@@ -473,7 +485,29 @@ impl Model {
     }
 
     fn known_complete(&self, c: &Cached) -> bool {
-        self.observed.iter().any(|&o| self.ordered_before(c.free.stream, c.free.pos, o))
+        let (x, pos) = (c.free.stream, c.free.pos);
+        if let Some((limit, since)) = self.streams[x].frozen {
+            return limit.is_some_and(|l| l >= pos)
+                || self.observed[since..].iter().any(|o| o.stream == x && o.pos >= pos);
+        }
+        self.observed.iter().any(|&o| self.ordered_before(x, pos, o))
+    }
+
+    /// The last position of stream `x` ordered before point `to`, if any.
+    fn last_before(&self, x: usize, to: Point) -> Option<u64> {
+        let mut stack = vec![to];
+        let mut seen = HashSet::new();
+        let mut last = None;
+        while let Some(p) = stack.pop() {
+            if !seen.insert(p) {
+                continue;
+            }
+            if p.stream == x {
+                last = last.max(Some(p.pos));
+            }
+            stack.extend(self.streams[p.stream].edges[..p.edges].iter().copied());
+        }
+        last
     }
 
     /// Enqueues a host function.
@@ -629,11 +663,16 @@ impl Model {
                 first.get_or_insert(f);
             }
         }
-        for st in &mut self.streams {
+        for s in 0..self.streams.len() {
             // A destroyed stream has run its work (`destroy_stream`).
-            if st.destroyed {
-                st.forgotten = true;
+            if !self.streams[s].destroyed || self.streams[s].forgotten {
+                continue;
             }
+            if self.dev.forgotten_stream_unobserved {
+                let limit = self.observed.iter().filter_map(|&o| self.last_before(s, o)).max();
+                self.streams[s].frozen = Some((limit, self.observed.len()));
+            }
+            self.streams[s].forgotten = true;
         }
         self.release_all(device);
         first.map_or(Ok(()), Err)

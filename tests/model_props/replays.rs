@@ -160,3 +160,39 @@ fn replay_device_sync_observes_transitively() {
         }
     }
 }
+
+/// contract §1 (ordering applied transitively) and §4 rule b: B frees y and hands over to
+/// A, then B is destroyed (its work has run); a synchronization of device 1 follows, then
+/// one of A, whose end is ordered after the free: the host has observed the free
+/// complete, so A reuses y by rule b (the threshold keeps y cached). The emulator's device
+/// synchronization forgets the destroyed streams of every device but observes only its
+/// own device's, and a later observation of a forgotten stream through another stream's
+/// clock is dropped (`Platform::observe_clock` finds no such stream): A gets fresh memory.
+fn forgotten_stream_is_still_observed() -> (Setup, Vec<Op>) {
+    let ops = vec![
+        Op::Malloc { pool: 0, size: 1, stream: B },
+        Op::Free { ptr: Ptr::Live(0), stream: B, via_pool: false },
+        Op::Handoff { from: B, to: A, event: E0 },
+        Op::DestroyStream(B),
+        Op::SyncDeviceOf(1),
+        Op::SyncStream(A),
+        Op::Malloc { pool: 0, size: 1, stream: A },
+    ];
+    (Setup { threshold: 16 * G, ..setup_with(ReuseFlags::NONE) }, ops)
+}
+
+#[test]
+fn replay_forgotten_stream_is_still_observed() {
+    let (setup, ops) = forgotten_stream_is_still_observed();
+    let deviation = Deviations { forgotten_stream_unobserved: true, ..Deviations::default() };
+    for mode in [Mode::Deferred, Mode::Threaded] {
+        let spec = replay_in(mode, setup, &ops, Deviations::default());
+        if OPEN.forgotten_stream_unobserved {
+            let e = spec.err().expect("the emulator follows the spec now: turn forgotten_stream_unobserved off");
+            assert!(e.contains("Alloc(0, KnownComplete)") && e.contains("Alloc(65536, Fresh)"), "{e}");
+            replay_in(mode, setup, &ops, deviation).map(drop).unwrap();
+        } else {
+            spec.map(drop).unwrap();
+        }
+    }
+}
