@@ -1,4 +1,5 @@
-//! A small reference model of contract §§2-7 in deferred execution (no threads).
+//! A small reference model of contract §§1-7, §11 and §12 in deferred execution (no
+//! threads).
 //!
 //! It is written to be read against the spec, not to be fast:
 //!
@@ -19,13 +20,27 @@
 //!   known complete when it is ordered before one of them. Those points, and the points of
 //!   event queries that answered complete, order everything called afterwards (contract
 //!   §1) for the free's check.
-//! - **The free's check** (contract §11): a free must be ordered after its allocation.
+//! - **The checker** (contract §11): an access (an asynchronous copy or memset on a stream,
+//!   or a synchronous one by the host) must be ordered after the allocation of the memory
+//!   it touches, and must not touch freed memory (cached, or freed and released since); a
+//!   free must be ordered after its allocation and after every access to the block
+//!   enqueued before it, on any stream. Each access is noted on its allocation (the
+//!   stream and the position of the queued work) for the free's check.
+//! - **Devices** (contract §1): every stream, event and pool belongs to one device. An
+//!   allocation on a stream of another device than its pool's is refused (107003, as the
+//!   emulator answers); frees, copies and events across devices are accepted and ordered
+//!   like any other. A synchronization releases the pools of its own device only, and
+//!   a device synchronization covers the streams of that device only.
+//! - **Profiles** (contract §12): `documented` is sections 4-7; on `cann-open` reuse rules
+//!   a-e are off, nothing is released at synchronization (trim still releases), and a
+//!   destroy does not wait: work queued before it that touches the pool fails when it
+//!   runs, and the next synchronization of its stream reports that.
 //!
 //! Addresses are offsets from the pool's base. Error precedence where the spec names
 //! several errors for one call follows the order of the checks in the emulator (the spec
 //! does not fix it); every such choice is commented.
 
-use mempool_hal::{AttrId, ErrorKind, EventStatus, OomInfo, PoolStats, RawAttrValue, ReuseFlags, code};
+use mempool_hal::{AttrId, ErrorKind, EventStatus, OomInfo, PoolStats, Profile, RawAttrValue, ReuseFlags, code};
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
 /// Which rule of contract §4 (`mempool_hal::contract::allocation`) served an allocation (a-f): the emulator's label,
@@ -57,8 +72,9 @@ fn bad_handle<T>() -> Res<T> {
 /// Where the emulator departs from the contract (for `record_is_queued_when_pending`: from the
 /// stream model the emulator documents itself, in which records are markers). Each switch
 /// reproduces one reported disagreement, so that the random sequences keep checking
-/// everything else while it is open; the explicit replays in `model_props/` run with
-/// every switch off. `Deviations::default()` is the spec.
+/// everything else while it is open; the explicit replays in `model_props/replays.rs` run
+/// with every switch off for the fixed ones, and show the departure for the open ones.
+/// `Deviations::default()` is the spec.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Deviations {
     /// An event recorded while real work is pending on its stream takes a queued
@@ -71,6 +87,23 @@ pub struct Deviations {
     /// An internal dependency (rule e) orders the allocating stream after the freeing
     /// stream's position only, not after what that free was itself ordered after.
     pub internal_dependency_single_hop: bool,
+    /// A stream query answering "complete" counts as a synchronization for reuse rule b
+    /// (known complete): a block freed on that stream is then reused on another stream.
+    /// Contract §4 lists only synchronizations for rule b, and contract §1 says a query
+    /// orders later work but rule b counts synchronizations only.
+    pub stream_query_counts_for_rule_b: bool,
+    /// A device synchronization counts for reuse rule b only for the frees on the device's
+    /// own streams, not for frees on streams (of another device) that those streams were
+    /// ordered after through events: the host observed them complete too (contract §1,
+    /// applied transitively; §4 rule b), and a stream synchronization counts them.
+    pub device_sync_rule_b_own_streams_only: bool,
+    /// A device synchronization forgets the destroyed streams of every device, but
+    /// observes only its own device's; once forgotten, a destroyed stream's frees count for
+    /// rule b no further than the host had observed them then: a later observation through
+    /// other streams (a synchronization whose stream was ordered after the free) no longer
+    /// counts, only a synchronization of an event recorded on that stream itself. By
+    /// contract §1 (transitive) and §4 rule b the later observation counts.
+    pub forgotten_stream_unobserved: bool,
 }
 
 /// A device address as the model sees it.
@@ -123,11 +156,22 @@ enum Work {
     Stamp,
     /// Wait until `stream` has run its queued work up to position `target`.
     Wait { stream: usize, target: u64 },
+    /// A copy or a memset on the memory of these pools (one or two).
+    Access { pools: [Option<usize>; 2] },
 }
 
 #[derive(Debug, Clone, Default)]
 struct Stream {
+    device: u32,
     destroyed: bool,
+    /// Destroyed and forgotten by a device synchronization: no later one covers it.
+    forgotten: bool,
+    /// With `forgotten_stream_unobserved`, once forgotten: how far the host had observed
+    /// the stream for rule b then, and how many points `observed` held then (later ones
+    /// count only when they lie on this stream itself).
+    frozen: Option<(Option<u64>, usize)>,
+    /// The first failure of queued work since the last synchronization of the stream.
+    failure: Option<Fail>,
     /// The last position handed out.
     pos: u64,
     /// The position of the last queued operation.
@@ -148,6 +192,7 @@ struct Record {
 
 #[derive(Debug, Clone, Default)]
 struct Event {
+    device: u32,
     destroyed: bool,
     record: Option<Record>,
 }
@@ -163,6 +208,7 @@ struct Cached {
 
 #[derive(Debug, Clone)]
 struct Pool {
+    device: u32,
     destroyed: bool,
     size: u64,
     flags: ReuseFlags,
@@ -173,6 +219,11 @@ struct Pool {
     alloc_at: BTreeMap<u64, (usize, u64)>,
     cached: BTreeMap<u64, Cached>,
     free: BTreeMap<u64, u64>,
+    /// Per live allocation: the position of the last access enqueued by each stream.
+    accesses: BTreeMap<u64, BTreeMap<usize, u64>>,
+    /// Per granule: whether it was ever allocated (an access there, once freed, is a use
+    /// after free even after a release).
+    ever: Vec<bool>,
 }
 
 /// How often the model took the less common paths (to check that random sequences reach
@@ -189,11 +240,16 @@ pub struct Tally {
     pub queued_waits: u32,
     /// Queued operations run.
     pub ran: u32,
+    /// Copies and memsets enqueued.
+    pub accesses: u32,
+    /// Queued work that failed when it ran (memory of a pool destroyed on `cann-open`).
+    pub failed_work: u32,
 }
 
-/// The whole model: one device, its streams, events and pools.
+/// The whole model: the devices of one platform, their streams, events and pools.
 #[derive(Debug, Clone)]
 pub struct Model {
+    profile: Profile,
     gran: u64,
     devices: u32,
     device_memory: u64,
@@ -211,11 +267,12 @@ pub struct Model {
 }
 
 impl Model {
-    /// A platform of `devices` devices of `device_memory` bytes, pool granularity `gran`
-    /// (a power of two); the model covers device 0.
-    pub fn new(gran: u64, devices: u32, device_memory: u64, dev: Deviations) -> Model {
+    /// A platform of `devices` devices of `device_memory` bytes each, pool granularity
+    /// `gran` (a power of two), whose pools behave as `profile` says (contract §12).
+    pub fn new(gran: u64, devices: u32, device_memory: u64, profile: Profile, dev: Deviations) -> Model {
         assert!(gran.is_power_of_two());
         Model {
+            profile,
             gran,
             devices,
             device_memory,
@@ -246,29 +303,62 @@ impl Model {
         self.pools.len()
     }
 
-    /// Creates a stream; returns its index.
+    /// Number of devices.
+    pub fn devices(&self) -> u32 {
+        self.devices
+    }
+
+    /// Creates a stream on device 0; returns its index.
     pub fn create_stream(&mut self) -> usize {
-        self.streams.push(Stream::default());
+        self.create_stream_on(0)
+    }
+
+    /// Creates a stream on device `device` (one that exists); returns its index.
+    pub fn create_stream_on(&mut self, device: u32) -> usize {
+        assert!(device < self.devices);
+        self.streams.push(Stream { device, ..Stream::default() });
         self.streams.len() - 1
     }
 
-    /// Creates an event; returns its index.
+    /// Creates an event on device 0; returns its index.
     pub fn create_event(&mut self) -> usize {
-        self.events.push(Event::default());
+        self.create_event_on(0)
+    }
+
+    /// Creates an event on device `device` (one that exists); returns its index.
+    pub fn create_event_on(&mut self, device: u32) -> usize {
+        assert!(device < self.devices);
+        self.events.push(Event { device, ..Event::default() });
         self.events.len() - 1
     }
 
     /// Adds a slot for a stream of another platform: every call answers it as a destroyed
-    /// stream (107017). Returns its index.
+    /// stream (107017), and no synchronization of this platform covers it. Returns its
+    /// index.
     pub fn foreign_stream(&mut self) -> usize {
-        self.streams.push(Stream { destroyed: true, ..Stream::default() });
+        self.streams.push(Stream { destroyed: true, forgotten: true, ..Stream::default() });
         self.streams.len() - 1
     }
 
     /// Adds a slot for an event of another platform, answered as a destroyed event.
     pub fn foreign_event(&mut self) -> usize {
-        self.events.push(Event { destroyed: true, record: None });
+        self.events.push(Event { destroyed: true, ..Event::default() });
         self.events.len() - 1
+    }
+
+    /// The device of stream `s`.
+    pub fn stream_device(&self, s: usize) -> u32 {
+        self.streams[s].device
+    }
+
+    /// The device of event `e`.
+    pub fn event_device(&self, e: usize) -> u32 {
+        self.events[e].device
+    }
+
+    /// Whether stream `s` was destroyed (or is another platform's).
+    pub fn stream_destroyed(&self, s: usize) -> bool {
+        self.streams[s].destroyed
     }
 
     fn live_stream(&self, s: usize) -> Res<()> {
@@ -327,8 +417,22 @@ impl Model {
                 break;
             }
             self.streams[s].queue.pop_front();
-            if let Work::Wait { stream, target } = work {
-                self.run(stream, target);
+            match work {
+                Work::Wait { stream, target } => self.run(stream, target),
+                Work::Access { pools } => {
+                    // cann-open: a destroy gave the pool's memory back at once, so the
+                    // work fails when it runs (the emulator's `with_memory`).
+                    let gone = pools.iter().flatten().any(|&p| self.pools[p].destroyed);
+                    if gone && !self.profile.destroy_waits() {
+                        self.tally.failed_work += 1;
+                        self.streams[s].failure.get_or_insert(Fail {
+                            kind: ErrorKind::InvalidPointer,
+                            code: code::ACL_ERROR_RT_PARAM_INVALID,
+                            oom: None,
+                        });
+                    }
+                }
+                Work::Host | Work::Stamp => {}
             }
             self.streams[s].completed = pos;
             self.tally.ran += 1;
@@ -374,8 +478,36 @@ impl Model {
         self.queried.push(end);
     }
 
+    /// Whether work enqueued now on stream `s` is ordered after position `pos` of stream
+    /// `x`: the same stream, through events, or through what the host has observed.
+    fn stream_ordered_after(&self, s: usize, x: usize, pos: u64) -> bool {
+        x == s || self.ordered_before(x, pos, self.tail(s)) || self.host_ordered(x, pos)
+    }
+
     fn known_complete(&self, c: &Cached) -> bool {
-        self.observed.iter().any(|&o| self.ordered_before(c.free.stream, c.free.pos, o))
+        let (x, pos) = (c.free.stream, c.free.pos);
+        if let Some((limit, since)) = self.streams[x].frozen {
+            return limit.is_some_and(|l| l >= pos)
+                || self.observed[since..].iter().any(|o| o.stream == x && o.pos >= pos);
+        }
+        self.observed.iter().any(|&o| self.ordered_before(x, pos, o))
+    }
+
+    /// The last position of stream `x` ordered before point `to`, if any.
+    fn last_before(&self, x: usize, to: Point) -> Option<u64> {
+        let mut stack = vec![to];
+        let mut seen = HashSet::new();
+        let mut last = None;
+        while let Some(p) = stack.pop() {
+            if !seen.insert(p) {
+                continue;
+            }
+            if p.stream == x {
+                last = last.max(Some(p.pos));
+            }
+            stack.extend(self.streams[p.stream].edges[..p.edges].iter().copied());
+        }
+        last
     }
 
     /// Enqueues a host function.
@@ -428,6 +560,23 @@ impl Model {
         })
     }
 
+    /// Whether everything queued on `s` has run (`query_stream`). An answer "complete" is
+    /// a host observation of the stream's end, as an event query's is (contract §1): it
+    /// orders later calls, releases nothing, and counts for no reuse rule (rule b counts
+    /// synchronizations only, contract §4).
+    pub fn query_stream(&mut self, s: usize) -> Res<bool> {
+        self.live_stream(s)?;
+        if !self.streams[s].queue.is_empty() {
+            return Ok(false);
+        }
+        let end = self.tail(s);
+        self.queried.push(end);
+        if self.dev.stream_query_counts_for_rule_b {
+            self.observed.push(end);
+        }
+        Ok(true)
+    }
+
     /// The errors of `event_elapsed_ms` (the value itself is a time, not modelled).
     pub fn event_elapsed(&self, start: usize, end: usize) -> Res<()> {
         for e in [start, end] {
@@ -467,36 +616,74 @@ impl Model {
         Ok(self.streams[s].queue.is_empty())
     }
 
-    /// Synchronizes with stream `s`: runs it, marks its end observed, releases.
+    /// Synchronizes with stream `s`: runs it, marks its end observed, releases the pools
+    /// of its device, then reports the first failure of its work since its last
+    /// synchronization.
     pub fn synchronize_stream(&mut self, s: usize) -> Res<()> {
         self.live_stream(s)?;
         self.drain(s);
         self.observed.push(self.tail(s));
-        self.release_all();
-        Ok(())
+        self.release_all(self.streams[s].device);
+        self.streams[s].failure.take().map_or(Ok(()), Err)
     }
 
     /// Synchronizes with event `e`: runs what it follows, marks the record observed,
-    /// releases (also for an event never recorded).
+    /// releases the pools of the event's device (also for an event never recorded).
+    /// Failures wait for a synchronization of their stream.
     pub fn synchronize_event(&mut self, e: usize) -> Res<()> {
         self.live_event(e)?;
         if let Some(r) = self.events[e].record {
             self.run(r.at.stream, r.dep_real);
             self.observed.push(r.at);
         }
-        self.release_all();
+        self.release_all(self.events[e].device);
         Ok(())
     }
 
-    /// Synchronizes with the device: runs every stream, marks every end observed,
-    /// releases.
-    pub fn synchronize_device(&mut self) -> Res<()> {
+    /// Synchronizes with device `device`: runs each of its streams (destroyed ones that
+    /// no device synchronization has covered yet included), marks every end observed and
+    /// takes their failures; then forgets the destroyed streams of every device, releases
+    /// the device's pools, and reports the first failure.
+    pub fn synchronize_device(&mut self, device: u32) -> Res<()> {
+        let mut first = None;
+        for s in 0..self.streams.len() {
+            if self.streams[s].device != device || self.streams[s].forgotten {
+                continue;
+            }
+            self.drain(s);
+            let end = self.tail(s);
+            if self.dev.device_sync_rule_b_own_streams_only {
+                // Ordering follows the edges; rule b sees the stream's own frees only.
+                self.queried.push(end);
+                self.observed.push(Point { edges: 0, ..end });
+            } else {
+                self.observed.push(end);
+            }
+            if let Some(f) = self.streams[s].failure.take() {
+                first.get_or_insert(f);
+            }
+        }
+        for s in 0..self.streams.len() {
+            // A destroyed stream has run its work (`destroy_stream`).
+            if !self.streams[s].destroyed || self.streams[s].forgotten {
+                continue;
+            }
+            if self.dev.forgotten_stream_unobserved {
+                let limit = self.observed.iter().filter_map(|&o| self.last_before(s, o)).max();
+                self.streams[s].frozen = Some((limit, self.observed.len()));
+            }
+            self.streams[s].forgotten = true;
+        }
+        self.release_all(device);
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Runs everything queued on every stream, without the host observing anything: what
+    /// the pair does in threaded mode before a call whose result depends on what has run.
+    pub fn settle(&mut self) {
         for s in 0..self.streams.len() {
             self.drain(s);
-            self.observed.push(self.tail(s));
         }
-        self.release_all();
-        Ok(())
     }
 
     // ----- pools ---------------------------------------------------------------------
@@ -529,6 +716,7 @@ impl Model {
         let mut free = BTreeMap::new();
         free.insert(0, size);
         self.pools.push(Pool {
+            device: p.device,
             destroyed: false,
             size,
             flags: ReuseFlags::NONE,
@@ -538,6 +726,8 @@ impl Model {
             alloc_at: BTreeMap::new(),
             cached: BTreeMap::new(),
             free,
+            accesses: BTreeMap::new(),
+            ever: vec![false; (size / self.gran) as usize],
         });
         Ok(self.pools.len() - 1)
     }
@@ -579,9 +769,10 @@ impl Model {
         self.pools[p].cached.values().filter(|c| !self.executed(c.free.stream, c.dep_real)).map(|c| c.len).sum()
     }
 
-    /// Device memory not reserved by a live pool (`aclrtGetMemInfo`'s free).
-    pub fn mem_free(&self) -> u64 {
-        let reserved: u64 = self.pools.iter().filter(|p| !p.destroyed).map(|p| p.stats.reserved_current).sum();
+    /// Memory of device `device` not reserved by a live pool (`aclrtGetMemInfo`'s free).
+    pub fn mem_free(&self, device: u32) -> u64 {
+        let reserved: u64 =
+            self.pools.iter().filter(|p| !p.destroyed && p.device == device).map(|p| p.stats.reserved_current).sum();
         self.device_memory.saturating_sub(reserved)
     }
 
@@ -605,8 +796,12 @@ impl Model {
 
     /// `malloc_async(size, stream)` (contract §4 (`mempool_hal::contract::allocation`)): the offset and the rule.
     pub fn malloc(&mut self, p: usize, size: u64, s: usize) -> Res<(u64, Rule)> {
-        // Precedence (not fixed by the spec): stream, size, pool.
+        // Precedence (not fixed by the spec): stream, its device, size, pool.
         self.live_stream(s)?;
+        if self.streams[s].device != self.pools[p].device {
+            // The emulator's answer (the C ABI's for a stream of another context).
+            return fail(ErrorKind::WrongContext, code::ACL_ERROR_RT_STREAM_CONTEXT);
+        }
         if size == 0 {
             return fail(ErrorKind::InvalidParam, code::ACL_ERROR_RT_PARAM_INVALID);
         }
@@ -626,6 +821,7 @@ impl Model {
                 .map(|(&o, _)| o)
         };
         let other = |c: &Cached| c.free.stream != s;
+        // cann-open (contract §12): rules a-e are off, every allocation is fresh.
         let choice = best(&|c| c.free.stream == s)
             .map(|o| (o, Rule::SameStream))
             .or_else(|| best(&|c| other(c) && self.known_complete(c)).map(|o| (o, Rule::KnownComplete)))
@@ -645,7 +841,9 @@ impl Model {
             })
             .or_else(|| {
                 pool.flags.internal_dependencies.then(|| best(&other)).flatten().map(|o| (o, Rule::InternalDependency))
-            });
+            })
+            // cann-open (contract §12): rules a-e are off, every allocation is fresh.
+            .filter(|_| self.profile.reuses());
         if let Some((off, rule)) = choice {
             let c = self.pools[p].cached.remove(&off).expect("chosen block is cached");
             if c.len > len {
@@ -663,6 +861,7 @@ impl Model {
             let (at, _) = self.marker(s);
             self.pools[p].live.insert(off, len);
             self.pools[p].alloc_at.insert(off, (s, at));
+            self.mark_allocated(p, off, len);
             let used = self.pools[p].stats.used_current + len;
             self.set_used(p, used);
             return Ok((off, rule));
@@ -694,6 +893,8 @@ impl Model {
             pool.free.insert(off + len, flen - len);
         }
         pool.live.insert(off, len);
+        self.mark_allocated(p, off, len);
+        let pool = &self.pools[p];
         let (reserved, used) = (pool.stats.reserved_current + len, pool.stats.used_current + len);
         self.set_reserved(p, reserved);
         self.set_used(p, used);
@@ -716,9 +917,16 @@ impl Model {
         let Some(&len) = self.pools[p].live.get(&off) else { return bad() };
         // The checker (contract §11): the free is ordered after the allocation.
         let (a, at) = self.pools[p].alloc_at[&off];
-        if a != s && !self.ordered_before(a, at, self.tail(s)) && !self.host_ordered(a, at) {
+        if !self.stream_ordered_after(s, a, at) {
             return fail(ErrorKind::StreamOrderViolation, code::ACL_ERROR_RT_PARAM_INVALID);
         }
+        // ... and after every access enqueued before it, on any stream, whether or not it
+        // has run.
+        let accesses = self.pools[p].accesses.get(&off).cloned().unwrap_or_default();
+        if accesses.iter().any(|(&x, &pos)| !self.stream_ordered_after(s, x, pos)) {
+            return fail(ErrorKind::StreamOrderViolation, code::ACL_ERROR_RT_PARAM_INVALID);
+        }
+        self.pools[p].accesses.remove(&off);
         let (pos, dep_real) = self.marker(s);
         let edges = self.streams[s].edges.len();
         let pool = &mut self.pools[p];
@@ -750,6 +958,98 @@ impl Model {
         pool.cached.insert(start, block);
         let used = pool.stats.used_current - len;
         self.set_used(p, used);
+        Ok(())
+    }
+
+    fn mark_allocated(&mut self, p: usize, off: u64, len: u64) {
+        let g = self.gran;
+        for flag in &mut self.pools[p].ever[(off / g) as usize..((off + len) / g) as usize] {
+            *flag = true;
+        }
+    }
+
+    // ----- the checker: copies and memsets ------------------------------------------
+
+    /// The pool of an access's address (the emulator's `resolve`): memory of a live pool,
+    /// or of a destroyed one (a stream-order violation); anything else is no device
+    /// memory.
+    fn resolve(&self, a: Addr) -> Res<(usize, u64)> {
+        match a {
+            Addr::Pool { pool, offset } if offset < self.pools[pool].size => {
+                if self.pools[pool].destroyed {
+                    fail(ErrorKind::StreamOrderViolation, code::ACL_ERROR_RT_PARAM_INVALID)
+                } else {
+                    Ok((pool, offset))
+                }
+            }
+            _ => fail(ErrorKind::InvalidPointer, code::ACL_ERROR_RT_PARAM_INVALID),
+        }
+    }
+
+    /// The checker's verdict on `len` bytes at `off` of pool `p`, touched by work enqueued
+    /// now on stream `s` (`None`: by the host, synchronously): the range must lie in one
+    /// live allocation (else `InvalidPointer`), ordered after it (else a violation);
+    /// freed memory, cached or released since, is a use after free. Returns the
+    /// allocation's offset.
+    fn check_access(&self, p: usize, off: u64, len: u64, s: Option<usize>) -> Res<u64> {
+        let pool = &self.pools[p];
+        let violation = || fail(ErrorKind::StreamOrderViolation, code::ACL_ERROR_RT_PARAM_INVALID);
+        let invalid = || fail(ErrorKind::InvalidPointer, code::ACL_ERROR_RT_PARAM_INVALID);
+        if let Some((&o, &l)) = pool.live.range(..=off).next_back() {
+            if off < o + l {
+                if off.checked_add(len).is_none_or(|end| end > o + l) {
+                    return invalid();
+                }
+                let (a, at) = pool.alloc_at[&o];
+                let ordered = match s {
+                    Some(s) => self.stream_ordered_after(s, a, at),
+                    None => self.host_ordered(a, at),
+                };
+                return if ordered { Ok(o) } else { violation() };
+            }
+        }
+        if let Some((&o, c)) = pool.cached.range(..=off).next_back() {
+            if off < o + c.len {
+                return violation();
+            }
+        }
+        if pool.ever[(off / self.gran) as usize] { violation() } else { invalid() }
+    }
+
+    /// An asynchronous copy or memset of `len` bytes on stream `s`, touching the device
+    /// ranges at `ranges` (the destination first): `memset_async`, `memcpy_h2d_async` and
+    /// `memcpy_d2h_async` (one range) or `memcpy_d2d_async` (two). Precedence (the
+    /// emulator's): the stream; a length of 0 does nothing; every address is resolved to
+    /// its pool, then every range is checked, in order.
+    pub fn access(&mut self, s: usize, ranges: &[Addr], len: u64) -> Res<()> {
+        self.live_stream(s)?;
+        if len == 0 {
+            return Ok(());
+        }
+        let resolved = ranges.iter().map(|&a| self.resolve(a)).collect::<Res<Vec<_>>>()?;
+        let starts =
+            resolved.iter().map(|&(p, off)| self.check_access(p, off, len, Some(s))).collect::<Res<Vec<_>>>()?;
+        let pools = [resolved.first().map(|r| r.0), resolved.get(1).map(|r| r.0)];
+        let pos = self.push(s, Work::Access { pools });
+        self.tally.accesses += 1;
+        for (&(p, _), start) in resolved.iter().zip(starts) {
+            self.pools[p].accesses.entry(start).or_default().insert(s, pos);
+        }
+        Ok(())
+    }
+
+    /// A synchronous copy or memset by the host (`memset_now`, `memcpy_raw`) of `len`
+    /// bytes at the device ranges `ranges`: each must be ordered after its allocation by
+    /// what the host has observed (contract §11). Nothing is queued or noted: the access
+    /// is complete when the call returns.
+    pub fn host_access(&mut self, ranges: &[Addr], len: u64) -> Res<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let resolved = ranges.iter().map(|&a| self.resolve(a)).collect::<Res<Vec<_>>>()?;
+        for &(p, off) in &resolved {
+            self.check_access(p, off, len, None)?;
+        }
         Ok(())
     }
 
@@ -803,9 +1103,13 @@ impl Model {
         }
     }
 
-    fn release_all(&mut self) {
+    /// The release at synchronization of the pools of `device`; none on `cann-open`.
+    fn release_all(&mut self, device: u32) {
+        if !self.profile.releases_at_sync() {
+            return;
+        }
         for p in 0..self.pools.len() {
-            if !self.pools[p].destroyed {
+            if !self.pools[p].destroyed && self.pools[p].device == device {
                 let target = self.pools[p].threshold.max(self.pools[p].stats.used_current);
                 self.release(p, target);
             }

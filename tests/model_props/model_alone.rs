@@ -1,19 +1,27 @@
-//! The model alone, against contract §10 (`mempool_hal::contract::conformance`).
+//! The model alone, against contract §10 (`mempool_hal::contract::conformance`), and
+//! against the checker (§11), devices (§1) and profiles (§12).
 
 use super::*;
+use mempool_hal::ErrorKind;
+
+/// A valid pool of 32 granules on `device`.
+fn props(device: u32) -> Props {
+    Props { alloc_type: 0, handle_type: 0, device, location_type: 1, max_size: 32 * G, reserved_dirty: false }
+}
+
+fn model_of(profile: Profile) -> (Model, usize, usize, usize) {
+    let mut m = Model::new(G, 1, DEVICE, profile, Deviations::default());
+    let (a, b) = (m.create_stream(), m.create_stream());
+    let p = m.create_pool(&props(0));
+    (m, a, b, p.unwrap())
+}
 
 fn model() -> (Model, usize, usize, usize) {
-    let mut m = Model::new(G, 1, DEVICE, Deviations::default());
-    let (a, b) = (m.create_stream(), m.create_stream());
-    let p = m.create_pool(&Props {
-        alloc_type: 0,
-        handle_type: 0,
-        device: 0,
-        location_type: 1,
-        max_size: 32 * G,
-        reserved_dirty: false,
-    });
-    (m, a, b, p.unwrap())
+    model_of(Profile::Documented)
+}
+
+fn kind<T: std::fmt::Debug>(r: Res<T>) -> ErrorKind {
+    r.unwrap_err().kind
 }
 
 fn at(pool: usize, offset: u64) -> Addr {
@@ -117,7 +125,7 @@ fn model_release_and_trim_split_the_last_block() {
     assert_eq!(m.malloc(p, 2 * G, a), Ok((offs[2] + G, Rule::SameStream)));
     m.free(at(p, offs[2] + G), a).unwrap();
     m.set_attr(p, 4, RawAttrValue::U64(3 * G)).unwrap();
-    m.synchronize_device().unwrap();
+    m.synchronize_device(0).unwrap();
     assert_eq!(m.stats(p).unwrap().reserved_current, 3 * G, "down to the threshold");
     assert_eq!(m.set_attr(p, 4, RawAttrValue::U64(32 * G + 1)).unwrap_err().code, 507_000);
     assert_eq!(m.set_attr(p, 4, RawAttrValue::U64(32 * G)), Ok(()), "equal to the size is allowed");
@@ -152,4 +160,77 @@ fn model_attributes_and_errors() {
     assert_eq!(m.destroy_pool(p).unwrap_err().code, 507_000);
     m.destroy_stream(a).unwrap();
     assert_eq!(m.launch_host_func(a).unwrap_err().code, 107_017);
+}
+
+#[test]
+fn model_checker_orders_copies_memsets_and_frees() {
+    // Contract §11: accesses after the allocation, frees after every access, no use after
+    // free, host observation orders later work.
+    let (mut m, a, b, p) = model();
+    let x = m.malloc(p, G, a).unwrap().0;
+    assert_eq!(kind(m.access(b, &[at(p, x)], 8)), ErrorKind::StreamOrderViolation, "b is not ordered after it");
+    assert_eq!(kind(m.host_access(&[at(p, x)], 8)), ErrorKind::StreamOrderViolation, "nor is the host");
+    assert_eq!(m.access(b, &[at(p, x)], 0), Ok(()), "an empty copy touches nothing");
+    m.access(a, &[at(p, x)], 8).unwrap();
+    let e = m.create_event();
+    m.record_event(e, a).unwrap();
+    m.stream_wait_event(b, e).unwrap();
+    m.access(b, &[at(p, x)], G).unwrap();
+    assert_eq!(kind(m.access(b, &[at(p, x)], G + 1)), ErrorKind::InvalidPointer, "past the allocation");
+    assert_eq!(kind(m.free(at(p, x), a)), ErrorKind::StreamOrderViolation, "a is not ordered after b's copy");
+    m.record_event(e, b).unwrap();
+    m.stream_wait_event(a, e).unwrap();
+    m.free(at(p, x), a).unwrap();
+    assert_eq!(kind(m.access(a, &[at(p, x)], 1)), ErrorKind::StreamOrderViolation, "use after free");
+    m.synchronize_stream(a).unwrap();
+    assert_eq!(m.stats(p).unwrap().reserved_current, 0, "released");
+    assert_eq!(kind(m.access(a, &[at(p, x)], 1)), ErrorKind::StreamOrderViolation, "still a use after free");
+    assert_eq!(kind(m.access(a, &[at(p, 8 * G)], 1)), ErrorKind::InvalidPointer, "never allocated");
+    // A device-to-device copy: both sides checked, each noted for the free.
+    let y = m.malloc(p, G, a).unwrap().0;
+    let z = m.malloc(p, G, b).unwrap().0;
+    assert_eq!(kind(m.access(a, &[at(p, y), at(p, z)], 8)), ErrorKind::StreamOrderViolation);
+    m.synchronize_stream(b).unwrap();
+    m.host_access(&[at(p, z)], G).unwrap();
+    m.access(a, &[at(p, y), at(p, z)], 8).unwrap();
+    assert_eq!(kind(m.free(at(p, z), b)), ErrorKind::StreamOrderViolation, "a's copy reads z");
+    m.synchronize_device(0).unwrap();
+    m.free(at(p, z), b).unwrap();
+}
+
+#[test]
+fn model_cann_open_reuses_nothing_and_releases_only_by_trim() {
+    // Contract §12.
+    let (mut m, a, _, p) = model_of(Profile::CannOpen);
+    let x = m.malloc(p, G, a).unwrap().0;
+    m.free(at(p, x), a).unwrap();
+    assert_eq!(m.malloc(p, G, a), Ok((x + G, Rule::Fresh)), "no reuse, not even on the same stream");
+    m.synchronize_device(0).unwrap();
+    assert_eq!(m.stats(p).unwrap().reserved_current, 2 * G, "no release at synchronization");
+    m.trim_to(p, G).unwrap();
+    assert_eq!(m.stats(p).unwrap().reserved_current, G, "trim releases");
+    // A destroy does not wait: the memset queued before it fails when it runs, and the
+    // next synchronization of its stream says so, once.
+    m.access(a, &[at(p, x + G)], 8).unwrap();
+    m.destroy_pool(p).unwrap();
+    assert_eq!(kind(m.synchronize_stream(a)), ErrorKind::InvalidPointer);
+    assert_eq!(m.synchronize_stream(a), Ok(()));
+}
+
+#[test]
+fn model_devices_keep_their_pools_and_synchronizations() {
+    // Contract §1 and §6: pools and streams belong to a device.
+    let mut m = Model::new(G, 2, DEVICE, Profile::Documented, Deviations::default());
+    let (a, b) = (m.create_stream(), m.create_stream_on(1));
+    let (p0, p1) = (m.create_pool(&props(0)).unwrap(), m.create_pool(&props(1)).unwrap());
+    assert_eq!(m.malloc(p0, G, b).unwrap_err().code, 107_003, "a stream of another device");
+    let x = m.malloc(p1, G, b).unwrap().0;
+    m.malloc(p0, G, a).unwrap();
+    assert_eq!((m.mem_free(0), m.mem_free(1)), (DEVICE - G, DEVICE - G));
+    m.free(at(p1, x), b).unwrap();
+    m.synchronize_device(0).unwrap();
+    assert_eq!(m.stats(p1).unwrap().reserved_current, G, "device 0's synchronization releases nothing of device 1");
+    m.synchronize_device(1).unwrap();
+    assert_eq!(m.stats(p1).unwrap().reserved_current, 0);
+    assert_eq!(m.mem_free(1), DEVICE);
 }

@@ -1,6 +1,6 @@
 //! The calls a case is made of, and how it starts.
 
-use mempool_hal::ReuseFlags;
+use mempool_hal::{Profile, ReuseFlags};
 
 /// A stream: one of the case's (by index, modulo the number created, destroyed ones
 /// included) or a stream of another emulator instance.
@@ -32,6 +32,13 @@ pub(crate) enum Ptr {
     Null,
     /// An address of no pool.
     Unknown,
+}
+
+/// One side of a copy: device memory at a pointer, or host memory.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Side {
+    Dev(Ptr),
+    Host,
 }
 
 /// A `trim_to` argument, some relative to the pool's state at the call.
@@ -69,6 +76,10 @@ pub(crate) enum NewPool {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Op {
     CreateStream,
+    /// A stream on a device (the index modulo the number of devices).
+    CreateStreamOn(u8),
+    /// An event on a device (the index modulo the number of devices).
+    CreateEventOn(u8),
     DestroyStream(S),
     CreateEvent,
     DestroyEvent(E),
@@ -100,8 +111,12 @@ pub(crate) enum Op {
         event: E,
     },
     SyncStream(S),
+    /// `query_stream`: complete when everything queued has run.
+    QueryStream(S),
     SyncEvent(E),
     SyncDevice,
+    /// A device synchronization of a device (the index modulo the number of devices).
+    SyncDeviceOf(u8),
     Elapsed(E, E),
     Step {
         stream: S,
@@ -121,12 +136,42 @@ pub(crate) enum Op {
         pool: u8,
         id: u32,
     },
+    /// `memset_async` of `len` bytes at `ptr`.
+    Memset {
+        ptr: Ptr,
+        len: u64,
+        stream: S,
+    },
+    /// An asynchronous copy of `len` bytes: host to device (`memcpy_h2d_async`), device to
+    /// host (`memcpy_d2h_async`) or device to device (`memcpy_d2d_async`); host to host is
+    /// skipped.
+    Copy {
+        dst: Side,
+        src: Side,
+        len: u64,
+        stream: S,
+    },
+    /// A synchronous memset by the host (`memset_now`, as `aclrtMemset`).
+    HostMemset {
+        ptr: Ptr,
+        len: u64,
+    },
+    /// A synchronous copy by the host (`memcpy_raw`, as `aclrtMemcpy`).
+    HostCopy {
+        dst: Side,
+        src: Side,
+        len: u64,
+    },
 }
 
-/// How a case starts: pool 0's max size, its reuse flags and release threshold.
+/// How a case starts: the profile; pool 0's max size, its reuse flags and release
+/// threshold (two streams, two events and pool 0 on device 0); and whether a stream, an
+/// event and a pool (pool 1) on device 1 follow.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Setup {
+    pub(crate) profile: Profile,
     pub(crate) max_size: u64,
     pub(crate) flags: ReuseFlags,
     pub(crate) threshold: u64,
+    pub(crate) second_device: bool,
 }

@@ -1,8 +1,10 @@
 //! Disagreements between the emulator and the contract, replayed.
 //!
-//! Each sequence below is a minimal one the property test found while the emulator still
-//! departed from the spec there; the emulator is fixed, and each replay now keeps it so
-//! (with every deviation switched off: the spec's behaviour).
+//! Each sequence below is a minimal one the property test found while the emulator
+//! departed from the spec there. For a fixed one, the replay keeps it so (with every
+//! deviation switched off: the spec's behaviour). For one still open (its switch on in
+//! `OPEN`), the replay checks that the emulator still departs exactly so, and fails once it
+//! follows the spec, so that the switch is turned off then.
 
 use super::*;
 
@@ -11,9 +13,12 @@ const B: S = S::Idx(1);
 /// The third stream, once a `CreateStream` has run.
 const C: S = S::Idx(2);
 const E0: E = E::Idx(0);
+const E1: E = E::Idx(1);
+/// With `second_device`: the stream of device 1.
+const D1: S = S::Idx(2);
 
 fn setup_with(flags: ReuseFlags) -> Setup {
-    Setup { max_size: 16 * G, flags, threshold: 0 }
+    Setup { profile: Profile::Documented, max_size: 16 * G, flags, threshold: 0, second_device: false }
 }
 
 /// An event recorded while work is pending is a marker (the brief's model and the
@@ -83,4 +88,111 @@ fn internal_dependency_is_transitive() -> (Setup, Vec<Op>) {
 fn replay_internal_dependency_is_transitive() {
     let (setup, ops) = internal_dependency_is_transitive();
     replay(setup, &ops, Deviations::default()).map(drop).unwrap();
+}
+
+/// contract §4 rule b: a block is "known complete" after a synchronization (of the freeing
+/// stream, of an event recorded after the free, or of the device); contract §1: a query
+/// answering complete orders later work, but rule b counts synchronizations only. Here A
+/// frees x, the host queries A (complete: nothing is queued), and B allocates: by the
+/// contract no rule serves x (flags off), so B gets fresh memory. The emulator's
+/// `query_stream` marks the stream observed for rule b too (`StreamShared::observe`), and
+/// B reuses x by rule b.
+fn stream_query_is_not_a_synchronization() -> (Setup, Vec<Op>) {
+    let ops = vec![
+        Op::Malloc { pool: 0, size: 1, stream: A },
+        Op::Free { ptr: Ptr::Live(0), stream: A, via_pool: false },
+        Op::QueryStream(A),
+        Op::Malloc { pool: 0, size: 1, stream: B },
+    ];
+    (setup_with(ReuseFlags::NONE), ops)
+}
+
+#[test]
+fn replay_stream_query_is_not_a_synchronization() {
+    let (setup, ops) = stream_query_is_not_a_synchronization();
+    let deviation = Deviations { stream_query_counts_for_rule_b: true, ..Deviations::default() };
+    for mode in [Mode::Deferred, Mode::Threaded] {
+        let spec = replay_in(mode, setup, &ops, Deviations::default());
+        if OPEN.stream_query_counts_for_rule_b {
+            let e = spec.err().expect("the emulator follows the spec now: turn stream_query_counts_for_rule_b off");
+            assert!(e.contains("Alloc(65536, Fresh)") && e.contains("Alloc(0, KnownComplete)"), "{e}");
+            replay_in(mode, setup, &ops, deviation).map(drop).unwrap();
+        } else {
+            spec.map(drop).unwrap();
+        }
+    }
+}
+
+/// contract §4 rule b: a block is known complete once the host has observed its free
+/// complete, "after ... a synchronize_device"; contract §1: ordering is applied
+/// transitively. Here A allocates x and hands it to D1 (a stream of device 1), which frees
+/// it and hands over to B; a synchronization of device 0 observes B's end, which is
+/// ordered after the free, so B reuses x by rule b (the threshold keeps x cached). The
+/// emulator's device synchronization marks only the device's own streams observed for
+/// rule b (a stream synchronization marks every stream its clock covers), and B gets
+/// fresh memory.
+fn device_sync_observes_transitively() -> (Setup, Vec<Op>) {
+    let ops = vec![
+        Op::Malloc { pool: 0, size: 1, stream: A },
+        Op::Handoff { from: A, to: D1, event: E0 },
+        Op::Free { ptr: Ptr::Live(0), stream: D1, via_pool: false },
+        Op::Handoff { from: D1, to: B, event: E1 },
+        Op::SyncDevice,
+        Op::Malloc { pool: 0, size: 1, stream: B },
+    ];
+    let setup = Setup { threshold: 16 * G, second_device: true, ..setup_with(ReuseFlags::NONE) };
+    (setup, ops)
+}
+
+#[test]
+fn replay_device_sync_observes_transitively() {
+    let (setup, ops) = device_sync_observes_transitively();
+    let deviation = Deviations { device_sync_rule_b_own_streams_only: true, ..Deviations::default() };
+    for mode in [Mode::Deferred, Mode::Threaded] {
+        let spec = replay_in(mode, setup, &ops, Deviations::default());
+        if OPEN.device_sync_rule_b_own_streams_only {
+            let e =
+                spec.err().expect("the emulator follows the spec now: turn device_sync_rule_b_own_streams_only off");
+            assert!(e.contains("Alloc(0, KnownComplete)") && e.contains("Alloc(65536, Fresh)"), "{e}");
+            replay_in(mode, setup, &ops, deviation).map(drop).unwrap();
+        } else {
+            spec.map(drop).unwrap();
+        }
+    }
+}
+
+/// contract §1 (ordering applied transitively) and §4 rule b: B frees y and hands over to
+/// A, then B is destroyed (its work has run); a synchronization of device 1 follows, then
+/// one of A, whose end is ordered after the free: the host has observed the free
+/// complete, so A reuses y by rule b (the threshold keeps y cached). The emulator's device
+/// synchronization forgets the destroyed streams of every device but observes only its
+/// own device's, and a later observation of a forgotten stream through another stream's
+/// clock is dropped (`Platform::observe_clock` finds no such stream): A gets fresh memory.
+fn forgotten_stream_is_still_observed() -> (Setup, Vec<Op>) {
+    let ops = vec![
+        Op::Malloc { pool: 0, size: 1, stream: B },
+        Op::Free { ptr: Ptr::Live(0), stream: B, via_pool: false },
+        Op::Handoff { from: B, to: A, event: E0 },
+        Op::DestroyStream(B),
+        Op::SyncDeviceOf(1),
+        Op::SyncStream(A),
+        Op::Malloc { pool: 0, size: 1, stream: A },
+    ];
+    (Setup { threshold: 16 * G, ..setup_with(ReuseFlags::NONE) }, ops)
+}
+
+#[test]
+fn replay_forgotten_stream_is_still_observed() {
+    let (setup, ops) = forgotten_stream_is_still_observed();
+    let deviation = Deviations { forgotten_stream_unobserved: true, ..Deviations::default() };
+    for mode in [Mode::Deferred, Mode::Threaded] {
+        let spec = replay_in(mode, setup, &ops, Deviations::default());
+        if OPEN.forgotten_stream_unobserved {
+            let e = spec.err().expect("the emulator follows the spec now: turn forgotten_stream_unobserved off");
+            assert!(e.contains("Alloc(0, KnownComplete)") && e.contains("Alloc(65536, Fresh)"), "{e}");
+            replay_in(mode, setup, &ops, deviation).map(drop).unwrap();
+        } else {
+            spec.map(drop).unwrap();
+        }
+    }
 }

@@ -30,6 +30,36 @@ pub(crate) fn ptr() -> impl Strategy<Value = Ptr> {
     ]
 }
 
+/// The length of a copy or a memset: inside one granule, a whole one, across two.
+pub(crate) fn access_len() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        6 => select(vec![1, 8, G / 2, G]),
+        2 => select(vec![G + 1, 2 * G, 4 * G]),
+        1 => Just(0),
+    ]
+}
+
+/// A pointer to access: mostly a live allocation, or one at an offset.
+pub(crate) fn access_ptr() -> impl Strategy<Value = Ptr> {
+    prop_oneof![
+        12 => any::<u8>().prop_map(Ptr::Live),
+        4 => any::<u8>().prop_map(Ptr::Handed),
+        3 => (any::<u8>(), select(vec![1, 8, G / 2, G])).prop_map(|(i, d)| Ptr::Offset(i, d)),
+        1 => any::<u8>().prop_map(Ptr::PastEnd),
+        1 => Just(Ptr::Null),
+        1 => Just(Ptr::Unknown),
+    ]
+}
+
+/// The two sides of a copy, not both host memory.
+pub(crate) fn copy_sides() -> impl Strategy<Value = (Side, Side)> {
+    prop_oneof![
+        2 => access_ptr().prop_map(|p| (Side::Dev(p), Side::Host)),
+        2 => access_ptr().prop_map(|p| (Side::Host, Side::Dev(p))),
+        3 => (access_ptr(), access_ptr()).prop_map(|(d, s)| (Side::Dev(d), Side::Dev(s))),
+    ]
+}
+
 pub(crate) fn keep() -> impl Strategy<Value = Keep> {
     prop_oneof![
         2 => select(vec![0, 1, G, 4 * G + 1, 8 * G, u64::MAX]).prop_map(Keep::Bytes),
@@ -96,6 +126,7 @@ pub(crate) fn op() -> impl Strategy<Value = Op> {
         12 => (stream_sel(), 0..4u8).prop_map(|(stream, n)| Op::Step { stream, n }),
         4 => stream_sel().prop_map(Op::RunPending),
         6 => stream_sel().prop_map(Op::SyncStream),
+        2 => stream_sel().prop_map(Op::QueryStream),
         5 => event_sel().prop_map(Op::SyncEvent),
         2 => Just(Op::SyncDevice),
         2 => (event_sel(), event_sel()).prop_map(|(a, b)| Op::Elapsed(a, b)),
@@ -107,21 +138,37 @@ pub(crate) fn op() -> impl Strategy<Value = Op> {
         2 => Just(Op::CreateEvent),
         2 => event_sel().prop_map(Op::DestroyEvent),
         2 => new_pool().prop_map(Op::CreatePool),
-        1 => any::<u8>().prop_map(Op::DestroyPool),
+        2 => any::<u8>().prop_map(Op::DestroyPool),
+        1 => any::<u8>().prop_map(Op::CreateStreamOn),
+        1 => any::<u8>().prop_map(Op::CreateEventOn),
+        2 => any::<u8>().prop_map(Op::SyncDeviceOf),
+        12 => (access_ptr(), access_len(), stream_sel()).prop_map(|(ptr, len, stream)| Op::Memset { ptr, len, stream }),
+        16 => (copy_sides(), access_len(), stream_sel())
+            .prop_map(|((dst, src), len, stream)| Op::Copy { dst, src, len, stream }),
+        4 => (access_ptr(), access_len()).prop_map(|(ptr, len)| Op::HostMemset { ptr, len }),
+        4 => (copy_sides(), access_len()).prop_map(|((dst, src), len)| Op::HostCopy { dst, src, len }),
     ]
 }
 
-pub(crate) fn setup() -> impl Strategy<Value = Setup> {
+/// How a case starts, on `profile`. In threaded mode reuse flag 2 (rule d, opportunistic)
+/// stays off: which blocks it serves depends on what has run (see `pair.rs`).
+pub(crate) fn setup(mode: Mode, profile: Profile) -> impl Strategy<Value = Setup> {
+    let opportunistic = if mode == Mode::Threaded { 0.0 } else { 0.5 };
     (
         select(vec![16 * G, 24 * G + 1, 32 * G, 0]),
-        [prop::bool::weighted(0.7), prop::bool::weighted(0.5), prop::bool::weighted(0.5)],
+        [prop::bool::weighted(0.7), prop::bool::weighted(opportunistic), prop::bool::weighted(0.5)],
         select(vec![0, G + 1, 4 * G, 8 * G, 16 * G]),
+        prop::bool::weighted(0.4),
     )
-        .prop_map(|(max_size, [follow_event_dependencies, opportunistic, internal_dependencies], threshold)| {
-            Setup {
-                max_size,
-                flags: ReuseFlags { follow_event_dependencies, opportunistic, internal_dependencies },
-                threshold,
-            }
-        })
+        .prop_map(
+            move |(max_size, [follow_event_dependencies, opportunistic, internal_dependencies], threshold, second)| {
+                Setup {
+                    profile,
+                    max_size,
+                    flags: ReuseFlags { follow_event_dependencies, opportunistic, internal_dependencies },
+                    threshold,
+                    second_device: second,
+                }
+            },
+        )
 }
