@@ -632,11 +632,16 @@ impl Model {
     /// Failures wait for a synchronization of their stream.
     pub fn synchronize_event(&mut self, e: usize) -> Res<()> {
         self.live_event(e)?;
+        // The pools released are those of the device of the stream the event was recorded
+        // on (the event's own device when it was never recorded), as for a stream
+        // synchronization.
+        let mut device = self.events[e].device;
         if let Some(r) = self.events[e].record {
             self.run(r.at.stream, r.dep_real);
             self.observed.push(r.at);
+            device = self.streams[r.at.stream].device;
         }
-        self.release_all(self.events[e].device);
+        self.release_all(device);
         Ok(())
     }
 
@@ -868,7 +873,7 @@ impl Model {
         }
         let fresh = pool.free.iter().filter(|&(_, &l)| l >= len).min_by_key(|&(&o, &l)| (l, o)).map(|(&o, &l)| (o, l));
         // Contract §2: a fresh reservation draws on the device's memory, shared by its pools.
-        let device_free = self.mem_free();
+        let device_free = self.mem_free(pool.device);
         let device_full = fresh.is_some() && device_free < len;
         let (Some((off, flen)), false) = (fresh, device_full) else {
             let info = OomInfo {
@@ -913,6 +918,11 @@ impl Model {
         // A destroyed pool's addresses, and addresses past a pool's end, are unknown.
         if self.pools[p].destroyed || off >= self.pools[p].size {
             return bad();
+        }
+        // A stream of another device is refused before the pointer is looked at, as a
+        // stream of another context is on CANN.
+        if self.streams[s].device != self.pools[p].device {
+            return fail(ErrorKind::WrongContext, code::ACL_ERROR_RT_STREAM_CONTEXT);
         }
         let Some(&len) = self.pools[p].live.get(&off) else { return bad() };
         // The checker (contract §11): the free is ordered after the allocation.

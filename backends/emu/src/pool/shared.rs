@@ -264,6 +264,10 @@ impl PoolShared {
     /// Frees `addr` in stream order on `s`.
     pub(crate) fn free_async(&self, addr: u64, s: &Arc<StreamShared>) -> Result<()> {
         const OP: &str = "free_async";
+        let mut state = self.state();
+        if self.is_destroyed() {
+            return Err(Error::invalid_pointer(OP, format!("{addr:#x} belongs to a destroyed pool")));
+        }
         if s.device != self.device {
             // As CANN answers a stream of another context; the block would otherwise be
             // tagged with a stream that no synchronization of the pool's device observes.
@@ -273,10 +277,6 @@ impl PoolShared {
                 OP,
                 format!("stream {} is on device {}, the pool of {addr:#x} on device {}", s.id, s.device, self.device),
             ));
-        }
-        let mut state = self.state();
-        if self.is_destroyed() {
-            return Err(Error::invalid_pointer(OP, format!("{addr:#x} belongs to a destroyed pool")));
         }
         let (block, _) =
             state.blocks.live_block(addr).map_err(|why| Error::invalid_pointer(OP, format!("{addr:#x} is {why}")))?;
