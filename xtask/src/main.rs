@@ -5,7 +5,7 @@
 //!   downstream example.
 //! - `shim` ([`shim`]): the drop-in ACL library laid out for loading; C and C++ programs
 //!   compiled against the project's ACL headers run on it.
-//! - `soak` ([`soak`]): the model-based property test with 100,000 cases.
+//! - `soak` ([`soak`]): the model-based property test, 100,000 cases per profile and mode.
 //! - `bench` ([`bench`], [`report`]): the benchmarks and their report.
 //! - `tidy` ([`tidy`]): repository hygiene; also a test of this crate, so
 //!   `cargo test --workspace` runs it.
@@ -36,7 +36,7 @@ tasks:
             on it, a source file compiled first (C11 or C++17) against the project's headers
             (backends/acl-shim/include: #include <acl/acl.h>) and linked as -lacl_rt, or as
             -lascendcl with --lib ascendcl
-  soak      the reference model against the emulator, 100,000 random cases (release build)
+  soak      the reference model against the emulator, 100,000 cases per profile and mode (release)
   bench     the benchmarks against their baselines; writes target/bench-report.md
   tidy      repository hygiene: whitespace, unfinished code, manifests, .ci/run and the README's test command
 
