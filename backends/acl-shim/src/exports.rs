@@ -528,15 +528,26 @@ pub unsafe extern "C" fn aclrtEventElapsedTime(ms: *mut f32, start: aclrtEvent, 
 /// See the module docs.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtMalloc(ptr: *mut *mut c_void, size: usize, _policy: aclrtMemMallocPolicy) -> aclError {
-    const OP: &str = "aclrtMalloc";
-    ffi(OP, || {
-        non_null(ptr, OP, "devPtr")?;
+    // SAFETY: the caller's contract, passed on.
+    unsafe { malloc_sync("aclrtMalloc", ptr, size, true) }
+}
+
+/// `aclrtMalloc` and `aclrtMallocAlign32`: `size` bytes of synchronous device memory from
+/// the current device's heap, padded as CANN pads them (`plus_32`: `aclrtMalloc` adds 32
+/// bytes to the multiple of 32).
+///
+/// # Safety
+///
+/// `ptr` is null or writable for one `void *`.
+unsafe fn malloc_sync(op: &'static str, ptr: *mut *mut c_void, size: usize, plus_32: bool) -> aclError {
+    ffi(op, || {
+        non_null(ptr, op, "devPtr")?;
         if size == 0 {
-            return Err(err(code::ACL_ERROR_INVALID_PARAM, OP, "size 0"));
+            return Err(err(code::ACL_ERROR_INVALID_PARAM, op, "size 0"));
         }
-        let s = shim(OP)?;
-        let a = s.sync_alloc(current(OP)?)?;
-        let p = a.malloc(crate::heap::padded(size as u64, true, OP)?, OP)?;
+        let s = shim(op)?;
+        let a = s.sync_alloc(current(op)?)?;
+        let p = a.malloc(crate::heap::padded(size as u64, plus_32, op)?, op)?;
         // SAFETY: non-null, and the caller passes a writable `void *`.
         unsafe { ptr.write(p.addr() as *mut c_void) };
         Ok(())
@@ -1440,19 +1451,8 @@ pub unsafe extern "C" fn aclrtMallocAlign32(
     size: usize,
     _policy: aclrtMemMallocPolicy,
 ) -> aclError {
-    const OP: &str = "aclrtMallocAlign32";
-    ffi(OP, || {
-        non_null(ptr, OP, "devPtr")?;
-        if size == 0 {
-            return Err(err(code::ACL_ERROR_INVALID_PARAM, OP, "size 0"));
-        }
-        let s = shim(OP)?;
-        let a = s.sync_alloc(current(OP)?)?;
-        let p = a.malloc(crate::heap::padded(size as u64, false, OP)?, OP)?;
-        // SAFETY: non-null, and the caller passes a writable `void *`.
-        unsafe { ptr.write(p.addr() as *mut c_void) };
-        Ok(())
-    })
+    // SAFETY: the caller's contract, passed on.
+    unsafe { malloc_sync("aclrtMallocAlign32", ptr, size, false) }
 }
 
 /// `aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream)` (null stream:
