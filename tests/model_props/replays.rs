@@ -196,3 +196,33 @@ fn replay_forgotten_stream_is_still_observed() {
         }
     }
 }
+
+/// Found by `cargo xtask soak` (deferred, documented), open: B allocates and frees x, then
+/// records an event that both A and a third stream C wait on; a device synchronization
+/// follows (threshold 0), then A allocates. The model reuses x by rule b (known
+/// complete); the emulator takes fresh memory and keeps x cached. Without C's wait both
+/// agree. Which side departs from contract §4 rule b and §6 (a threshold-0
+/// synchronization would release x, and the allocation would be fresh at offset 0) is not
+/// settled yet; this replay pins today's disagreement so that a fix on either side shows.
+#[test]
+fn replay_device_sync_after_two_waits_on_one_event_is_open() {
+    use crate::ops::{E, S};
+    let setup = Setup { threshold: 0, second_device: false, max_size: 1 << 20, ..setup_with(ReuseFlags::NONE) };
+    // The case as the soak shrank it (stream and event indexes are taken modulo the
+    // handles that exist).
+    let mut ops = vec![
+        Op::CreateStreamOn(215),
+        Op::Malloc { pool: 0, size: 65537, stream: S::Idx(190) },
+        Op::Free { ptr: Ptr::Live(0), stream: S::Idx(97), via_pool: false },
+        Op::Handoff { from: S::Idx(190), to: S::Idx(0), event: E::Idx(187) },
+        Op::Wait { stream: S::Idx(179), event: E::Idx(35) },
+        Op::SyncDeviceOf(43),
+        Op::Malloc { pool: 0, size: 1, stream: S::Idx(45) },
+    ];
+    let e = replay_in(Mode::Deferred, setup, &ops, OPEN)
+        .map(drop)
+        .expect_err("the disagreement is fixed: update this replay");
+    assert!(e.contains("Alloc(0, KnownComplete)") && e.contains("Alloc(131072, Fresh)"), "{e}");
+    ops.remove(4);
+    replay_in(Mode::Deferred, setup, &ops, OPEN).map(drop).unwrap();
+}
