@@ -84,7 +84,7 @@ fn config(cases: u32) -> ProptestConfig {
     ProptestConfig {
         cases,
         failure_persistence: Some(Box::new(FileFailurePersistence::Direct(regressions))),
-        rng_seed: if seeded { RngSeed::Fixed(0x6d65_6d70_6f6f_6c) } else { ProptestConfig::default().rng_seed },
+        rng_seed: if seeded { RngSeed::Fixed(0x006d_656d_706f_6f6c) } else { ProptestConfig::default().rng_seed },
         ..ProptestConfig::default()
     }
 }
