@@ -112,19 +112,28 @@ fn event_elapsed_time_is_real_milliseconds() {
     }
 }
 
-#[test]
-fn stream_order_violations_answer_107000_naming_streams_and_operations() {
-    // SAFETY: valid out-pointers and shim handles; the refused calls enqueue nothing.
+/// Device 0 current, streams `a` and `b`, a 64 MiB pool, and 4096 bytes of it allocated
+/// on `a` (not yet ordered before anything on `b`).
+fn two_streams_and_an_allocation_on_the_first() -> (aclrtStream, aclrtStream, aclrtMemPool, *mut c_void) {
+    // SAFETY: valid out-pointers and shim handles.
     unsafe {
         assert_eq!(aclrtSetDevice(0), 0);
         let (mut a, mut b) = (null_mut(), null_mut());
         assert_eq!(aclrtCreateStream(&mut a), 0);
         assert_eq!(aclrtCreateStream(&mut b), 0);
         let mut pool: aclrtMemPool = null_mut();
-        let props = props(0, 64 << 20);
-        assert_eq!(aclrtMemPoolCreate(&mut pool, &props), 0);
+        assert_eq!(aclrtMemPoolCreate(&mut pool, &props(0, 64 << 20)), 0);
         let mut x: *mut c_void = null_mut();
         assert_eq!(aclrtMemPoolMallocAsync(&mut x, 4096, pool, a), 0);
+        (a, b, pool, x)
+    }
+}
+
+#[test]
+fn stream_order_violations_answer_107000_naming_streams_and_operations() {
+    // SAFETY: valid out-pointers and shim handles; the refused calls enqueue nothing.
+    unsafe {
+        let (a, b, pool, x) = two_streams_and_an_allocation_on_the_first();
         assert_eq!(aclrtMemsetAsync(x, 4096, 0, 4096, b), 107_000, "b is not ordered after the allocation on a");
         let m = message();
         assert!(m.contains("not ordered after that allocation") && m.contains("memset_async"), "{m}");
@@ -176,15 +185,7 @@ fn a_synchronized_allocation_is_usable_on_every_stream() {
     // SAFETY: valid out-pointers, a host buffer of the stated size that outlives the
     // synchronization below, shim handles; the refused call enqueues nothing.
     unsafe {
-        assert_eq!(aclrtSetDevice(0), 0);
-        let (mut a, mut b) = (null_mut(), null_mut());
-        assert_eq!(aclrtCreateStream(&mut a), 0);
-        assert_eq!(aclrtCreateStream(&mut b), 0);
-        let mut pool: aclrtMemPool = null_mut();
-        let props = props(0, 64 << 20);
-        assert_eq!(aclrtMemPoolCreate(&mut pool, &props), 0);
-        let mut x: *mut c_void = null_mut();
-        assert_eq!(aclrtMemPoolMallocAsync(&mut x, 4096, pool, a), 0);
+        let (a, b, pool, x) = two_streams_and_an_allocation_on_the_first();
         assert_eq!(aclrtMemsetAsync(x, 4096, 0, 4096, b), 107_000, "not yet ordered");
         assert!(message().contains(" on stream "), "{}", message());
         assert_eq!(aclrtSynchronizeStream(a), 0);
