@@ -81,6 +81,8 @@ pub(crate) struct Pair {
     /// The allocations not freed yet, of pools not destroyed.
     pub(crate) live: Vec<(usize, u64)>,
     pub(crate) outcomes: BTreeMap<String, u32>,
+    /// The result of the last call both sides agreed on (replays assert it).
+    pub(crate) last: Option<Res<Out>>,
 }
 
 /// A short label for an operation's kind and its result, e.g. `Malloc: SameStream` or
@@ -170,7 +172,8 @@ impl Pair {
             pools: Vec::new(),
             _foreign: foreign,
         };
-        let mut pair = Pair { mode, model, real, handed: Vec::new(), live: Vec::new(), outcomes: BTreeMap::new() };
+        let mut pair =
+            Pair { mode, model, real, handed: Vec::new(), live: Vec::new(), outcomes: BTreeMap::new(), last: None };
         // Slot 0 of streams and events: handles of the other instance, which the model
         // answers as destroyed ones.
         pair.model.foreign_stream();
@@ -537,6 +540,7 @@ impl Pair {
             return Err(format!("{op:?}: the model gives {m:?}, the emulator {r:?}"));
         }
         *self.outcomes.entry(label(op, &m)).or_default() += 1;
+        self.last = Some(m);
         let all = !threaded || settles;
         self.compare_state(all).map_err(|e| format!("after {op:?}: {e}"))
     }

@@ -1,10 +1,12 @@
 //! Disagreements between the emulator and the contract, replayed.
 //!
-//! Each sequence below is a minimal one the property test found while the emulator
-//! departed from the spec there. For a fixed one, the replay keeps it so (with every
-//! deviation switched off: the spec's behaviour). For one still open (its switch on in
-//! `OPEN`), the replay checks that the emulator still departs exactly so, and fails once it
-//! follows the spec, so that the switch is turned off then.
+//! Each sequence below is a minimal one the property test (or the soak) found while the
+//! emulator departed from the spec there. For a fixed one, the replay keeps it so (with
+//! every deviation switched off: the spec's behaviour), and where the departure was in one
+//! call's result, it also asserts that result as the contract gives it. For one still open
+//! (its switch on in `OPEN`), the replay checks that the emulator still departs exactly so,
+//! and fails once it follows the spec, so that the switch is turned off then. None is
+//! open now.
 
 use super::*;
 
@@ -13,7 +15,6 @@ const B: S = S::Idx(1);
 /// The third stream, once a `CreateStream` has run.
 const C: S = S::Idx(2);
 const E0: E = E::Idx(0);
-const E1: E = E::Idx(1);
 /// With `second_device`: the stream of device 1.
 const D1: S = S::Idx(2);
 
@@ -90,13 +91,23 @@ fn replay_internal_dependency_is_transitive() {
     replay(setup, &ops, Deviations::default()).map(drop).unwrap();
 }
 
+/// Replays `ops` in both modes with every deviation off (the spec) and checks that the
+/// last call, an allocation, was served at `offset` by `rule` on both sides.
+fn replay_ends_with_alloc(setup: Setup, ops: &[Op], offset: u64, rule: Rule) {
+    for mode in [Mode::Deferred, Mode::Threaded] {
+        let pair =
+            replay_in(mode, setup, ops, Deviations::default()).unwrap_or_else(|e| panic!("{}: {e}", mode.name()));
+        assert_eq!(pair.last, Some(Ok(Out::Alloc(offset, rule))), "{}", mode.name());
+    }
+}
+
 /// contract §4 rule b: a block is "known complete" after a synchronization (of the freeing
 /// stream, of an event recorded after the free, or of the device); contract §1: a query
 /// answering complete orders later work, but rule b counts synchronizations only. Here A
 /// frees x, the host queries A (complete: nothing is queued), and B allocates: by the
 /// contract no rule serves x (flags off), so B gets fresh memory. The emulator's
-/// `query_stream` marks the stream observed for rule b too (`StreamShared::observe`), and
-/// B reuses x by rule b.
+/// `query_stream` used to mark the stream observed for rule b too, and B reused x by
+/// rule b; now a complete query only orders later calls.
 fn stream_query_is_not_a_synchronization() -> (Setup, Vec<Op>) {
     let ops = vec![
         Op::Malloc { pool: 0, size: 1, stream: A },
@@ -110,64 +121,54 @@ fn stream_query_is_not_a_synchronization() -> (Setup, Vec<Op>) {
 #[test]
 fn replay_stream_query_is_not_a_synchronization() {
     let (setup, ops) = stream_query_is_not_a_synchronization();
-    let deviation = Deviations { stream_query_counts_for_rule_b: true, ..Deviations::default() };
-    for mode in [Mode::Deferred, Mode::Threaded] {
-        let spec = replay_in(mode, setup, &ops, Deviations::default());
-        if OPEN.stream_query_counts_for_rule_b {
-            let e = spec.err().expect("the emulator follows the spec now: turn stream_query_counts_for_rule_b off");
-            assert!(e.contains("Alloc(65536, Fresh)") && e.contains("Alloc(0, KnownComplete)"), "{e}");
-            replay_in(mode, setup, &ops, deviation).map(drop).unwrap();
-        } else {
-            spec.map(drop).unwrap();
-        }
-    }
+    replay_ends_with_alloc(setup, &ops, G, Rule::Fresh);
+    // A synchronization in its place makes x known complete (the threshold keeps it
+    // cached).
+    let mut synced = ops;
+    synced[2] = Op::SyncStream(A);
+    replay_ends_with_alloc(Setup { threshold: 16 * G, ..setup }, &synced, 0, Rule::KnownComplete);
 }
 
 /// contract §4 rule b: a block is known complete once the host has observed its free
 /// complete, "after ... a synchronize_device"; contract §1: ordering is applied
-/// transitively. Here A allocates x and hands it to D1 (a stream of device 1), which frees
-/// it and hands over to B; a synchronization of device 0 observes B's end, which is
-/// ordered after the free, so B reuses x by rule b (the threshold keeps x cached). The
-/// emulator's device synchronization marks only the device's own streams observed for
-/// rule b (a stream synchronization marks every stream its clock covers), and B gets
-/// fresh memory.
+/// transitively. Here A frees x and hands over to D1 (a stream of device 1); a
+/// synchronization of device 1 observes D1's end, which is ordered after the free, so B
+/// reuses x by rule b. Device 1's synchronization releases nothing of pool 0 (a pool of
+/// device 0), threshold 0 or not (contract §6). The emulator's device synchronization
+/// used to mark only the device's own streams observed for rule b (a stream
+/// synchronization marks every stream its clock covers), and B got fresh memory.
+///
+/// (The first version of this replay freed x on D1, which the emulator now refuses as a
+/// free on another device's stream, contract §5; the free is on A now.)
 fn device_sync_observes_transitively() -> (Setup, Vec<Op>) {
     let ops = vec![
         Op::Malloc { pool: 0, size: 1, stream: A },
+        Op::Free { ptr: Ptr::Live(0), stream: A, via_pool: false },
         Op::Handoff { from: A, to: D1, event: E0 },
-        Op::Free { ptr: Ptr::Live(0), stream: D1, via_pool: false },
-        Op::Handoff { from: D1, to: B, event: E1 },
-        Op::SyncDevice,
+        Op::SyncDeviceOf(1),
         Op::Malloc { pool: 0, size: 1, stream: B },
     ];
-    let setup = Setup { threshold: 16 * G, second_device: true, ..setup_with(ReuseFlags::NONE) };
+    let setup = Setup { second_device: true, ..setup_with(ReuseFlags::NONE) };
     (setup, ops)
 }
 
 #[test]
 fn replay_device_sync_observes_transitively() {
     let (setup, ops) = device_sync_observes_transitively();
-    let deviation = Deviations { device_sync_rule_b_own_streams_only: true, ..Deviations::default() };
-    for mode in [Mode::Deferred, Mode::Threaded] {
-        let spec = replay_in(mode, setup, &ops, Deviations::default());
-        if OPEN.device_sync_rule_b_own_streams_only {
-            let e =
-                spec.err().expect("the emulator follows the spec now: turn device_sync_rule_b_own_streams_only off");
-            assert!(e.contains("Alloc(0, KnownComplete)") && e.contains("Alloc(65536, Fresh)"), "{e}");
-            replay_in(mode, setup, &ops, deviation).map(drop).unwrap();
-        } else {
-            spec.map(drop).unwrap();
-        }
-    }
+    replay_ends_with_alloc(setup, &ops, 0, Rule::KnownComplete);
+    // Without the hand-over, device 1's synchronization observes nothing of A.
+    let mut unordered = ops;
+    unordered[2] = Op::Record { event: E0, stream: A };
+    replay_ends_with_alloc(setup, &unordered, G, Rule::Fresh);
 }
 
 /// contract §1 (ordering applied transitively) and §4 rule b: B frees y and hands over to
 /// A, then B is destroyed (its work has run); a synchronization of device 1 follows, then
 /// one of A, whose end is ordered after the free: the host has observed the free
 /// complete, so A reuses y by rule b (the threshold keeps y cached). The emulator's device
-/// synchronization forgets the destroyed streams of every device but observes only its
-/// own device's, and a later observation of a forgotten stream through another stream's
-/// clock is dropped (`Platform::observe_clock` finds no such stream): A gets fresh memory.
+/// synchronization used to forget the destroyed streams of every device but observe only
+/// its own device's, and a later observation of a forgotten stream through another
+/// stream's clock was dropped: A got fresh memory.
 fn forgotten_stream_is_still_observed() -> (Setup, Vec<Op>) {
     let ops = vec![
         Op::Malloc { pool: 0, size: 1, stream: B },
@@ -184,33 +185,22 @@ fn forgotten_stream_is_still_observed() -> (Setup, Vec<Op>) {
 #[test]
 fn replay_forgotten_stream_is_still_observed() {
     let (setup, ops) = forgotten_stream_is_still_observed();
-    let deviation = Deviations { forgotten_stream_unobserved: true, ..Deviations::default() };
-    for mode in [Mode::Deferred, Mode::Threaded] {
-        let spec = replay_in(mode, setup, &ops, Deviations::default());
-        if OPEN.forgotten_stream_unobserved {
-            let e = spec.err().expect("the emulator follows the spec now: turn forgotten_stream_unobserved off");
-            assert!(e.contains("Alloc(0, KnownComplete)") && e.contains("Alloc(65536, Fresh)"), "{e}");
-            replay_in(mode, setup, &ops, deviation).map(drop).unwrap();
-        } else {
-            spec.map(drop).unwrap();
-        }
-    }
+    replay_ends_with_alloc(setup, &ops, 0, Rule::KnownComplete);
 }
 
-/// Found by `cargo xtask soak` (deferred, documented), open: B allocates and frees x, then
-/// records an event that both A and a third stream C wait on; a device synchronization
-/// follows (threshold 0), then A allocates. The model reuses x by rule b (known
-/// complete); the emulator takes fresh memory and keeps x cached. Without C's wait both
-/// agree. Which side departs from contract §4 rule b and §6 (a threshold-0
-/// synchronization would release x, and the allocation would be fresh at offset 0) is not
-/// settled yet; this replay pins today's disagreement so that a fix on either side shows.
-#[test]
-fn replay_device_sync_after_two_waits_on_one_event_is_open() {
-    use crate::ops::{E, S};
+/// Found by `cargo xtask soak` (deferred, documented), as it shrank it (stream and event
+/// indexes are taken modulo the handles that exist): a stream C of device 1 is created; B
+/// allocates and frees x (two granules), then records an event that A and C both wait on;
+/// device 1 is synchronized (threshold 0), then A allocates. Device 1's synchronization
+/// observes C's end, which is ordered after B's free through the event (contract §1,
+/// transitively), so the free is known complete and A reuses x by rule b (contract §4), at
+/// offset 0; pool 0 belongs to device 0, so that synchronization released nothing of it
+/// (contract §6). The emulator marked only device 1's own streams observed for rule b,
+/// kept x cached and carved fresh memory after it (offset 131072). The same departure as
+/// [`replay_device_sync_observes_transitively`]'s; A's own wait plays no part.
+fn device_sync_after_two_waits_on_one_event() -> (Setup, Vec<Op>) {
     let setup = Setup { threshold: 0, second_device: false, max_size: 1 << 20, ..setup_with(ReuseFlags::NONE) };
-    // The case as the soak shrank it (stream and event indexes are taken modulo the
-    // handles that exist).
-    let mut ops = vec![
+    let ops = vec![
         Op::CreateStreamOn(215),
         Op::Malloc { pool: 0, size: 65537, stream: S::Idx(190) },
         Op::Free { ptr: Ptr::Live(0), stream: S::Idx(97), via_pool: false },
@@ -219,10 +209,15 @@ fn replay_device_sync_after_two_waits_on_one_event_is_open() {
         Op::SyncDeviceOf(43),
         Op::Malloc { pool: 0, size: 1, stream: S::Idx(45) },
     ];
-    let e = replay_in(Mode::Deferred, setup, &ops, OPEN)
-        .map(drop)
-        .expect_err("the disagreement is fixed: update this replay");
-    assert!(e.contains("Alloc(0, KnownComplete)") && e.contains("Alloc(131072, Fresh)"), "{e}");
+    (setup, ops)
+}
+
+#[test]
+fn replay_device_sync_after_two_waits_on_one_event() {
+    let (setup, mut ops) = device_sync_after_two_waits_on_one_event();
+    replay_ends_with_alloc(setup, &ops, 0, Rule::KnownComplete);
+    // Without C's wait, device 1's synchronization observes nothing of B: fresh memory
+    // after x, which stays cached.
     ops.remove(4);
-    replay_in(Mode::Deferred, setup, &ops, OPEN).map(drop).unwrap();
+    replay_ends_with_alloc(setup, &ops, 2 * G, Rule::Fresh);
 }

@@ -404,12 +404,13 @@ impl Device for Emulator {
 
     fn query_stream(&self, stream: &EmuStream) -> Result<StreamStatus> {
         let s = stream.live(self.platform.id, "query_stream")?;
-        // A complete answer is a host observation, as a synchronization's return is; it
-        // releases nothing and leaves failures to the next synchronization.
+        // A complete answer is a host observation: it orders everything enqueued
+        // afterwards (contract §1), as an event query's does. It is no synchronization:
+        // reuse rule b counts synchronizations only (contract §4), and it releases nothing
+        // and leaves failures to the next synchronization.
         Ok(match s.query() {
-            Some((tail, clock)) => {
-                s.observe(tail);
-                self.platform.observe_clock(&clock);
+            Some((_, clock)) => {
+                self.platform.host.observe(&clock);
                 StreamStatus::Complete
             }
             None => StreamStatus::NotReady,
@@ -428,7 +429,9 @@ impl Device for Emulator {
             match s.drain_observing(self.timeout(), "synchronize_device") {
                 Ok((tail, clock)) => {
                     s.observe(tail);
-                    p.host.observe(&clock);
+                    // Everything the stream's end is ordered after, on any device, is
+                    // observed too (contract §1, transitively), for rule b as well.
+                    p.observe_clock(&clock);
                 }
                 Err(e) => {
                     first_failure.get_or_insert(e);

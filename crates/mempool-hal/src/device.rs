@@ -162,10 +162,12 @@ pub trait Device: Send + Sync {
     ///
     /// # Portability
     ///
-    /// On the emulator a complete answer also lets the stream-order checker count the
-    /// stream's work as known complete. On Ascend it is `aclrtStreamQuery`; the runtime does
-    /// not say whether failed work on the stream shows in the answer, so failures are left
-    /// to the next synchronization on every backend.
+    /// On the emulator a complete answer is a host observation: the stream-order checker
+    /// orders everything enqueued afterwards after the stream's work (contract §1). It is
+    /// no synchronization: reuse rule b counts synchronizations only (contract §4). On
+    /// Ascend it is `aclrtStreamQuery`; the runtime does not say whether failed work on the
+    /// stream shows in the answer, so failures are left to the next synchronization on
+    /// every backend.
     fn query_stream(&self, stream: &Self::Stream) -> Result<StreamStatus>;
 
     /// Blocks until all work enqueued on every stream of the device has run, then
