@@ -1,5 +1,6 @@
 //! Runs a catalogue of programs in every execution mode and checks that the checker's
-//! verdicts (which call is refused, with which kind) do not depend on timing.
+//! verdicts (which call is refused, with which kind) do not depend on timing: each program
+//! in each mode is an rstest case of its own (`catalogue!`).
 
 use mempool_emu::{EmuPool, EmuStream, Emulator, ExecutionMode};
 use mempool_hal::{Device, ErrorKind, MemPoolExt, PoolProps, Result};
@@ -74,9 +75,6 @@ pub enum Mode {
     Delayed(u64),
 }
 
-pub const MODES: [Mode; 6] =
-    [Mode::Deferred, Mode::Threaded, Mode::Delayed(1), Mode::Delayed(2), Mode::Delayed(3), Mode::Delayed(4)];
-
 fn run_once(case: &Case, mode: Mode, races: bool) -> Vec<(String, Verdict)> {
     let mut b = Emulator::builder().granularity(G).device_memory(512 * G).race_check(races);
     b = match mode {
@@ -95,39 +93,51 @@ fn run_once(case: &Case, mode: Mode, races: bool) -> Vec<(String, Verdict)> {
     trace
 }
 
-/// Runs every case in every mode; panics listing every case whose verdicts differ
-/// between runs or from what it expects. Returns (cases, runs).
-pub fn run_catalogue(what: &str, cases: &[Case], races: bool) -> (usize, usize) {
-    let mut problems = Vec::new();
-    let mut runs = 0;
-    for case in cases {
-        let first = run_once(case, MODES[0], races);
-        runs += 1;
-        for &mode in &MODES[1..] {
-            let t = run_once(case, mode, races);
-            runs += 1;
-            if t != first {
-                problems.push(format!("{}: {mode:?} gives {t:?}, deferred gives {first:?}", case.name));
-            }
-        }
-        let refused: Vec<_> = first.iter().filter(|(_, v)| *v != Verdict::Ok).collect();
-        let ok = match case.expect {
-            Expect::Correct => refused.is_empty(),
-            Expect::Refused(label, kind) => {
-                refused.len() == 1 && refused[0].0 == label && refused[0].1 == Verdict::Refused(kind)
-            }
-        };
-        if !ok {
-            problems.push(format!("{}: expected {:?}, got {first:?}", case.name, case.expect));
-        }
+/// Runs `case` in `mode` and checks its verdicts: exactly what it expects, and (in a mode
+/// other than deferred) the same trace of verdicts as a deferred run, so that no verdict
+/// depends on timing.
+pub fn check_case(case: &Case, mode: Mode, races: bool) {
+    let trace = run_once(case, mode, races);
+    if !matches!(mode, Mode::Deferred) {
+        let deferred = run_once(case, Mode::Deferred, races);
+        assert_eq!(trace, deferred, "{}: {mode:?} gives other verdicts than deferred mode", case.name);
     }
-    assert!(problems.is_empty(), "{what}:\n{}", problems.join("\n"));
-    println!(
-        "{what}: {} cases ({} refused, {} accepted) x {} modes (deferred, threaded, threaded with random worker delays x 4 seeds) = {runs} runs, verdicts identical",
-        cases.len(),
-        cases.iter().filter(|c| c.expect != Expect::Correct).count(),
-        cases.iter().filter(|c| c.expect == Expect::Correct).count(),
-        MODES.len()
-    );
-    (cases.len(), runs)
+    let refused: Vec<_> = trace.iter().filter(|(_, v)| *v != Verdict::Ok).collect();
+    let ok = match case.expect {
+        Expect::Correct => refused.is_empty(),
+        Expect::Refused(label, kind) => {
+            refused.len() == 1 && refused[0].0 == label && refused[0].1 == Verdict::Refused(kind)
+        }
+    };
+    assert!(ok, "{} in {mode:?}: expected {:?}, got {trace:?}", case.name, case.expect);
 }
+
+/// A catalogue of programs: each entry `name (expect) |c| { body }` becomes a function
+/// `programs::name` and one rstest case of `$test` named after it, and each case runs in
+/// every execution mode (deferred, threaded, threaded with random worker delays for four
+/// seeds), each (program, mode) a test of its own:
+/// `$test::case_NN_<name>::mode_M_<mode>`. `CATALOGUE` lists the programs, for the checks
+/// on the catalogue itself.
+macro_rules! catalogue {
+    ($test:ident, races: $races:expr; $($(#[$meta:meta])* $name:ident ($($expect:tt)*) |$c:ident| $body:block)*) => {
+        mod programs {
+            #[allow(unused_imports)]
+            use super::*;
+            $($(#[$meta])* pub(super) fn $name($c: &Ctx) $body)*
+        }
+
+        /// Every program of the catalogue.
+        const CATALOGUE: &[Case] = &[$(Case { name: stringify!($name), expect: $($expect)*, run: programs::$name }),*];
+
+        #[rstest::rstest]
+        $(#[case::$name(Case { name: stringify!($name), expect: $($expect)*, run: programs::$name })])*
+        fn $test(
+            #[case] case: Case,
+            #[values(Mode::Deferred, Mode::Threaded, Mode::Delayed(1), Mode::Delayed(2), Mode::Delayed(3), Mode::Delayed(4))]
+            mode: Mode,
+        ) {
+            check_case(&case, mode, $races);
+        }
+    };
+}
+pub(crate) use catalogue;
