@@ -1,13 +1,31 @@
-//! The conformance suite (contract §10) over the emulator, in both execution modes and
-//! both profiles (contract §12). Scenarios a backend cannot run are reported as ignored
-//! ("not run"), never as passed.
+//! The conformance suite (contract §10) over the emulator: every scenario in both execution
+//! modes and both profiles (contract §12), each combination an rstest case of its own, named
+//! `<scenario>::mode_<n>_<mode>::profile_<n>_<profile>` (for instance
+//! `s11_same_stream_reuse::mode_2_Deferred::profile_2_CannOpen`). The emulator offers every
+//! capability the scenarios need, so none is skipped.
+//!
+//! The rules it checks: contract §10 (`mempool_hal::contract::conformance`), §12 (`mempool_hal::contract::profiles`).
 
-use mempool_emu::{ExecutionMode, Profile};
-use mempool_tests::EmuHarness;
+use mempool_emu::ExecutionMode::{self, Deferred, Threaded};
+use mempool_emu::Profile::{self, CannOpen, Documented};
+use mempool_tests::{EmuHarness, check_scenario_names, run_scenario};
+use rstest::rstest;
 
-mempool_conformance::conformance_main! {
-    "emu_threaded" => EmuHarness { mode: ExecutionMode::Threaded, profile: Profile::Documented },
-    "emu_deferred" => EmuHarness { mode: ExecutionMode::Deferred, profile: Profile::Documented },
-    "emu_threaded_cann_open" => EmuHarness { mode: ExecutionMode::Threaded, profile: Profile::CannOpen },
-    "emu_deferred_cann_open" => EmuHarness { mode: ExecutionMode::Deferred, profile: Profile::CannOpen },
+macro_rules! scenario_tests {
+    ($($name:ident),* $(,)?) => {
+        const SCENARIOS: &[&str] = &[$(stringify!($name)),*];
+        $(
+            #[rstest]
+            fn $name(#[values(Threaded, Deferred)] mode: ExecutionMode, #[values(Documented, CannOpen)] profile: Profile) {
+                run_scenario(stringify!($name), &EmuHarness { mode, profile });
+            }
+        )*
+    };
+}
+
+mempool_tests::each_scenario!(scenario_tests);
+
+#[test]
+fn every_scenario_of_the_suite_runs() {
+    check_scenario_names::<EmuHarness>(SCENARIOS);
 }

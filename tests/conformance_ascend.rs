@@ -1,10 +1,41 @@
 //! The conformance suite over the Ascend backend: its real loading and FFI code, finding
-//! the drop-in `libacl_rt.so` through `ASCEND_HOME_PATH` as it would find CANN, with the
-//! emulator's `documented` profile (`conformance_ascend_cann_open` runs `cann-open`).
+//! the drop-in `libacl_rt.so` through `ASCEND_HOME_PATH` as it would find CANN, on both of
+//! the emulator's profiles (contract §12). Every scenario on each profile is an rstest case
+//! of its own (`<scenario>::profile_1_Documented`, `<scenario>::profile_2_CannOpen`), run in a
+//! child process of this binary (`mempool_tests::on_profile_with`), since the library reads
+//! `MEMPOOL_EMU_PROFILE` once per process: each scenario gets a runtime of its own.
 //!
 //! The rules it checks: contract §10 (`mempool_hal::contract::conformance`), §12 (`mempool_hal::contract::profiles`).
 
-fn main() {
-    // SAFETY: the first thing in `main`, before any thread starts.
-    unsafe { mempool_tests::conformance_over_shim("ascend_shim", mempool_emu::Profile::Documented) }
+use mempool_emu::Profile::{self, CannOpen, Documented};
+use mempool_tests::{AscendHarness, check_scenario_names, run_scenario};
+use rstest::rstest;
+
+/// Runs scenario `name` through the Ascend backend over the drop-in library on `profile`,
+/// in a child process with the library laid out for it.
+fn on_shim(name: &str, profile: Profile) {
+    let home = mempool_tests::shim_home();
+    mempool_tests::on_profile_with(profile, &mempool_tests::shim_conformance_env(&home), |profile| {
+        mempool_tests::check_shim_conformance_runtime(profile);
+        run_scenario(name, &AscendHarness { checked_free: true, profile });
+    });
+}
+
+macro_rules! scenario_tests {
+    ($($name:ident),* $(,)?) => {
+        const SCENARIOS: &[&str] = &[$(stringify!($name)),*];
+        $(
+            #[rstest]
+            fn $name(#[values(Documented, CannOpen)] profile: Profile) {
+                on_shim(stringify!($name), profile);
+            }
+        )*
+    };
+}
+
+mempool_tests::each_scenario!(scenario_tests);
+
+#[test]
+fn every_scenario_of_the_suite_runs() {
+    check_scenario_names::<AscendHarness>(SCENARIOS);
 }

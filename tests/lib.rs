@@ -76,41 +76,92 @@ impl Harness for AscendHarness {
     // `let_run` keeps the default: poll an event without synchronizing.
 }
 
-/// A test binary's `main` for the conformance suite through the Ascend backend over the
-/// drop-in library (found through `ASCEND_HOME_PATH`, as it would find CANN), with the
-/// emulator's profile `profile` (`MEMPOOL_EMU_PROFILE`, read by the library at its first
-/// call, so each profile runs in its own test binary). Trials are named `name::sNN_..`;
-/// the scenarios share one runtime (as on hardware), so they run one at a time.
-///
-/// # Safety
-///
-/// Sets environment variables: call it first thing in `main`, before any thread starts.
-pub unsafe fn conformance_over_shim(name: &str, profile: Profile) -> ! {
-    let home = shim_home();
-    // SAFETY: the caller calls this before any thread of the process starts, so nothing
-    // reads the environment concurrently.
-    unsafe {
-        std::env::set_var("ASCEND_HOME_PATH", home.path());
-        std::env::remove_var(mempool_ascend::ENV_LIBRARY);
-        std::env::set_var(mempool_emu::ENV_GRANULARITY, (64u64 << 10).to_string());
-        std::env::set_var(mempool_emu::ENV_DEVICE_MEMORY, (1u64 << 30).to_string());
-        std::env::set_var(mempool_emu::ENV_PROFILE, profile.name());
+/// Calls `$m!` with the names of the thirty scenarios of contract §10, in order (the names
+/// of their functions in `mempool_conformance::scenarios`): test files that make one test
+/// per scenario write it with these. [`check_scenario_names`] checks the list against the
+/// suite's own table, so a scenario added there and not here fails a test.
+#[macro_export]
+macro_rules! each_scenario {
+    ($m:ident) => {
+        $m! {
+            s01_fresh_pool_defaults,
+            s02_reuse_flags_round_trip,
+            s03_read_only_counters_refuse_writes,
+            s04_high_marks_reset_only,
+            s05_unknown_attribute_id,
+            s06_threshold_limits,
+            s07_bad_props_rejected,
+            s08_max_size_zero_and_rounding,
+            s09_one_byte_rounds_to_granule,
+            s10_fresh_allocations_in_address_order,
+            s11_same_stream_reuse,
+            s12_best_fit,
+            s13_cross_stream_no_flags_no_sync,
+            s14_cross_stream_after_sync,
+            s15_event_dependency,
+            s16_event_chain,
+            s17_opportunistic_reuse,
+            s18_internal_dependencies,
+            s19_pool_exhaustion,
+            s20_bad_free_pointers,
+            s21_high_marks,
+            s22_release_threshold_zero,
+            s23_release_threshold_t,
+            s24_release_at_event_and_device_sync,
+            s25_trim_errors,
+            s26_trim_smallest_first_split,
+            s27_unexecuted_free_not_released,
+            s28_destroy_with_live_allocations,
+            s29_bad_handles,
+            s30_concurrent_alloc_free,
+        }
+    };
+}
+
+/// Panics unless `names` are exactly the suite's scenarios, in order.
+pub fn check_scenario_names<H: Harness>(names: &[&str]) {
+    let suite: Vec<_> = mempool_conformance::scenarios::<H>().iter().map(|s| s.name).collect();
+    assert_eq!(names, suite, "the tests' scenario list (each_scenario!) and the suite's table differ");
+}
+
+/// Runs the conformance scenario `name` against `harness` and panics with the failure and
+/// the contract page it checks. A scenario that needs a capability the harness lacks is a
+/// failure here, never a silent pass: the harnesses that run this way support every one.
+pub fn run_scenario<H: Harness>(name: &str, harness: &H) {
+    let scenarios = mempool_conformance::scenarios::<H>();
+    let scenario = scenarios.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no scenario {name}"));
+    let missing: Vec<_> = scenario.needs.iter().chain(scenario.optional).filter(|&&c| !harness.supports(c)).collect();
+    assert!(missing.is_empty(), "{name}: the harness lacks {missing:?}, so it cannot run every check");
+    if let Err(f) = scenario.run_on(harness) {
+        panic!("{name}: {f}\n(the rule: {})", scenario.contract);
     }
+}
+
+/// The settings of a child process that runs the conformance suite through the Ascend
+/// backend over the drop-in library: `ASCEND_HOME_PATH` at `home` (the backend finds the
+/// library there, as it would find CANN; no explicit library path), 64 KiB granules and a
+/// 1 GiB device, so the suite runs fast. For [`on_profile_with`].
+pub fn shim_conformance_env(home: &ShimHome) -> Vec<(&'static str, std::ffi::OsString)> {
+    vec![
+        ("ASCEND_HOME_PATH", home.path().into()),
+        (mempool_emu::ENV_GRANULARITY, (64u64 << 10).to_string().into()),
+        (mempool_emu::ENV_DEVICE_MEMORY, (1u64 << 30).to_string().into()),
+    ]
+}
+
+/// In a child process of [`on_profile_with`] with [`shim_conformance_env`]: opens the
+/// Ascend backend as the conformance harness will, and checks that it loaded the laid-out
+/// drop-in library with the settings given.
+pub fn check_shim_conformance_runtime(profile: Profile) {
+    let home = std::env::var_os("ASCEND_HOME_PATH").expect("the parent sets ASCEND_HOME_PATH");
     let dev = Ascend::open(0).expect("the drop-in library is found through ASCEND_HOME_PATH");
     assert!(
-        dev.runtime().path().starts_with(home.path()),
+        dev.runtime().path().starts_with(&home),
         "loaded {} instead of the laid-out shim",
         dev.runtime().path().display()
     );
     assert_eq!(mempool_hal::Device::pool_granularity(&dev), 64 << 10, "the probe measures the shim's granularity");
     println!("runtime: {} (profile {profile})", dev.runtime().path().display());
-    drop(dev);
-    let mut args = libtest_mimic::Arguments::from_args();
-    args.test_threads = Some(1);
-    let trials = mempool_conformance::trials(name, std::sync::Arc::new(AscendHarness { checked_free: true, profile }));
-    let conclusion = libtest_mimic::run(&args, trials);
-    drop(home); // `exit` skips destructors.
-    conclusion.exit()
 }
 
 /// The drop-in `libacl_rt.so` that cargo built next to this test binary (the tests crate
@@ -179,6 +230,15 @@ const PROFILE_CHILD_VAR: &str = "MEMPOOL_TEST_PROFILE_CHILD";
 /// when the child fails or did not run exactly that one test. `body` does not run there.
 /// In the child, it runs `body` with `profile`, after checking that the child got it.
 pub fn on_profile(profile: Profile, body: impl FnOnce(Profile)) {
+    on_profile_with(profile, &[], body);
+}
+
+/// [`on_profile`] with more environment for the child: after clearing every
+/// `MEMPOOL_EMU_*` setting (and the Ascend backend's explicit library path,
+/// `mempool_ascend::ENV_LIBRARY`), the parent sets `env` in the child as well as the
+/// profile. The parent keeps whatever `env` names (a folder, say) alive until the child
+/// has ended.
+pub fn on_profile_with(profile: Profile, env: &[(&str, std::ffi::OsString)], body: impl FnOnce(Profile)) {
     let current = std::thread::current();
     let test = current.name().filter(|n| *n != "main").expect("on_profile runs on a libtest test thread");
     if std::env::var_os(PROFILE_CHILD_VAR).is_some() {
@@ -195,6 +255,8 @@ pub fn on_profile(profile: Profile, body: impl FnOnce(Profile)) {
     for var in mempool_emu::ENV_ALL {
         cmd.env_remove(var);
     }
+    cmd.env_remove(mempool_ascend::ENV_LIBRARY);
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
     cmd.env(PROFILE_CHILD_VAR, "1").env(mempool_emu::ENV_PROFILE, profile.name());
     let out = cmd.output().unwrap_or_else(|e| panic!("cannot start {}: {e}", exe.display()));
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
