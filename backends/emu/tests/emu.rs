@@ -7,6 +7,7 @@ use mempool_emu::{Emulator, ExecutionMode, ReuseRule};
 use mempool_hal::{
     Device, DevicePtr, ErrorKind, EventStatus, HostBuffer, MemPool, MemPoolExt, PoolProps, Result, attr,
 };
+use rstest::rstest;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -455,49 +456,49 @@ fn query_stream_neither_runs_deferred_work_nor_waits() -> Result<()> {
 /// Contract §1 and §4 rule b: a stream query answering complete orders later work, but it
 /// is no synchronization: a block freed on the stream is not known complete for another
 /// stream until the host synchronizes.
-#[test]
-fn a_complete_stream_query_is_no_synchronization_for_rule_b() -> Result<()> {
-    for mode in [ExecutionMode::Deferred, ExecutionMode::Threaded] {
-        let dev = emu(mode);
-        let (a, b) = (dev.create_stream()?, dev.create_stream()?);
-        let pool = dev.create_pool(&props(8))?;
-        pool.set(attr::ReleaseThreshold, 8 * G)?;
-        let x = pool.malloc_async(G, &a)?;
-        pool.free(x, &a)?;
-        dev.run_pending(&a)?;
-        assert_eq!(dev.query_stream(&a)?, mempool_hal::StreamStatus::Complete);
-        let (y, rule) = pool.malloc_async_traced(G, &b)?;
-        assert_eq!(rule, ReuseRule::Fresh, "{mode:?}");
-        assert_ne!(y, x);
-        dev.synchronize_stream(&a)?;
-        assert_eq!(pool.malloc_async_traced(G, &b)?, (x, ReuseRule::KnownComplete), "{mode:?}");
-    }
+#[rstest]
+fn a_complete_stream_query_is_no_synchronization_for_rule_b(
+    #[values(ExecutionMode::Deferred, ExecutionMode::Threaded)] mode: ExecutionMode,
+) -> Result<()> {
+    let dev = emu(mode);
+    let (a, b) = (dev.create_stream()?, dev.create_stream()?);
+    let pool = dev.create_pool(&props(8))?;
+    pool.set(attr::ReleaseThreshold, 8 * G)?;
+    let x = pool.malloc_async(G, &a)?;
+    pool.free(x, &a)?;
+    dev.run_pending(&a)?;
+    assert_eq!(dev.query_stream(&a)?, mempool_hal::StreamStatus::Complete);
+    let (y, rule) = pool.malloc_async_traced(G, &b)?;
+    assert_eq!(rule, ReuseRule::Fresh, "{mode:?}");
+    assert_ne!(y, x);
+    dev.synchronize_stream(&a)?;
+    assert_eq!(pool.malloc_async_traced(G, &b)?, (x, ReuseRule::KnownComplete), "{mode:?}");
     Ok(())
 }
 
 /// Contract §1 (transitively) and §4 rule b: a synchronization of device 1 observes its
 /// stream's end and everything that end is ordered after, on any device: a free on a
 /// stream of device 0 that the stream of device 1 waited for is known complete.
-#[test]
-fn a_device_synchronization_observes_other_devices_streams_it_waited_for() -> Result<()> {
-    for mode in [ExecutionMode::Deferred, ExecutionMode::Threaded] {
-        let dev0 = Emulator::builder().granularity(G).device_memory(64 * G).devices(2).mode(mode).build()?;
-        let dev1 = dev0.device(1)?;
-        let (a, b, c) = (dev0.create_stream()?, dev0.create_stream()?, dev1.create_stream()?);
-        let pool = dev0.create_pool(&props(8))?;
-        let x = pool.malloc_async(G, &a)?;
-        pool.free(x, &a)?;
-        let ev = dev0.create_event()?;
-        dev0.record_event(&ev, &a)?;
-        // Device 1's synchronization releases nothing of device 0's pool (threshold 0).
-        dev1.synchronize_device()?;
-        assert_eq!(pool.stats()?.reserved_current, G);
-        let (y, rule) = pool.malloc_async_traced(G, &b)?;
-        assert_eq!((y == x, rule), (false, ReuseRule::Fresh), "{mode:?}: c has not waited yet");
-        dev1.stream_wait_event(&c, &ev)?;
-        dev1.synchronize_device()?;
-        assert_eq!(pool.malloc_async_traced(G, &b)?, (x, ReuseRule::KnownComplete), "{mode:?}");
-    }
+#[rstest]
+fn a_device_synchronization_observes_other_devices_streams_it_waited_for(
+    #[values(ExecutionMode::Deferred, ExecutionMode::Threaded)] mode: ExecutionMode,
+) -> Result<()> {
+    let dev0 = Emulator::builder().granularity(G).device_memory(64 * G).devices(2).mode(mode).build()?;
+    let dev1 = dev0.device(1)?;
+    let (a, b, c) = (dev0.create_stream()?, dev0.create_stream()?, dev1.create_stream()?);
+    let pool = dev0.create_pool(&props(8))?;
+    let x = pool.malloc_async(G, &a)?;
+    pool.free(x, &a)?;
+    let ev = dev0.create_event()?;
+    dev0.record_event(&ev, &a)?;
+    // Device 1's synchronization releases nothing of device 0's pool (threshold 0).
+    dev1.synchronize_device()?;
+    assert_eq!(pool.stats()?.reserved_current, G);
+    let (y, rule) = pool.malloc_async_traced(G, &b)?;
+    assert_eq!((y == x, rule), (false, ReuseRule::Fresh), "{mode:?}: c has not waited yet");
+    dev1.stream_wait_event(&c, &ev)?;
+    dev1.synchronize_device()?;
+    assert_eq!(pool.malloc_async_traced(G, &b)?, (x, ReuseRule::KnownComplete), "{mode:?}");
     Ok(())
 }
 

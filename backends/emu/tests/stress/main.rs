@@ -29,6 +29,7 @@ use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator, ExecutionMode, Profile
 use mempool_hal::{
     Device, DevicePtr, ErrorKind, HostBuffer, MemPool, MemPoolExt, PoolProps, ReuseFlags, attr, round_up,
 };
+use rstest::rstest;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -139,24 +140,18 @@ fn expect_rules(profile: Profile, ops: &Ops, rules: &[usize]) {
     }
 }
 
-#[test]
-fn threaded_stress_with_every_reuse_flag_combination_documented() {
-    threaded_stress(Profile::Documented);
+#[rstest]
+fn threaded_stress_with_every_reuse_flag_combination(
+    #[values(Profile::Documented, Profile::CannOpen)] profile: Profile,
+) {
+    threaded_stress(profile);
 }
 
-#[test]
-fn threaded_stress_with_every_reuse_flag_combination_cann_open() {
-    threaded_stress(Profile::CannOpen);
-}
-
-#[test]
-fn deferred_stress_with_every_reuse_flag_combination_documented() {
-    deferred_stress(Profile::Documented);
-}
-
-#[test]
-fn deferred_stress_with_every_reuse_flag_combination_cann_open() {
-    deferred_stress(Profile::CannOpen);
+#[rstest]
+fn deferred_stress_with_every_reuse_flag_combination(
+    #[values(Profile::Documented, Profile::CannOpen)] profile: Profile,
+) {
+    deferred_stress(profile);
 }
 
 /// Worker 0 launches panicking host functions on its first stream in the middle of the
