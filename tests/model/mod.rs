@@ -646,9 +646,11 @@ impl Model {
     }
 
     /// Synchronizes with device `device`: runs each of its streams (destroyed ones that
-    /// no device synchronization has covered yet included), marks every end observed and
-    /// takes their failures; then forgets the destroyed streams of every device, releases
-    /// the device's pools, and reports the first failure.
+    /// no synchronization of the device has covered yet included), marks every end
+    /// observed and takes their failures; then forgets the device's destroyed streams (a
+    /// later synchronization of the device does not cover them again; with
+    /// `forgotten_stream_unobserved`, those of every device), releases the device's pools,
+    /// and reports the first failure.
     pub fn synchronize_device(&mut self, device: u32) -> Res<()> {
         let mut first = None;
         for s in 0..self.streams.len() {
@@ -669,8 +671,11 @@ impl Model {
             }
         }
         for s in 0..self.streams.len() {
-            // A destroyed stream has run its work (`destroy_stream`).
-            if !self.streams[s].destroyed || self.streams[s].forgotten {
+            // A destroyed stream has run its work (`destroy_stream`). Those of other
+            // devices wait for a synchronization of their own device (contract §1, §4
+            // rule b: it observes them).
+            let other_device = self.streams[s].device != device && !self.dev.forgotten_stream_unobserved;
+            if !self.streams[s].destroyed || self.streams[s].forgotten || other_device {
                 continue;
             }
             if self.dev.forgotten_stream_unobserved {

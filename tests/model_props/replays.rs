@@ -188,6 +188,36 @@ fn replay_forgotten_stream_is_still_observed() {
     replay_ends_with_alloc(setup, &ops, 0, Rule::KnownComplete);
 }
 
+/// Found by `cargo xtask soak` (deferred, documented), a departure of the model: A
+/// allocates and frees x (the threshold keeps it cached) and is destroyed (its work has
+/// run); device 1 is synchronized, then device 0, then B allocates. Device 0's
+/// synchronization covers A, a destroyed stream of device 0 whose work ran since the last
+/// synchronization of device 0 (contract §1), so the free is known complete and B reuses x
+/// by rule b (contract §4). The model forgot the destroyed streams of every device at any
+/// device's synchronization (device 1's here), so device 0's no longer covered A, and it
+/// gave fresh memory; the emulator was right.
+fn device_sync_covers_streams_destroyed_before_another_devices_sync() -> (Setup, Vec<Op>) {
+    let ops = vec![
+        Op::Malloc { pool: 0, size: 1, stream: A },
+        Op::Free { ptr: Ptr::Live(0), stream: A, via_pool: false },
+        Op::DestroyStream(A),
+        Op::SyncDeviceOf(1),
+        Op::SyncDevice,
+        Op::Malloc { pool: 0, size: 1, stream: B },
+    ];
+    (Setup { threshold: G + 1, ..setup_with(ReuseFlags::NONE) }, ops)
+}
+
+#[test]
+fn replay_device_sync_covers_streams_destroyed_before_another_devices_sync() {
+    let (setup, ops) = device_sync_covers_streams_destroyed_before_another_devices_sync();
+    replay_ends_with_alloc(setup, &ops, 0, Rule::KnownComplete);
+    // Without device 0's synchronization, nothing observed A's free.
+    let mut unsynced = ops;
+    unsynced.remove(4);
+    replay_ends_with_alloc(setup, &unsynced, G, Rule::Fresh);
+}
+
 /// Found by `cargo xtask soak` (deferred, documented), as it shrank it (stream and event
 /// indexes are taken modulo the handles that exist): a stream C of device 1 is created; B
 /// allocates and frees x (two granules), then records an event that A and C both wait on;
