@@ -20,6 +20,10 @@
 //!   known complete when it is ordered before one of them. Those points, and the points of
 //!   event queries that answered complete, order everything called afterwards (contract
 //!   §1) for the free's check.
+//! - **Synchronous allocations** (`EmuPool::malloc_sync`, as `aclrtMalloc` makes; contract
+//!   §1 rule 4): served by the same rules as `malloc_async` on their stream, which then
+//!   runs what it has queued; the allocation is ordered before everything enqueued
+//!   afterwards, on any stream, and nothing else is observed.
 //! - **The checker** (contract §11): an access (an asynchronous copy or memset on a stream,
 //!   or a synchronous one by the host) must be ordered after the allocation of the memory
 //!   it touches, and must not touch freed memory (cached, or freed and released since); a
@@ -28,8 +32,8 @@
 //!   stream and the position of the queued work) for the free's check.
 //! - **Devices** (contract §1): every stream, event and pool belongs to one device. An
 //!   allocation on a stream of another device than its pool's is refused (107003, as the
-//!   emulator answers); frees, copies and events across devices are accepted and ordered
-//!   like any other. A synchronization releases the pools of its own device only, and
+//!   emulator answers), and so is a free on such a stream; copies and events across
+//!   devices are accepted and ordered like any other. A synchronization releases the pools of its own device only, and
 //!   a device synchronization covers the streams of that device only.
 //! - **Profiles** (contract §12): `documented` is sections 4-7; on `cann-open` reuse rules
 //!   a-e are off, nothing is released at synchronization (trim still releases), and a
@@ -57,6 +61,10 @@ pub struct Fail {
     /// For out-of-memory errors: what the pool knew at the failing call.
     pub oom: Option<OomInfo>,
 }
+
+/// The "stream" of a synchronous allocation in `Pool::alloc_at`: everything enqueued
+/// after the call is ordered after it (contract §1 rule 4).
+const SYNC_OWNER: usize = usize::MAX;
 
 /// The model's result type.
 pub type Res<T> = Result<T, Fail>;
@@ -215,7 +223,8 @@ struct Pool {
     threshold: u64,
     stats: PoolStats,
     live: BTreeMap<u64, u64>,
-    /// Per live allocation: the allocating stream and the allocation's position there.
+    /// Per live allocation: the allocating stream and the allocation's position there
+    /// (`SYNC_OWNER` for a synchronous allocation).
     alloc_at: BTreeMap<u64, (usize, u64)>,
     cached: BTreeMap<u64, Cached>,
     free: BTreeMap<u64, u64>,
@@ -468,7 +477,7 @@ impl Model {
     /// Whether position `pos` of stream `x` is ordered before everything called from now
     /// on through what the host has observed (contract §1).
     fn host_ordered(&self, x: usize, pos: u64) -> bool {
-        self.observed.iter().chain(&self.queried).any(|&o| self.ordered_before(x, pos, o))
+        x == SYNC_OWNER || self.observed.iter().chain(&self.queried).any(|&o| self.ordered_before(x, pos, o))
     }
 
     /// The host saw the end of stream `s` complete (through a query of an event recorded
@@ -481,7 +490,7 @@ impl Model {
     /// Whether work enqueued now on stream `s` is ordered after position `pos` of stream
     /// `x`: the same stream, through events, or through what the host has observed.
     fn stream_ordered_after(&self, s: usize, x: usize, pos: u64) -> bool {
-        x == s || self.ordered_before(x, pos, self.tail(s)) || self.host_ordered(x, pos)
+        x == SYNC_OWNER || x == s || self.ordered_before(x, pos, self.tail(s)) || self.host_ordered(x, pos)
     }
 
     fn known_complete(&self, c: &Cached) -> bool {
@@ -806,6 +815,23 @@ impl Model {
 
     /// `malloc_async(size, stream)` (contract §4 (`mempool_hal::contract::allocation`)): the offset and the rule.
     pub fn malloc(&mut self, p: usize, size: u64, s: usize) -> Res<(u64, Rule)> {
+        self.malloc_on(p, size, s, false)
+    }
+
+    /// A synchronous allocation (`EmuPool::malloc_sync`, as `aclrtMalloc` makes): served
+    /// like `malloc_async` on stream `s`, by the same rules, but complete when the call
+    /// returns: `s` runs what it has queued (a wait rule e inserted included), and the
+    /// allocation is ordered before everything enqueued afterwards, on any stream
+    /// (contract §1 rule 4), with nothing else observed.
+    pub fn malloc_sync(&mut self, p: usize, size: u64, s: usize) -> Res<(u64, Rule)> {
+        let r = self.malloc_on(p, size, s, true)?;
+        self.drain(s);
+        Ok(r)
+    }
+
+    fn malloc_on(&mut self, p: usize, size: u64, s: usize, sync: bool) -> Res<(u64, Rule)> {
+        // A synchronous allocation has no position any stream must be ordered after.
+        let owner = |at: u64| if sync { (SYNC_OWNER, 0) } else { (s, at) };
         // Precedence (not fixed by the spec): stream, its device, size, pool.
         self.live_stream(s)?;
         if self.streams[s].device != self.pools[p].device {
@@ -870,7 +896,7 @@ impl Model {
             }
             let (at, _) = self.marker(s);
             self.pools[p].live.insert(off, len);
-            self.pools[p].alloc_at.insert(off, (s, at));
+            self.pools[p].alloc_at.insert(off, owner(at));
             self.mark_allocated(p, off, len);
             let used = self.pools[p].stats.used_current + len;
             self.set_used(p, used);
@@ -897,7 +923,7 @@ impl Model {
         };
         let (at, _) = self.marker(s);
         let pool = &mut self.pools[p];
-        pool.alloc_at.insert(off, (s, at));
+        pool.alloc_at.insert(off, owner(at));
         pool.free.remove(&off);
         if flen > len {
             pool.free.insert(off + len, flen - len);

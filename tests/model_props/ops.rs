@@ -90,6 +90,12 @@ pub(crate) enum Op {
         size: u64,
         stream: S,
     },
+    /// A synchronous allocation (`EmuPool::malloc_sync`, as `aclrtMalloc` makes).
+    MallocSync {
+        pool: u8,
+        size: u64,
+        stream: S,
+    },
     Free {
         ptr: Ptr,
         stream: S,

@@ -141,6 +141,21 @@ pub(crate) fn props_of(p: NewPool) -> (Props, PoolProps) {
     (m, r)
 }
 
+/// The rule whose count rose from `before` to `after` (one allocation apart).
+fn rule_counted(before: ReuseCounts, after: ReuseCounts) -> Rule {
+    let rules = [
+        (Rule::SameStream, before.same_stream, after.same_stream),
+        (Rule::KnownComplete, before.known_complete, after.known_complete),
+        (Rule::EventDependency, before.event_dependency, after.event_dependency),
+        (Rule::Opportunistic, before.opportunistic, after.opportunistic),
+        (Rule::InternalDependency, before.internal_dependency, after.internal_dependency),
+        (Rule::Fresh, before.fresh, after.fresh),
+    ];
+    let rose: Vec<_> = rules.iter().filter(|(_, b, a)| a > b).map(|(r, _, _)| *r).collect();
+    assert_eq!(rose.len(), 1, "one allocation raises one rule's count: {before:?} -> {after:?}");
+    rose[0]
+}
+
 /// Fills a host buffer of `len` bytes for a copy (at most a few granules).
 fn host_bytes(len: u64) -> Vec<u8> {
     vec![0x5a; usize::try_from(len).expect("a small length")]
@@ -377,6 +392,22 @@ impl Pair {
                 let m = self.model.malloc(p, size, s);
                 let r = real(self.real.pools[p].malloc_async_traced(size, &self.real.streams[s]))
                     .map(|(ptr, rule)| (ptr.addr().wrapping_sub(self.real.pools[p].base().addr()), (rule)));
+                if let Ok((off, _)) = m {
+                    self.handed.push((p, off));
+                    self.live.push((p, off));
+                }
+                (m.map(|(o, rl)| Out::Alloc(o, rl)), r.map(|(o, rl)| Out::Alloc(o, rl)))
+            }
+            Op::MallocSync { pool, size, stream } => {
+                let (p, s) = (self.pool(pool), self.stream(stream));
+                let m = self.model.malloc_sync(p, size, s);
+                // `malloc_sync` does not say which rule served it: the pool's counts do.
+                let rp = &self.real.pools[p];
+                let before = rp.reuse_counts();
+                let r = real(rp.malloc_sync(size, &self.real.streams[s])).map(|ptr| {
+                    let rule = rule_counted(before, rp.reuse_counts());
+                    (ptr.addr().wrapping_sub(rp.base().addr()), rule)
+                });
                 if let Ok((off, _)) = m {
                     self.handed.push((p, off));
                     self.live.push((p, off));

@@ -117,6 +117,7 @@ pub(crate) fn new_pool() -> impl Strategy<Value = NewPool> {
 pub(crate) fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         60 => (any::<u8>(), size(), stream_sel()).prop_map(|(pool, size, stream)| Op::Malloc { pool, size, stream }),
+        8 => (any::<u8>(), size(), stream_sel()).prop_map(|(pool, size, stream)| Op::MallocSync { pool, size, stream }),
         48 => (ptr(), stream_sel(), any::<bool>())
             .prop_map(|(ptr, stream, via_pool)| Op::Free { ptr, stream, via_pool }),
         24 => stream_sel().prop_map(Op::HostFn),
