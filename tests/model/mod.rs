@@ -1067,9 +1067,27 @@ impl Model {
         if len == 0 {
             return Ok(());
         }
-        let resolved = ranges.iter().map(|&a| self.resolve(a)).collect::<Res<Vec<_>>>()?;
-        let starts =
-            resolved.iter().map(|&(p, off)| self.check_access(p, off, len, Some(s))).collect::<Res<Vec<_>>>()?;
+        let ranges: Vec<_> = ranges.iter().map(|&a| (a, len)).collect();
+        self.enqueue_access(s, &ranges)
+    }
+
+    /// `launch_kernel` on stream `s` declaring the device ranges `ranges` (an address and a
+    /// length, at most two; none is a kernel that touches no device memory): checked as a
+    /// copy's ranges are, in order, after every address is resolved to its pool (contract
+    /// §11). Lengths are not 0.
+    pub fn launch_kernel(&mut self, s: usize, ranges: &[(Addr, u64)]) -> Res<()> {
+        self.live_stream(s)?;
+        self.enqueue_access(s, ranges)
+    }
+
+    /// Checks and enqueues work on stream `s` touching `ranges` (at most two).
+    fn enqueue_access(&mut self, s: usize, ranges: &[(Addr, u64)]) -> Res<()> {
+        let resolved = ranges.iter().map(|&(a, _)| self.resolve(a)).collect::<Res<Vec<_>>>()?;
+        let starts = resolved
+            .iter()
+            .zip(ranges)
+            .map(|(&(p, off), &(_, len))| self.check_access(p, off, len, Some(s)))
+            .collect::<Res<Vec<_>>>()?;
         let pools = [resolved.first().map(|r| r.0), resolved.get(1).map(|r| r.0)];
         let pos = self.push(s, Work::Access { pools });
         self.tally.accesses += 1;

@@ -33,7 +33,9 @@ mod pair;
 mod replays;
 mod strategies;
 
-use mempool_emu::{CopySide, EmuEvent, EmuPool, EmuStream, Emulator, ExecutionMode, ReuseCounts};
+use mempool_emu::{
+    CopySide, EmuEvent, EmuPool, EmuStream, Emulator, ExecutionMode, KernelAccess, KernelMem, ReuseCounts,
+};
 use mempool_hal::{
     AllocationType, AttrId, Device, DevicePtr, Error, EventStatus, HandleType, HostBuffer, Location, LocationType,
     MemPool, MemPoolExt, PoolProps, Profile, RawAttrValue, ReuseFlags, StreamStatus,

@@ -41,6 +41,14 @@ pub(crate) enum Side {
     Host,
 }
 
+/// A device range a kernel declares: `len` bytes at `ptr`, read or written.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KernelArg {
+    pub(crate) ptr: Ptr,
+    pub(crate) len: u64,
+    pub(crate) write: bool,
+}
+
 /// A `trim_to` argument, some relative to the pool's state at the call.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Keep {
@@ -155,6 +163,12 @@ pub(crate) enum Op {
         dst: Side,
         src: Side,
         len: u64,
+        stream: S,
+    },
+    /// `launch_kernel` declaring these ranges (each present one, in order); the kernel reads
+    /// or writes each whole range when it runs.
+    Kernel {
+        args: [Option<KernelArg>; 2],
         stream: S,
     },
     /// A synchronous memset by the host (`memset_now`, as `aclrtMemset`).

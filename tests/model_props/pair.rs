@@ -548,6 +548,33 @@ impl Pair {
                 };
                 (self.model.access(s, &ranges, len).map(|()| Out::Unit), real(r).map(|()| Out::Unit))
             }
+            Op::Kernel { args, stream } => {
+                let s = self.stream(stream);
+                let mut ranges = Vec::new();
+                let mut declared = Vec::new();
+                for arg in args.into_iter().flatten() {
+                    let a = self.ptr(arg.ptr);
+                    let Some(addr) = self.real_addr(a, true) else { return Ok(()) };
+                    ranges.push((a, arg.len));
+                    declared.push((addr, arg.len, arg.write));
+                }
+                let accesses: Vec<_> = declared
+                    .iter()
+                    .map(
+                        |&(p, len, write)| if write { KernelAccess::Write(p, len) } else { KernelAccess::Read(p, len) },
+                    )
+                    .collect();
+                let body = move |m: &KernelMem| {
+                    for &(p, len, write) in &declared {
+                        let n = usize::try_from(len).expect("a small length");
+                        if write { m.write(p, &vec![0x6b; n])? } else { m.read(p, len).map(drop)? }
+                    }
+                    Ok(())
+                };
+                let m = self.model.launch_kernel(s, &ranges).map(|()| Out::Unit);
+                let r = self.dev_of_stream(s).launch_kernel(&self.real.streams[s], &accesses, body);
+                (m, real(r).map(|()| Out::Unit))
+            }
             Op::HostMemset { ptr, len } => {
                 let a = self.ptr(ptr);
                 let Some(addr) = self.real_addr(a, true) else { return Ok(()) };

@@ -114,6 +114,15 @@ pub(crate) fn new_pool() -> impl Strategy<Value = NewPool> {
     ]
 }
 
+/// A range a kernel declares: a pointer like a copy's, a length that is not 0.
+fn kernel_arg() -> impl Strategy<Value = KernelArg> {
+    (access_ptr(), select(vec![1, 8, G / 2, G, G + 1, 2 * G]), any::<bool>()).prop_map(|(ptr, len, write)| KernelArg {
+        ptr,
+        len,
+        write,
+    })
+}
+
 pub(crate) fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         60 => (any::<u8>(), size(), stream_sel()).prop_map(|(pool, size, stream)| Op::Malloc { pool, size, stream }),
@@ -146,6 +155,8 @@ pub(crate) fn op() -> impl Strategy<Value = Op> {
         12 => (access_ptr(), access_len(), stream_sel()).prop_map(|(ptr, len, stream)| Op::Memset { ptr, len, stream }),
         16 => (copy_sides(), access_len(), stream_sel())
             .prop_map(|((dst, src), len, stream)| Op::Copy { dst, src, len, stream }),
+        8 => ([prop::option::of(kernel_arg()), prop::option::of(kernel_arg())], stream_sel())
+            .prop_map(|(args, stream)| Op::Kernel { args, stream }),
         4 => (access_ptr(), access_len()).prop_map(|(ptr, len)| Op::HostMemset { ptr, len }),
         4 => (copy_sides(), access_len()).prop_map(|((dst, src), len)| Op::HostCopy { dst, src, len }),
     ]
