@@ -214,6 +214,28 @@ struct Cached {
     dep_real: u64,
 }
 
+/// An access noted on an allocation for race mode: the stream and position of its
+/// queued work, its range (offsets in the pool) and whether it writes.
+#[derive(Debug, Clone, Copy)]
+struct Note {
+    stream: usize,
+    pos: u64,
+    off: u64,
+    len: u64,
+    write: bool,
+}
+
+impl Note {
+    /// Whether this note makes `other` redundant: same stream, a range that contains
+    /// `other`'s, and a write if `other` is one (the emulator's `Access::covers`).
+    fn covers(&self, other: &Note) -> bool {
+        self.stream == other.stream
+            && self.off <= other.off
+            && other.off + other.len <= self.off + self.len
+            && (self.write || !other.write)
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Pool {
     device: u32,
@@ -230,6 +252,9 @@ struct Pool {
     free: BTreeMap<u64, u64>,
     /// Per live allocation: the position of the last access enqueued by each stream.
     accesses: BTreeMap<u64, BTreeMap<usize, u64>>,
+    /// Race mode: per live allocation, the accesses noted on it (one that a later access
+    /// of the same stream covers is dropped).
+    race_notes: BTreeMap<u64, Vec<Note>>,
     /// Per granule: whether it was ever allocated (an access there, once freed, is a use
     /// after free even after a release).
     ever: Vec<bool>,
@@ -253,6 +278,8 @@ pub struct Tally {
     pub accesses: u32,
     /// Queued work that failed when it ran (memory of a pool destroyed on `cann-open`).
     pub failed_work: u32,
+    /// Accesses refused in race mode as a data race.
+    pub race_refusals: u32,
 }
 
 /// The whole model: the devices of one platform, their streams, events and pools.
@@ -271,6 +298,8 @@ pub struct Model {
     /// but reuse rule b counts synchronizations only.
     queried: Vec<Point>,
     dev: Deviations,
+    /// Race mode of the checker (contract §11, `EmulatorBuilder::race_check`).
+    races: bool,
     /// How often the less common paths were taken.
     pub tally: Tally,
 }
@@ -291,8 +320,14 @@ impl Model {
             observed: Vec::new(),
             queried: Vec::new(),
             dev,
+            races: false,
             tally: Tally::default(),
         }
+    }
+
+    /// The same model with the checker's race mode on or off (off by default).
+    pub fn with_races(self, races: bool) -> Model {
+        Model { races, ..self }
     }
 
     // ----- handles -------------------------------------------------------------------
@@ -746,6 +781,7 @@ impl Model {
             cached: BTreeMap::new(),
             free,
             accesses: BTreeMap::new(),
+            race_notes: BTreeMap::new(),
             ever: vec![false; (size / self.gran) as usize],
         });
         Ok(self.pools.len() - 1)
@@ -968,6 +1004,7 @@ impl Model {
             return fail(ErrorKind::StreamOrderViolation, code::ACL_ERROR_RT_PARAM_INVALID);
         }
         self.pools[p].accesses.remove(&off);
+        self.pools[p].race_notes.remove(&off);
         let (pos, dep_real) = self.marker(s);
         let edges = self.streams[s].edges.len();
         let pool = &mut self.pools[p];
@@ -1058,56 +1095,97 @@ impl Model {
     }
 
     /// An asynchronous copy or memset of `len` bytes on stream `s`, touching the device
-    /// ranges at `ranges` (the destination first): `memset_async`, `memcpy_h2d_async` and
-    /// `memcpy_d2h_async` (one range) or `memcpy_d2d_async` (two). Precedence (the
+    /// ranges at `ranges` (the destination first, written; then the source, read):
+    /// `memset_async` and `memcpy_h2d_async` (one range, written), `memcpy_d2h_async` (one,
+    /// read; use [`Model::access_rw`]) or `memcpy_d2d_async` (two). Precedence (the
     /// emulator's): the stream; a length of 0 does nothing; every address is resolved to
     /// its pool, then every range is checked, in order.
     pub fn access(&mut self, s: usize, ranges: &[Addr], len: u64) -> Res<()> {
+        let rw: Vec<_> = ranges.iter().enumerate().map(|(i, &a)| (a, i == 0)).collect();
+        self.access_rw(s, &rw, len)
+    }
+
+    /// [`Model::access`] with each range saying whether it is written.
+    pub fn access_rw(&mut self, s: usize, ranges: &[(Addr, bool)], len: u64) -> Res<()> {
         self.live_stream(s)?;
         if len == 0 {
             return Ok(());
         }
-        let ranges: Vec<_> = ranges.iter().map(|&a| (a, len)).collect();
+        let ranges: Vec<_> = ranges.iter().map(|&(a, write)| (a, len, write)).collect();
         self.enqueue_access(s, &ranges)
     }
 
-    /// `launch_kernel` on stream `s` declaring the device ranges `ranges` (an address and a
-    /// length, at most two; none is a kernel that touches no device memory): checked as a
-    /// copy's ranges are, in order, after every address is resolved to its pool (contract
-    /// §11). Lengths are not 0.
-    pub fn launch_kernel(&mut self, s: usize, ranges: &[(Addr, u64)]) -> Res<()> {
+    /// `launch_kernel` on stream `s` declaring the device ranges `ranges` (an address, a
+    /// length and whether it is written; at most two, none is a kernel that touches no
+    /// device memory): checked as a copy's ranges are, in order, after every address is
+    /// resolved to its pool (contract §11). Lengths are not 0.
+    pub fn launch_kernel(&mut self, s: usize, ranges: &[(Addr, u64, bool)]) -> Res<()> {
         self.live_stream(s)?;
         self.enqueue_access(s, ranges)
     }
 
-    /// Checks and enqueues work on stream `s` touching `ranges` (at most two).
-    fn enqueue_access(&mut self, s: usize, ranges: &[(Addr, u64)]) -> Res<()> {
-        let resolved = ranges.iter().map(|&(a, _)| self.resolve(a)).collect::<Res<Vec<_>>>()?;
-        let starts = resolved
-            .iter()
-            .zip(ranges)
-            .map(|(&(p, off), &(_, len))| self.check_access(p, off, len, Some(s)))
-            .collect::<Res<Vec<_>>>()?;
+    /// Checks and enqueues work on stream `s` touching `ranges` (at most two): each must
+    /// lie in a live allocation the work is ordered after, and in race mode must not race
+    /// with an earlier access (`check_races`); each range is checked completely before
+    /// the next. The access is noted on its allocation.
+    fn enqueue_access(&mut self, s: usize, ranges: &[(Addr, u64, bool)]) -> Res<()> {
+        let resolved = ranges.iter().map(|&(a, _, _)| self.resolve(a)).collect::<Res<Vec<_>>>()?;
+        let mut starts = Vec::with_capacity(ranges.len());
+        for (&(p, off), &(_, len, write)) in resolved.iter().zip(ranges) {
+            let start = self.check_access(p, off, len, Some(s))?;
+            self.check_races(p, start, off, len, write, Some(s)).inspect_err(|_| self.tally.race_refusals += 1)?;
+            starts.push(start);
+        }
         let pools = [resolved.first().map(|r| r.0), resolved.get(1).map(|r| r.0)];
         let pos = self.push(s, Work::Access { pools });
         self.tally.accesses += 1;
-        for (&(p, _), start) in resolved.iter().zip(starts) {
+        for ((&(p, off), &(_, len, write)), start) in resolved.iter().zip(ranges).zip(starts) {
             self.pools[p].accesses.entry(start).or_default().insert(s, pos);
+            if self.races {
+                let note = Note { stream: s, pos, off, len, write };
+                let notes = self.pools[p].race_notes.entry(start).or_default();
+                notes.retain(|n| !note.covers(n));
+                notes.push(note);
+            }
+        }
+        Ok(())
+    }
+
+    /// Race mode (contract §11): an access of `len` bytes at `off` (inside the allocation
+    /// at `start` of pool `p`) by stream `s` (`None`: the host) races with an earlier
+    /// access noted there by another stream when the two overlap, one of them writes, and
+    /// the earlier one is not ordered before this one.
+    fn check_races(&self, p: usize, start: u64, off: u64, len: u64, write: bool, s: Option<usize>) -> Res<()> {
+        if !self.races {
+            return Ok(());
+        }
+        let notes = self.pools[p].race_notes.get(&start).map_or(&[][..], Vec::as_slice);
+        for n in notes {
+            let overlaps = n.off < off + len && off < n.off + n.len;
+            let ordered = match s {
+                Some(s) => self.stream_ordered_after(s, n.stream, n.pos),
+                None => self.host_ordered(n.stream, n.pos),
+            };
+            if Some(n.stream) != s && overlaps && (n.write || write) && !ordered {
+                return fail(ErrorKind::StreamOrderViolation, code::ACL_ERROR_RT_PARAM_INVALID);
+            }
         }
         Ok(())
     }
 
     /// A synchronous copy or memset by the host (`memset_now`, `memcpy_raw`) of `len`
-    /// bytes at the device ranges `ranges`: each must be ordered after its allocation by
-    /// what the host has observed (contract §11). Nothing is queued or noted: the access
-    /// is complete when the call returns.
-    pub fn host_access(&mut self, ranges: &[Addr], len: u64) -> Res<()> {
+    /// bytes at the device ranges `ranges` (each saying whether it is written): each must
+    /// be ordered after its allocation by what the host has observed (contract §11), and
+    /// in race mode must not race with an access noted there. Nothing is queued or noted:
+    /// the access is complete when the call returns.
+    pub fn host_access(&mut self, ranges: &[(Addr, bool)], len: u64) -> Res<()> {
         if len == 0 {
             return Ok(());
         }
-        let resolved = ranges.iter().map(|&a| self.resolve(a)).collect::<Res<Vec<_>>>()?;
-        for &(p, off) in &resolved {
-            self.check_access(p, off, len, None)?;
+        let resolved = ranges.iter().map(|&(a, _)| self.resolve(a)).collect::<Res<Vec<_>>>()?;
+        for (&(p, off), &(_, write)) in resolved.iter().zip(ranges) {
+            let start = self.check_access(p, off, len, None)?;
+            self.check_races(p, start, off, len, write, None).inspect_err(|_| self.tally.race_refusals += 1)?;
         }
         Ok(())
     }

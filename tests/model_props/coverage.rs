@@ -29,6 +29,7 @@ fn generated_cases_reach_every_path() {
             tally.ran += t.ran;
             tally.accesses += t.accesses;
             tally.failed_work += t.failed_work;
+            tally.race_refusals += t.race_refusals;
         }
     }
     let expected = [
@@ -112,7 +113,8 @@ fn generated_cases_reach_every_path() {
             && tally.queued_waits > 0
             && tally.ran > 0
             && tally.accesses > 0
-            && tally.failed_work > 0,
+            && tally.failed_work > 0
+            && tally.race_refusals > 0,
         "{tally:?}"
     );
 }
@@ -156,7 +158,14 @@ fn a_fixed_program_agrees_in_both_modes_on_both_profiles() {
     ];
     for mode in [Mode::Deferred, Mode::Threaded] {
         for profile in Profile::ALL {
-            let setup = Setup { profile, max_size: 16 * G, flags: ReuseFlags::NONE, threshold: 0, second_device: true };
+            let setup = Setup {
+                profile,
+                max_size: 16 * G,
+                flags: ReuseFlags::NONE,
+                threshold: 0,
+                second_device: true,
+                races: false,
+            };
             let pair = replay_in(mode, setup, &ops, OPEN)
                 .unwrap_or_else(|e| panic!("{} {}: {e}", mode.name(), profile.name()));
             let missing: Vec<_> = expected.iter().filter(|k| !pair.outcomes.contains_key(**k)).collect();

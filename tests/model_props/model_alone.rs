@@ -169,7 +169,7 @@ fn model_checker_orders_copies_memsets_and_frees() {
     let (mut m, a, b, p) = model();
     let x = m.malloc(p, G, a).unwrap().0;
     assert_eq!(kind(m.access(b, &[at(p, x)], 8)), ErrorKind::StreamOrderViolation, "b is not ordered after it");
-    assert_eq!(kind(m.host_access(&[at(p, x)], 8)), ErrorKind::StreamOrderViolation, "nor is the host");
+    assert_eq!(kind(m.host_access(&[(at(p, x), true)], 8)), ErrorKind::StreamOrderViolation, "nor is the host");
     assert_eq!(m.access(b, &[at(p, x)], 0), Ok(()), "an empty copy touches nothing");
     m.access(a, &[at(p, x)], 8).unwrap();
     let e = m.create_event();
@@ -191,7 +191,7 @@ fn model_checker_orders_copies_memsets_and_frees() {
     let z = m.malloc(p, G, b).unwrap().0;
     assert_eq!(kind(m.access(a, &[at(p, y), at(p, z)], 8)), ErrorKind::StreamOrderViolation);
     m.synchronize_stream(b).unwrap();
-    m.host_access(&[at(p, z)], G).unwrap();
+    m.host_access(&[(at(p, z), true)], G).unwrap();
     m.access(a, &[at(p, y), at(p, z)], 8).unwrap();
     assert_eq!(kind(m.free(at(p, z), b)), ErrorKind::StreamOrderViolation, "a's copy reads z");
     m.synchronize_device(0).unwrap();

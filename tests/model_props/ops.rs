@@ -185,8 +185,8 @@ pub(crate) enum Op {
 }
 
 /// How a case starts: the profile; pool 0's max size, its reuse flags and release
-/// threshold (two streams, two events and pool 0 on device 0); and whether a stream, an
-/// event and a pool (pool 1) on device 1 follow.
+/// threshold (two streams, two events and pool 0 on device 0); whether a stream, an event
+/// and a pool (pool 1) on device 1 follow; and whether the checker's race mode is on.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Setup {
     pub(crate) profile: Profile,
@@ -194,4 +194,6 @@ pub(crate) struct Setup {
     pub(crate) flags: ReuseFlags,
     pub(crate) threshold: u64,
     pub(crate) second_device: bool,
+    /// The checker's race mode (contract §11).
+    pub(crate) races: bool,
 }

@@ -173,13 +173,14 @@ impl Pair {
                 .device_memory(DEVICE)
                 .devices(2)
                 .profile(setup.profile)
+                .race_check(setup.races)
                 .mode(exec)
                 .build()
         };
         let emu = build().map_err(|e| e.to_string())?;
         let foreign = build().map_err(|e| e.to_string())?;
         let second = emu.device(1).map_err(|e| e.to_string())?;
-        let model = Model::new(G, 2, DEVICE, setup.profile, dev);
+        let model = Model::new(G, 2, DEVICE, setup.profile, dev).with_races(setup.races);
         let real = Real {
             devs: vec![emu, second],
             streams: Vec::new(),
@@ -538,15 +539,17 @@ impl Pair {
                 let (Some(d), Some(sr)) = (self.side(dst), self.side(src)) else { return Ok(()) };
                 let (dev, rs) = (self.dev_of_stream(s), &self.real.streams[s]);
                 let (ranges, r) = match (d, sr) {
-                    (Some((a, ad)), None) => (vec![a], dev.memcpy_h2d_async(ad, &host_bytes(len), rs)),
+                    (Some((a, ad)), None) => (vec![(a, true)], dev.memcpy_h2d_async(ad, &host_bytes(len), rs)),
                     (None, Some((b, bd))) => {
                         let buf = HostBuffer::new(usize::try_from(len).expect("a small length"));
-                        (vec![b], dev.memcpy_d2h_async(&buf, bd, rs))
+                        (vec![(b, false)], dev.memcpy_d2h_async(&buf, bd, rs))
                     }
-                    (Some((a, ad)), Some((b, bd))) => (vec![a, b], dev.memcpy_d2d_async(ad, bd, len, rs)),
+                    (Some((a, ad)), Some((b, bd))) => {
+                        (vec![(a, true), (b, false)], dev.memcpy_d2d_async(ad, bd, len, rs))
+                    }
                     (None, None) => return Ok(()),
                 };
-                (self.model.access(s, &ranges, len).map(|()| Out::Unit), real(r).map(|()| Out::Unit))
+                (self.model.access_rw(s, &ranges, len).map(|()| Out::Unit), real(r).map(|()| Out::Unit))
             }
             Op::Kernel { args, stream } => {
                 let s = self.stream(stream);
@@ -555,7 +558,7 @@ impl Pair {
                 for arg in args.into_iter().flatten() {
                     let a = self.ptr(arg.ptr);
                     let Some(addr) = self.real_addr(a, true) else { return Ok(()) };
-                    ranges.push((a, arg.len));
+                    ranges.push((a, arg.len, arg.write));
                     declared.push((addr, arg.len, arg.write));
                 }
                 let accesses: Vec<_> = declared
@@ -578,7 +581,7 @@ impl Pair {
             Op::HostMemset { ptr, len } => {
                 let a = self.ptr(ptr);
                 let Some(addr) = self.real_addr(a, true) else { return Ok(()) };
-                let m = self.model.host_access(&[a], len).map(|()| Out::Unit);
+                let m = self.model.host_access(&[(a, true)], len).map(|()| Out::Unit);
                 (m, real(self.dev(0).memset_now(addr, 0x3c, len)).map(|()| Out::Unit))
             }
             Op::HostCopy { dst, src, len } => {
@@ -586,7 +589,8 @@ impl Pair {
                 let (mut dst_buf, src_buf) = (host_bytes(len), host_bytes(len));
                 let dst_side = d.map_or(CopySide::Host(dst_buf.as_mut_ptr()), |(_, p)| CopySide::Device(p));
                 let src_side = sr.map_or(CopySide::Host(src_buf.as_ptr().cast_mut()), |(_, p)| CopySide::Device(p));
-                let ranges: Vec<Addr> = [d, sr].into_iter().flatten().map(|(a, _)| a).collect();
+                let ranges: Vec<(Addr, bool)> =
+                    [d.map(|(a, _)| (a, true)), sr.map(|(a, _)| (a, false))].into_iter().flatten().collect();
                 let m = self.model.host_access(&ranges, len).map(|()| Out::Unit);
                 // SAFETY: each host side is a buffer of `len` bytes alive for the whole call;
                 // the source is only read.

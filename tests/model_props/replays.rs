@@ -19,7 +19,7 @@ const E0: E = E::Idx(0);
 const D1: S = S::Idx(2);
 
 fn setup_with(flags: ReuseFlags) -> Setup {
-    Setup { profile: Profile::Documented, max_size: 16 * G, flags, threshold: 0, second_device: false }
+    Setup { profile: Profile::Documented, max_size: 16 * G, flags, threshold: 0, second_device: false, races: false }
 }
 
 /// An event recorded while work is pending is a marker (the brief's model and the

@@ -171,15 +171,23 @@ pub(crate) fn setup(mode: Mode, profile: Profile) -> impl Strategy<Value = Setup
         [prop::bool::weighted(0.7), prop::bool::weighted(opportunistic), prop::bool::weighted(0.5)],
         select(vec![0, G + 1, 4 * G, 8 * G, 16 * G]),
         prop::bool::weighted(0.4),
+        prop::bool::weighted(0.3),
     )
         .prop_map(
-            move |(max_size, [follow_event_dependencies, opportunistic, internal_dependencies], threshold, second)| {
+            move |(
+                max_size,
+                [follow_event_dependencies, opportunistic, internal_dependencies],
+                threshold,
+                second,
+                races,
+            )| {
                 Setup {
                     profile,
                     max_size,
                     flags: ReuseFlags { follow_event_dependencies, opportunistic, internal_dependencies },
                     threshold,
                     second_device: second,
+                    races,
                 }
             },
         )
