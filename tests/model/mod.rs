@@ -24,12 +24,15 @@
 //!   §1 rule 4): served by the same rules as `malloc_async` on their stream, which then
 //!   runs what it has queued; the allocation is ordered before everything enqueued
 //!   afterwards, on any stream, and nothing else is observed.
-//! - **The checker** (contract §11): an access (an asynchronous copy or memset on a stream,
-//!   or a synchronous one by the host) must be ordered after the allocation of the memory
+//! - **The checker** (contract §11): an access (an asynchronous copy, memset or kernel on
+//!   a stream, or a synchronous copy or memset by the host) must be ordered after the allocation of the memory
 //!   it touches, and must not touch freed memory (cached, or freed and released since); a
 //!   free must be ordered after its allocation and after every access to the block
 //!   enqueued before it, on any stream. Each access is noted on its allocation (the
 //!   stream and the position of the queued work) for the free's check.
+//! - **Race mode** (contract §11, off unless asked for): an access also must not overlap an
+//!   access noted on the allocation by another stream, one of the two a write, unless
+//!   that one is ordered before it (through events or what the host observed).
 //! - **Devices** (contract §1): every stream, event and pool belongs to one device. An
 //!   allocation on a stream of another device than its pool's is refused (107003, as the
 //!   emulator answers), and so is a free on such a stream; copies and events across

@@ -1,10 +1,11 @@
-//! Random sequences of pool, stream, event, copy and memset operations on two devices, run
+//! Random sequences of pool, stream, event, copy, memset and kernel operations (and
+//! synchronous allocations) on two devices, some with the checker's race mode on, run
 //! against the reference model (`model/mod.rs`) and the emulator; every result must agree.
 //!
 //! After each operation the two sides are compared on: the call's result (the address as
 //! an offset from the pool's base and the reuse rule that served it, or the error kind,
-//! code and out-of-memory snapshot: the stream-order checker's verdicts on frees, copies
-//! and memsets included), the four statistics of every pool, the live allocations and
+//! code and out-of-memory snapshot: the stream-order checker's verdicts on frees, copies,
+//! memsets, kernels and host accesses included, data races in race mode too), the four statistics of every pool, the live allocations and
 //! not-yet-executed cached bytes of every pool, each device's free memory, whether every
 //! stream is idle and every event complete. Threaded mode compares the part of this that
 //! does not depend on timing (`pair.rs`).
