@@ -31,6 +31,8 @@
 //! # Pieces
 //!
 //! - [`Recorder`] wraps any [`mempool_hal::Device`] and records the calls made through it.
+//! - [`import()`](import::import) converts the traces people have (PyTorch memory
+//!   snapshots, RMM logs with wall-clock times) into this format.
 //! - [`generate`] writes the bundled traces (`traces/*.csv` in this crate).
 //! - [`replay()`] runs a trace against the emulator and reports statistics, and [`svg`]
 //!   plots USED and RESERVED over the run; the `mempool-trace` command line tool wraps both.
@@ -40,6 +42,7 @@
 
 mod format;
 pub mod generate;
+pub mod import;
 mod record;
 pub mod replay;
 pub mod svg;

@@ -70,6 +70,19 @@ enum Command {
         #[arg(long)]
         threaded: bool,
     },
+    /// Converts a PyTorch memory snapshot (`torch.cuda.memory._dump_snapshot` pickle,
+    /// plain or gzipped) or an RMM log (wall-clock times) into this tool's CSV.
+    Import {
+        /// The snapshot or log (the format is told from the content).
+        input: PathBuf,
+        /// Where to write the CSV (default: standard output).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// For a snapshot: the device whose events to convert (default: the only one
+        /// with events).
+        #[arg(long)]
+        device: Option<usize>,
+    },
     /// Writes the bundled traces into a folder.
     Generate {
         /// The folder (created if missing).
@@ -179,6 +192,26 @@ fn main_inner(cli: Cli) -> Result<(), String> {
             }
             println!("{}", path.display());
             print!("{}", table::render(&names, &reports));
+        }
+        Command::Import { input, output, device } => {
+            let bytes = std::fs::read(&input).map_err(|e| format!("{}: {e}", input.display()))?;
+            let imported = mempool_trace::import::import(&bytes, &mempool_trace::import::ImportOptions { device })
+                .map_err(|e| format!("{}: {e}", input.display()))?;
+            let csv = imported.trace.to_csv();
+            eprintln!("{}: {}", input.display(), imported.format);
+            for note in &imported.notes {
+                eprintln!("  {note}");
+            }
+            match output {
+                Some(out) => {
+                    std::fs::write(&out, csv).map_err(|e| format!("{}: {e}", out.display()))?;
+                    eprintln!("wrote {} ({} rows)", out.display(), imported.trace.rows.len());
+                }
+                None => {
+                    use std::io::Write as _;
+                    std::io::stdout().lock().write_all(csv.as_bytes()).map_err(|e| format!("standard output: {e}"))?;
+                }
+            }
         }
         Command::Generate { out } => {
             std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;

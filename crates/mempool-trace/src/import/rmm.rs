@@ -1,0 +1,173 @@
+//! RMM logs (`rmm::mr::logging_resource_adaptor`) with wall-clock times.
+//!
+//! The columns are the project's (`Thread,Time,Action,Pointer,Size,Stream`), but RMM
+//! writes `Thread` as the native thread id, `Time` as the wall clock `HH:MM:SS.ffffff`,
+//! `Pointer` and `Stream` as hex pointers (`0x2` being CUDA's per-thread default stream,
+//! a different stream for every thread), and only `allocate`, `free` and
+//! `allocate failure` rows.
+
+use super::{Format, ImportError, Imported, Place};
+use crate::format::{HEADER, Op, Row, Trace};
+use std::collections::HashMap;
+
+const DAY_NS: u64 = 24 * 3600 * 1_000_000_000;
+
+/// A stream as the log names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum StreamKey {
+    /// `0x0` or `0x1`: the legacy default stream, one for the whole process.
+    Legacy,
+    /// `0x2`: the per-thread default stream of the row's thread.
+    PerThread(u64),
+    /// Any other stream, by its handle.
+    Handle(u64),
+}
+
+/// `HH:MM:SS[.fraction]` as nanoseconds since midnight.
+fn clock(field: &str) -> Result<u64, String> {
+    let t = field.trim();
+    let bad = || format!("time {t:?} is not a wall-clock time HH:MM:SS.ffffff");
+    let (hms, frac) = t.split_once('.').unwrap_or((t, ""));
+    let parts: Vec<&str> = hms.split(':').collect();
+    if parts.len() != 3 || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let mut v = [0u64; 3];
+    for (k, p) in parts.iter().enumerate() {
+        if p.is_empty() || p.len() > 2 || !p.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        v[k] = p.parse().map_err(|_| bad())?;
+    }
+    if v[0] > 23 || v[1] > 59 || v[2] > 59 {
+        return Err(format!("time {t:?} is not a time of day"));
+    }
+    let nanos: u64 = if frac.is_empty() { 0 } else { format!("{frac:0<9}").parse().map_err(|_| bad())? };
+    Ok(((v[0] * 60 + v[1]) * 60 + v[2]) * 1_000_000_000 + nanos)
+}
+
+/// A hex (`0x...`) or decimal number.
+fn number(field: &str, what: &str) -> Result<u64, String> {
+    let t = field.trim();
+    let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => t.parse(),
+    };
+    r.map_err(|_| format!("{what} {t:?} is not a number"))
+}
+
+/// Whether the first data row of `text` has a wall-clock time (an RMM log) rather than
+/// seconds (the project's format).
+pub(super) fn has_clock_times(text: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && l.replace(' ', "") != HEADER)
+        .find_map(|l| l.split(',').nth(1).map(|t| t.contains(':')))
+        .unwrap_or(false)
+}
+
+/// Converts an RMM log.
+pub(super) fn import(text: &str) -> Result<Imported, ImportError> {
+    let mut threads: HashMap<String, u64> = HashMap::new();
+    let mut streams: HashMap<StreamKey, u64> = HashMap::new();
+    let mut live: HashMap<u64, u64> = HashMap::new();
+    let mut rows = Vec::new();
+    let mut lines = Vec::new();
+    let (mut first, mut last, mut day) = (None::<u64>, 0u64, 0u64);
+    let (mut wraps, mut reordered) = (0usize, 0usize);
+    let mut header_allowed = true;
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let l = raw.trim();
+        if l.is_empty() {
+            continue;
+        }
+        if std::mem::take(&mut header_allowed) && l.replace(' ', "") == HEADER {
+            continue;
+        }
+        let err = |message: String| ImportError { place: Some(Place::Line(line)), message };
+        let f: Vec<&str> = l.split(',').collect();
+        if f.len() != 6 {
+            return Err(err(format!("expected 6 comma-separated fields, found {}", f.len())));
+        }
+        let thread_key = f[0].trim();
+        if thread_key.is_empty() {
+            return Err(err("empty thread".into()));
+        }
+        let next = threads.len() as u64 + 1;
+        let thread = *threads.entry(thread_key.to_string()).or_insert(next);
+        // Times: the wall clock, which wraps at midnight. A time more than 12 hours
+        // before the previous one is the next day; a smaller step back (threads writing
+        // out of order) keeps the previous time so that times never decrease.
+        let tod = clock(f[1]).map_err(err)?;
+        let mut abs = day * DAY_NS + tod;
+        if abs + DAY_NS / 2 < last {
+            day += 1;
+            wraps += 1;
+            abs += DAY_NS;
+        }
+        if abs < last {
+            reordered += 1;
+            abs = last;
+        }
+        last = abs;
+        let time_ns = abs - *first.get_or_insert(abs);
+        let mut stream = || -> Result<u64, ImportError> {
+            let key = match number(f[5], "stream").map_err(err)? {
+                0 | 1 => StreamKey::Legacy,
+                2 => StreamKey::PerThread(thread),
+                h => StreamKey::Handle(h),
+            };
+            let next = streams.len() as u64 + 1;
+            Ok(*streams.entry(key).or_insert(next))
+        };
+        let size = || number(f[4], "size").map_err(err);
+        let ptr = || number(f[3], "pointer").map_err(err);
+        let op = match f[2].trim() {
+            "allocate" => {
+                let (ptr, size) = (ptr()?, size()?);
+                if ptr == 0 {
+                    return Err(err("allocate at the null pointer".into()));
+                }
+                if live.insert(ptr, size).is_some() {
+                    return Err(err(format!("allocate at {ptr:#x}, which is still allocated")));
+                }
+                Op::Allocate { ptr, size, stream: stream()? }
+            }
+            "allocate failure" | "allocate_failure" => Op::AllocateFailure { size: size()?, stream: stream()? },
+            "free" => {
+                let (ptr, size) = (ptr()?, size()?);
+                match live.remove(&ptr) {
+                    None => return Err(err(format!("free of {ptr:#x}, which is not allocated (an unmatched free)"))),
+                    Some(s) if s != size => {
+                        return Err(err(format!("free of {ptr:#x} with size {size}, allocated with size {s}")));
+                    }
+                    Some(_) => {}
+                }
+                Op::Free { ptr, size, stream: stream()? }
+            }
+            other => {
+                return Err(err(format!(
+                    "unknown action {other:?} (an RMM log has allocate, free and allocate failure)"
+                )));
+            }
+        };
+        rows.push(Row { thread, time_ns, op });
+        lines.push(line);
+    }
+    let mut notes = vec![format!(
+        "RMM log: {} rows, {} threads, {} streams ({} per-thread default)",
+        rows.len(),
+        threads.len(),
+        streams.len(),
+        streams.keys().filter(|k| matches!(k, StreamKey::PerThread(_))).count()
+    )];
+    if wraps > 0 {
+        notes.push(format!("the clock passed midnight {wraps} time(s)"));
+    }
+    if reordered > 0 {
+        notes.push(format!("{reordered} rows had a time before the previous row's and keep the previous time"));
+    }
+    let trace = Trace { rows, lines };
+    Ok(Imported { trace, format: Format::RmmLog, notes })
+}
