@@ -45,6 +45,7 @@ pub mod generate;
 pub mod import;
 mod record;
 pub mod replay;
+pub mod requested;
 pub mod svg;
 pub mod table;
 

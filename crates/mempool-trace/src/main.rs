@@ -44,7 +44,7 @@ enum Command {
         threshold: Option<u64>,
         #[command(flatten)]
         settings: Settings,
-        /// Writes a plot of USED and RESERVED over the replay here.
+        /// Writes a plot of USED, RESERVED and the live requested bytes over the replay here.
         #[arg(long)]
         svg: Option<PathBuf>,
     },
@@ -155,7 +155,7 @@ fn main_inner(cli: Cli) -> Result<(), String> {
             let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
             print!("{}", table::render(std::slice::from_ref(&name), std::slice::from_ref(&report)));
             if let Some(out) = out {
-                let title = format!("{name}: USED and RESERVED (MiB)");
+                let title = format!("{name}: USED, RESERVED and requested (MiB)");
                 std::fs::write(&out, svg::plot(&title, &report.samples))
                     .map_err(|e| format!("{}: {e}", out.display()))?;
                 println!("plot written to {}", out.display());

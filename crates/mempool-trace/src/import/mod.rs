@@ -164,3 +164,6 @@ pub fn import(input: &[u8], options: &ImportOptions) -> Result<Imported, ImportE
     }
     Ok(imported)
 }
+
+#[cfg(test)]
+mod tests;
