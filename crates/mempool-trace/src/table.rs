@@ -15,11 +15,11 @@ const MIB: f64 = (1u64 << 20) as f64;
 pub fn bytes(b: u64) -> String {
     if b == 0 {
         "0 B".into()
-    } else if b % (1 << 30) == 0 {
+    } else if b.is_multiple_of(1 << 30) {
         format!("{} GiB", b >> 30)
-    } else if b % (1 << 20) == 0 {
+    } else if b.is_multiple_of(1 << 20) {
         format!("{} MiB", b >> 20)
-    } else if b < 1 << 20 && b % (1 << 10) == 0 {
+    } else if b < 1 << 20 && b.is_multiple_of(1 << 10) {
         format!("{} KiB", b >> 10)
     } else if b < 1 << 20 {
         format!("{b} B")
