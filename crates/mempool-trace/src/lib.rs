@@ -35,7 +35,8 @@
 //!   snapshots, RMM logs with wall-clock times) into this format.
 //! - [`generate`] writes the bundled traces (`traces/*.csv` in this crate).
 //! - [`replay()`] runs a trace against the emulator and reports statistics, and [`svg`]
-//!   plots USED and RESERVED over the run; the `mempool-trace` command line tool wraps both.
+//!   plots USED, RESERVED and the live requested bytes over the run; the `mempool-trace`
+//!   command line tool wraps both and [`import`] (`mempool-trace import`).
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]

@@ -86,7 +86,7 @@ pub struct Report {
     pub reserved_end: u64,
     /// How many allocations each reuse rule served.
     pub reuse: ReuseCounts,
-    /// USED and RESERVED after each row.
+    /// USED, RESERVED and the live requested bytes after each row.
     pub samples: Vec<Sample>,
     /// Time per kind of operation, in the order of [`Op::action`]s first seen.
     pub times: Vec<OpTime>,
