@@ -21,7 +21,8 @@
 //!
 //! Every import checks what the pool would: no allocation at a live address, every free
 //! of a live allocation of the same size. A problem names its line (text) or its event
-//! index (snapshots); nothing in a bad file panics.
+//! index (snapshots), a pickle that cannot be read its byte offset; nothing in a bad file
+//! panics.
 //!
 //! ```
 //! let log = "Thread,Time,Action,Pointer,Size,Stream\n\
@@ -92,8 +93,6 @@ pub enum Place {
     Line(usize),
     /// A 0-based index into a snapshot's events (`device_traces[device][i]`).
     Event(usize),
-    /// A byte offset into the (un-gzipped) pickle.
-    Byte(usize),
 }
 
 /// An input that could not be converted.
@@ -110,7 +109,6 @@ impl fmt::Display for ImportError {
         match self.place {
             Some(Place::Line(l)) => write!(f, "line {l}: {}", self.message),
             Some(Place::Event(i)) => write!(f, "event {i}: {}", self.message),
-            Some(Place::Byte(b)) => write!(f, "byte {b}: {}", self.message),
             None => f.write_str(&self.message),
         }
     }

@@ -49,21 +49,22 @@ struct Block {
     state: Option<String>,
 }
 
-/// At most this many events are emitted for values the pickle shares (each event's
-/// frames are shared with others): real snapshots need a few million; a small
-/// pickle that nests shared values could otherwise ask for billions.
-const MAX_SHARED_EVENTS: usize = 1 << 28;
+/// At most this many events per byte of pickle are emitted for values the pickle shares
+/// (strings and frames many events have in common): a real 3.8 MB snapshot needs between
+/// one and four per byte; a small pickle that nests shared values could otherwise ask for
+/// billions.
+const MAX_SHARED_EVENTS_PER_BYTE: usize = 32;
 
 /// Reads a snapshot pickle (already un-gzipped) and converts the events of `device`
 /// (default: the only device with events).
 pub(super) fn import(bytes: &[u8], device: Option<usize>) -> Result<Imported, ImportError> {
     let mut config = deser_pickle::DeserializerConfig::new();
-    config.set_max_shared_events(MAX_SHARED_EVENTS);
+    config.set_max_shared_events(bytes.len().saturating_mul(MAX_SHARED_EVENTS_PER_BYTE).max(1 << 20));
     let mut de = deser_pickle::Deserializer::from_slice_with_config(bytes, config);
-    let snapshot: Snapshot = de.deserialize().map_err(|e| ImportError {
-        place: Some(Place::Byte(de.offset())),
-        message: format!("not a memory snapshot pickle: {e}"),
-    })?;
+    // The crate's errors name the byte offset themselves.
+    let snapshot: Snapshot = de
+        .deserialize()
+        .map_err(|e| ImportError { place: None, message: format!("not a memory snapshot pickle: {e}") })?;
     let whole = |message: String| ImportError { place: None, message };
     let Some(traces) = snapshot.device_traces else {
         return Err(whole("no `device_traces`: not a memory snapshot (record it with `torch.cuda.memory._record_memory_history()` before dumping)".into()));
