@@ -12,8 +12,9 @@
 //!   `allocate` per block whose first mention is its free (address and size from the
 //!   free), then one per block still active at the dump (`segments`) that no event
 //!   mentions (its `requested_size`).
-//! - an **RMM log** (`rmm::mr::logging_resource_adaptor`): wall-clock times
-//!   `HH:MM:SS.ffffff` (passing midnight adds a day) become seconds since the first row;
+//! - an **RMM log** (`rmm::mr::logging_resource_adaptor`, told by a wall-clock time or a
+//!   hex stream in its first row): wall-clock times `HH:MM:SS.ffffff` (passing midnight
+//!   adds a day), or seconds since the epoch, become seconds since the first row;
 //!   native thread ids become 1, 2, ... in order of first appearance; stream `0x2`, CUDA's
 //!   per-thread default stream, becomes a stream of its own per thread, `0x0` and `0x1`
 //!   (the legacy default stream) one stream, any other handle its own stream.
@@ -150,7 +151,7 @@ pub fn import(input: &[u8], options: &ImportOptions) -> Result<Imported, ImportE
             message: "not UTF-8 text (and not a pickle of protocol 2 or later)".into(),
         }
     })?;
-    let imported = if rmm::has_clock_times(text) {
+    let imported = if rmm::is_rmm_log(text) {
         rmm::import(text)?
     } else {
         let trace = crate::format::parse(text)

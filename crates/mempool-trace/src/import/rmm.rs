@@ -1,10 +1,11 @@
-//! RMM logs (`rmm::mr::logging_resource_adaptor`) with wall-clock times.
+//! RMM logs (`rmm::mr::logging_resource_adaptor`).
 //!
 //! The columns are the project's (`Thread,Time,Action,Pointer,Size,Stream`), but RMM
-//! writes `Thread` as the native thread id, `Time` as the wall clock `HH:MM:SS.ffffff`,
-//! `Pointer` and `Stream` as hex pointers (`0x2` being CUDA's per-thread default stream,
-//! a different stream for every thread), and only `allocate`, `free` and
-//! `allocate failure` rows.
+//! writes `Thread` as the native thread id, `Time` as the wall clock `HH:MM:SS.ffffff`
+//! (its logger's `%H:%M:%S.%f`), `Pointer` and `Stream` as hex pointers (`0x2` being
+//! CUDA's per-thread default stream, a different stream for every thread), and only
+//! `allocate`, `free` and `allocate failure` rows. Logs that write seconds since the epoch
+//! and `deallocate` for `free` are read too.
 
 use super::{Format, ImportError, Imported, Place};
 use crate::format::{HEADER, Op, Row, Trace};
@@ -56,14 +57,37 @@ fn number(field: &str, what: &str) -> Result<u64, String> {
     r.map_err(|_| format!("{what} {t:?} is not a number"))
 }
 
-/// Whether the first data row of `text` has a wall-clock time (an RMM log) rather than
-/// seconds (the project's format).
-pub(super) fn has_clock_times(text: &str) -> bool {
+/// Whether `text` is an RMM log rather than the project's format: its first data row has
+/// a wall-clock time, or a stream written as a hex pointer (the project writes small
+/// decimal ids).
+pub(super) fn is_rmm_log(text: &str) -> bool {
     text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && l.replace(' ', "") != HEADER)
-        .find_map(|l| l.split(',').nth(1).map(|t| t.contains(':')))
-        .unwrap_or(false)
+        .map(|l| l.split(',').map(str::trim).collect::<Vec<_>>())
+        .next()
+        .is_some_and(|f| {
+            f.get(1).is_some_and(|t| t.contains(':'))
+                || f.get(5).is_some_and(|s| s.starts_with("0x") || s.starts_with("0X"))
+        })
+}
+
+/// Seconds with up to nine decimals (a log that writes seconds since the epoch) as
+/// nanoseconds.
+fn seconds(field: &str) -> Result<u64, String> {
+    let t = field.trim();
+    let bad = || format!("time {t:?} is neither a wall-clock time HH:MM:SS.ffffff nor seconds");
+    let (s, frac) = t.split_once('.').unwrap_or((t, ""));
+    if s.is_empty()
+        || !s.bytes().all(|b| b.is_ascii_digit())
+        || frac.len() > 9
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Err(bad());
+    }
+    let secs: u64 = s.parse().map_err(|_| bad())?;
+    let nanos: u64 = if frac.is_empty() { 0 } else { format!("{frac:0<9}").parse().map_err(|_| bad())? };
+    secs.checked_mul(1_000_000_000).and_then(|v| v.checked_add(nanos)).ok_or_else(bad)
 }
 
 /// Converts an RMM log.
@@ -76,6 +100,7 @@ pub(super) fn import(text: &str) -> Result<Imported, ImportError> {
     let (mut first, mut last, mut day) = (None::<u64>, 0u64, 0u64);
     let (mut wraps, mut reordered) = (0usize, 0usize);
     let mut header_allowed = true;
+    let mut clock_form: Option<bool> = None;
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let l = raw.trim();
@@ -98,14 +123,21 @@ pub(super) fn import(text: &str) -> Result<Imported, ImportError> {
         let thread = *threads.entry(thread_key.to_string()).or_insert(next);
         // Times: the wall clock, which wraps at midnight. A time more than 12 hours
         // before the previous one is the next day; a smaller step back (threads writing
-        // out of order) keeps the previous time so that times never decrease.
-        let tod = clock(f[1]).map_err(err)?;
-        let mut abs = day * DAY_NS + tod;
-        if abs + DAY_NS / 2 < last {
-            day += 1;
-            wraps += 1;
-            abs += DAY_NS;
-        }
+        // out of order) keeps the previous time so that times never decrease. Seconds
+        // (since the epoch) are taken as they are; one log uses one form.
+        let wall = *clock_form.get_or_insert_with(|| f[1].contains(':'));
+        let mut abs = if wall {
+            let tod = clock(f[1]).map_err(err)?;
+            let mut abs = day * DAY_NS + tod;
+            if abs + DAY_NS / 2 < last {
+                day += 1;
+                wraps += 1;
+                abs += DAY_NS;
+            }
+            abs
+        } else {
+            seconds(f[1]).map_err(err)?
+        };
         if abs < last {
             reordered += 1;
             abs = last;
@@ -135,7 +167,7 @@ pub(super) fn import(text: &str) -> Result<Imported, ImportError> {
                 Op::Allocate { ptr, size, stream: stream()? }
             }
             "allocate failure" | "allocate_failure" => Op::AllocateFailure { size: size()?, stream: stream()? },
-            "free" => {
+            "free" | "deallocate" => {
                 let (ptr, size) = (ptr()?, size()?);
                 match live.remove(&ptr) {
                     None => return Err(err(format!("free of {ptr:#x}, which is not allocated (an unmatched free)"))),

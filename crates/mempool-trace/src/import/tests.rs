@@ -78,6 +78,28 @@ fn rmm_clock_passes_midnight_and_keeps_times_monotone() {
 }
 
 #[test]
+fn rmm_logs_with_epoch_seconds_and_deallocate_are_read() {
+    let log = format!(
+        "{RMM_HEADER}\
+         140573312345856,1634567890.123456,allocate,0x7f8a40000000,1024,0x7f8a38001020\n\
+         140573312345856,1634567890.234567,deallocate,0x7f8a40000000,1024,0x7f8a38001020\n"
+    );
+    assert_eq!(
+        csv(log.as_bytes()),
+        "Thread,Time,Action,Pointer,Size,Stream\n\
+         1,0.000000000,allocate,0x7f8a40000000,1024,1\n\
+         1,0.111111000,free,0x7f8a40000000,1024,1\n"
+    );
+    // One log, one form of time.
+    let mixed = format!("{RMM_HEADER}1,1634567890.1,allocate,0x10,8,0x2\n1,12:00:00.000000,free,0x10,8,0x2\n");
+    assert!(
+        err(mixed.as_bytes()).starts_with("line 3: time \"12:00:00.000000\" is neither"),
+        "{}",
+        err(mixed.as_bytes())
+    );
+}
+
+#[test]
 fn rmm_bad_rows_name_their_line() {
     let cases: &[(&str, &str)] = &[
         ("1,25:00:00.000000,allocate,0x1000,8,0x2", "line 3: time \"25:00:00.000000\" is not a time of day"),
