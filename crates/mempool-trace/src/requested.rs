@@ -23,12 +23,12 @@ pub fn live_requested(trace: &Trace) -> (Vec<u64>, u64) {
             Op::Allocate { ptr, size, .. } => {
                 if let Some(old) = sizes.insert(ptr, size) {
                     // An allocation over a live one (not a valid trace): the old one is gone.
-                    live -= old;
+                    live = live.saturating_sub(old);
                 }
-                live += size;
+                live = live.saturating_add(size);
                 peak = peak.max(live);
             }
-            Op::Free { ptr, .. } => live -= sizes.remove(&ptr).unwrap_or(0),
+            Op::Free { ptr, .. } => live = live.saturating_sub(sizes.remove(&ptr).unwrap_or(0)),
             _ => {}
         }
         out.push(live);

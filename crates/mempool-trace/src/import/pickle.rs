@@ -125,7 +125,7 @@ fn convert(events: &[Event], segments: &[Segment], device: usize) -> Result<Impo
                 completed += 1;
                 Kind::Dropped
             }
-            "segment_alloc" | "segment_free" | "segment_map" | "segment_unmap" | "snapshot" => {
+            "segment_alloc" | "segment_free" | "segment_map" | "segment_unmap" | "snapshot" | "user_defined" => {
                 dropped += 1;
                 Kind::Dropped
             }
@@ -212,7 +212,7 @@ fn convert(events: &[Event], segments: &[Segment], device: usize) -> Result<Impo
         }
     }
     let mut notes = vec![format!(
-        "device {device}: {} events; {dropped} segment/snapshot events and {completed} free_completed dropped",
+        "device {device}: {} events; {dropped} segment, snapshot and annotation events and {completed} free_completed dropped",
         events.len()
     )];
     if !before.is_empty() || !at_dump.is_empty() {

@@ -128,11 +128,13 @@ pub(super) fn import(text: &str) -> Result<Imported, ImportError> {
         let wall = *clock_form.get_or_insert_with(|| f[1].contains(':'));
         let mut abs = if wall {
             let tod = clock(f[1]).map_err(err)?;
-            let mut abs = day * DAY_NS + tod;
-            if abs + DAY_NS / 2 < last {
+            let on = |day: u64| day.checked_mul(DAY_NS).and_then(|d| d.checked_add(tod));
+            let far = || err(format!("time {:?}: too many days after the first row", f[1].trim()));
+            let mut abs = on(day).ok_or_else(far)?;
+            if abs.saturating_add(DAY_NS / 2) < last {
                 day += 1;
                 wraps += 1;
-                abs += DAY_NS;
+                abs = on(day).ok_or_else(far)?;
             }
             abs
         } else {

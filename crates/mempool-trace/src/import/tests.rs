@@ -338,3 +338,15 @@ fn a_pickle_that_multiplies_shared_values_is_refused() {
     assert!(e.message.contains("not a memory snapshot pickle") && e.message.contains("too often"), "{e}");
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "took {:?}", started.elapsed());
 }
+
+#[test]
+fn a_clock_that_wraps_too_often_is_an_error_not_an_overflow() {
+    // Every other row goes back 13 hours: a new day each time, until the days no longer fit.
+    let mut log = String::from(RMM_HEADER);
+    for i in 0..430_000u64 {
+        let t = if i % 2 == 0 { "23:00:00" } else { "10:00:00" };
+        log.push_str(&format!("1,{t},allocate failure,0x0,8,0x2\n"));
+    }
+    let e = err(log.as_bytes());
+    assert!(e.contains("too many days after the first row"), "{e}");
+}
