@@ -5,9 +5,10 @@
 //! - a **PyTorch memory snapshot**, the pickle `torch.cuda.memory._dump_snapshot()` writes
 //!   (plain or gzipped). The events of one device become rows: `alloc` an `allocate`,
 //!   `free_requested` (the program's free) a `free`, `oom` an `allocate failure`;
-//!   `free_completed` and the `segment_*`, `snapshot` and `user_defined` events are dropped. Streams
-//!   (raw `cudaStream_t` values) become 1, 2, ... in order of first mention; `Time` is
-//!   seconds since the first event; `Thread` is 1 (snapshots do not say). Memory
+//!   `free_completed` and the `segment_*`, `snapshot` and `user_defined` events are
+//!   dropped. Streams (raw `cudaStream_t` values) become 1, 2, ... in order of first
+//!   mention; `Time` is seconds since the first event; `Thread` is 1 (snapshots do not
+//!   say). Memory
 //!   allocated before recording started is reconstructed by rows at time 0, first: one
 //!   `allocate` per block whose first mention is its free (address and size from the
 //!   free), then one per block still active at the dump (`segments`) that no event
