@@ -126,7 +126,7 @@ pub(crate) fn real_traces_report(criterion: &Path, tsv: &str) -> String {
     let base = settings[0];
     let no_layer = !settings.iter().any(|s| is_small_blocks(s));
     let mut md = format!(
-        "\n## Real traces\n\nThe traces in the folder `MEMPOOL_TRACES` names, replayed on the emulator with default settings (2 MiB granularity, threshold = pool size). Peak requested: the most live requested bytes at once (before rounding); USED_HIGH and RESERVED_HIGH: the pool alone (`{base}`). Replay speed: operations / criterion's median of a whole replay (the emulator's setup included).\n\n| trace | operations | peak requested | USED_HIGH | USED_HIGH / peak requested | RESERVED_HIGH |"
+        "\n## Real traces\n\nThe traces in the folder `MEMPOOL_TRACES` names, replayed on the emulator with default settings (2 MiB granularity, threshold = pool size). Peak requested: the most live requested bytes at once (before rounding); USED_HIGH and RESERVED_HIGH: the first setting, `{base}`. Replay speed: operations / criterion's median of a whole replay (the emulator's setup included).\n\n| trace | operations | peak requested | USED_HIGH | USED_HIGH / peak requested | RESERVED_HIGH |"
     );
     for s in &settings {
         md.push_str(&format!(" RESERVED_HIGH / peak requested: {s} |"));
