@@ -2,7 +2,7 @@
 //! and `std::alloc`, and the Ascend backend over the drop-in library against raw calls into
 //! it; writes `target/bench-report.md` with the medians and the ratios ([`crate::report`]).
 
-use crate::report::{BENCH_GROUPS, bench_report, replay_report, targets_report};
+use crate::report::{BENCH_GROUPS, bench_report, real_traces_report, replay_report, targets_report};
 use crate::util::{Step, run, target_dir, traces_env};
 
 /// Runs the benchmarks and writes `target/bench-report.md`.
@@ -26,9 +26,11 @@ pub(crate) fn run_all() -> Result<(), String> {
     )?;
     let tsv = std::fs::read_to_string(&percentiles).unwrap_or_default();
     let replay_tsv = std::fs::read_to_string(target.join("bench-replay.tsv")).unwrap_or_default();
+    let real_tsv = std::fs::read_to_string(target.join("bench-real-traces.tsv")).unwrap_or_default();
     let mut report = bench_report(&criterion, &tsv);
     report.push_str(&replay_report(&replay_tsv));
-    report.push_str(&targets_report(&criterion, &tsv, &replay_tsv));
+    report.push_str(&real_traces_report(&criterion, &real_tsv));
+    report.push_str(&targets_report(&criterion, &tsv, &replay_tsv, &real_tsv));
     let path = target.join("bench-report.md");
     std::fs::write(&path, &report).map_err(|e| format!("{}: {e}", path.display()))?;
     println!("{report}");

@@ -17,7 +17,160 @@ pub(crate) const BENCH_GROUPS: &[(&str, &str, &str)] = &[
     ),
     ("ffi_overhead", "malloc + free through the Ascend backend over the drop-in library", "ascend-backend"),
     ("replay", "a whole bundled trace replayed on the emulator", "emu"),
+    ("replay_real", "a whole real trace replayed on the emulator (the folder `MEMPOOL_TRACES` names)", "emu"),
 ];
+
+/// What PyTorch's caching allocator reserved on the real traces it recorded, against the
+/// trace's peak of live requested bytes, as recorded with each trace (the traces' README):
+/// (trace, ratio, what was recorded).
+pub(crate) const PYTORCH_RECORDED: &[(&str, &str, &str)] = &[
+    (
+        "cs336-medium-ctx512-train.csv",
+        "≥ 1.019",
+        "the caching allocator held 12,660,506,624 bytes in 400 segments when the snapshot was dumped (a lower bound on its peak reserved), against 12,426,629,128 bytes peak live",
+    ),
+    (
+        "decomfl-opt125m-zo-finetune.csv",
+        "1.064",
+        "PyTorch reserved 1,897,922,560 bytes (61 `segment_alloc`, no `segment_free`) against 1,783,664,516 bytes peak live",
+    ),
+];
+
+/// The issue's bounds on RESERVED_HIGH / peak requested through the small-block layer.
+const SMALL_BLOCK_BOUNDS: &[(&str, f64)] =
+    &[("cs336-medium-ctx512-train.csv", 1.03), ("decomfl-opt125m-zo-finetune.csv", 1.06)];
+
+/// Whole-trace replay speed the issue asks for, operations per second.
+const REPLAY_TARGET_OPS: f64 = 10e6;
+
+/// One line of `bench-real-traces.tsv`: a real trace replayed with one setting.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RealRow {
+    trace: String,
+    setting: String,
+    ops: u64,
+    requested_high: u64,
+    used_high: u64,
+    reserved_high: u64,
+    ops_in_calls: f64,
+}
+
+impl RealRow {
+    fn ratio(&self) -> f64 {
+        if self.requested_high == 0 { 1.0 } else { self.reserved_high as f64 / self.requested_high as f64 }
+    }
+}
+
+/// The lines of `bench-real-traces.tsv` (`trace setting ops requested_high used_high
+/// reserved_high ops_per_s_in_calls`); malformed lines are skipped.
+pub(crate) fn real_rows(tsv: &str) -> Vec<RealRow> {
+    tsv.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            if f.len() != 7 {
+                return None;
+            }
+            Some(RealRow {
+                trace: f[0].to_string(),
+                setting: f[1].to_string(),
+                ops: f[2].parse().ok()?,
+                requested_high: f[3].parse().ok()?,
+                used_high: f[4].parse().ok()?,
+                reserved_high: f[5].parse().ok()?,
+                ops_in_calls: f[6].parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+/// Whole-trace replays per second of `trace` by criterion's median (`replay_real/emu`).
+fn real_ops_per_sec(criterion: &Path, row: &RealRow) -> Option<f64> {
+    let ns = case_median(&criterion.join("replay_real"), "emu", &row.trace)?;
+    (ns > 0.0).then(|| row.ops as f64 / (ns * 1e-9))
+}
+
+/// A setting that replays through the small-block layer.
+fn is_small_blocks(setting: &str) -> bool {
+    setting.starts_with("small blocks")
+}
+
+fn thousands(v: u64) -> String {
+    let s = v.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The real traces' section: per trace the peak of live requested bytes, the pool's
+/// USED_HIGH and RESERVED_HIGH, RESERVED_HIGH / peak requested for every setting replayed
+/// (a column each; "through the small-block layer" is marked not measured while no such
+/// setting exists), PyTorch's recorded figure, the whole-trace replay speed, and the plot.
+pub(crate) fn real_traces_report(criterion: &Path, tsv: &str) -> String {
+    let rows = real_rows(tsv);
+    if rows.is_empty() {
+        return "\n## Real traces\n\nNot run: `MEMPOOL_TRACES` was unset or its folder absent.\n".into();
+    }
+    let mut traces: Vec<&str> = Vec::new();
+    let mut settings: Vec<&str> = Vec::new();
+    for r in &rows {
+        if !traces.contains(&r.trace.as_str()) {
+            traces.push(&r.trace);
+        }
+        if !settings.contains(&r.setting.as_str()) {
+            settings.push(&r.setting);
+        }
+    }
+    let base = settings[0];
+    let no_layer = !settings.iter().any(|s| is_small_blocks(s));
+    let mut md = format!(
+        "\n## Real traces\n\nThe traces in the folder `MEMPOOL_TRACES` names, replayed on the emulator with default settings (2 MiB granularity, threshold = pool size). Peak requested: the most live requested bytes at once (before rounding); USED_HIGH and RESERVED_HIGH: the first setting, `{base}`. Replay speed: operations / criterion's median of a whole replay (the emulator's setup included), and counting only the time in the pool, event and synchronization calls (as `mempool-trace replay` prints it).\n\n| trace | operations | peak requested | USED_HIGH | USED_HIGH / peak requested | RESERVED_HIGH |"
+    );
+    for s in &settings {
+        md.push_str(&format!(" RESERVED_HIGH / peak requested: {s} |"));
+    }
+    if no_layer {
+        md.push_str(" RESERVED_HIGH / peak requested: through the small-block layer |");
+    }
+    md.push_str(" PyTorch (recorded) | whole-trace replay | in the calls |\n|---|---:|---:|---:|---:|---:|");
+    md.push_str(&"---:|".repeat(settings.len() + usize::from(no_layer) + 3));
+    md.push('\n');
+    for t in &traces {
+        let get = |s: &str| rows.iter().find(|r| r.trace == *t && r.setting == s);
+        let Some(b) = get(base) else { continue };
+        md.push_str(&format!(
+            "| {t} | {} | {} | {} | {:.3} | {} |",
+            thousands(b.ops),
+            thousands(b.requested_high),
+            thousands(b.used_high),
+            if b.requested_high == 0 { 1.0 } else { b.used_high as f64 / b.requested_high as f64 },
+            thousands(b.reserved_high)
+        ));
+        for s in &settings {
+            md.push_str(&format!(" {} |", get(s).map_or("-".into(), |r| format!("{:.3}", r.ratio()))));
+        }
+        if no_layer {
+            md.push_str(" not measured (no layer yet) |");
+        }
+        let pytorch = PYTORCH_RECORDED.iter().find(|p| p.0 == *t).map_or("-", |p| p.1);
+        let speed = real_ops_per_sec(criterion, b).map_or("-".into(), |v| format!("{:.2} M ops/s", v / 1e6));
+        md.push_str(&format!(" {pytorch} | {speed} | {:.2} M ops/s |\n", b.ops_in_calls / 1e6));
+    }
+    md.push_str("\nPyTorch's figures, as recorded with the traces:\n\n");
+    for (t, ratio, what) in PYTORCH_RECORDED {
+        md.push_str(&format!("- `{t}` ({ratio}): {what}.\n"));
+    }
+    md.push_str("\nPlots (USED, RESERVED and the live requested bytes over the replay, pool alone):");
+    for t in &traces {
+        md.push_str(&format!(" [{t}](bench-plots/{t}.svg)"));
+    }
+    md.push('\n');
+    md
+}
 
 /// The `replay` section: one row per bundled trace (`trace ops used_high reserved_high
 /// ratio ops_per_sec` lines written by the replay bench).
@@ -39,7 +192,7 @@ pub(crate) fn replay_report(tsv: &str) -> String {
 }
 
 /// The issue's targets, each with the figure measured in this run and whether it is met.
-pub(crate) fn targets_report(criterion: &Path, tsv: &str, replay_tsv: &str) -> String {
+pub(crate) fn targets_report(criterion: &Path, tsv: &str, replay_tsv: &str, real_tsv: &str) -> String {
     let median = |group: &str, imp: &str, case: &str| case_median(&criterion.join(group), imp, case);
     let timed = |group: &str, imp: &str, col: usize| timed_loop(tsv, group, imp, col);
     let verdict = |ok: Option<bool>| match ok {
@@ -93,6 +246,35 @@ pub(crate) fn targets_report(criterion: &Path, tsv: &str, replay_tsv: &str) -> S
         "| RESERVED_HIGH / USED_HIGH at most 1.05 on the training trace | {} | {} |\n",
         training.map_or("-".into(), |r| format!("{r:.3}")),
         verdict(training.map(|r| r <= 1.05))
+    ));
+    let real = real_rows(real_tsv);
+    let base = real.first().map(|r| r.setting.clone());
+    for &(trace, bound) in SMALL_BLOCK_BOUNDS {
+        let layer = real
+            .iter()
+            .filter(|r| r.trace == trace && is_small_blocks(&r.setting))
+            .min_by(|a, b| a.ratio().total_cmp(&b.ratio()));
+        let alone = real.iter().find(|r| r.trace == trace && Some(&r.setting) == base.as_ref());
+        let measured = match (layer, alone) {
+            (Some(l), _) => format!("{:.3} ({})", l.ratio(), l.setting),
+            (None, Some(a)) => format!("no small-block layer yet; pool alone {:.3}", a.ratio()),
+            (None, None) => "-".into(),
+        };
+        md.push_str(&format!(
+            "| RESERVED_HIGH / peak requested at most {bound} on `{trace}` through the small-block layer | {measured} | {} |\n",
+            verdict(layer.map(|l| l.ratio() <= bound))
+        ));
+    }
+    let speeds: Vec<(String, f64)> = real
+        .iter()
+        .filter(|r| Some(&r.setting) == base.as_ref())
+        .filter_map(|r| Some((r.trace.clone(), real_ops_per_sec(criterion, r)?)))
+        .collect();
+    let slowest = speeds.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+    md.push_str(&format!(
+        "| whole-trace replay of the real traces at 10 M operations/s or more | {} | {} |\n",
+        slowest.map_or("-".into(), |(t, v)| format!("slowest {:.2} M ops/s ({t})", v / 1e6)),
+        verdict(slowest.map(|s| s.1 >= REPLAY_TARGET_OPS))
     ));
     md
 }
@@ -223,6 +405,41 @@ mod tests {
         assert_eq!(replay_report(""), "");
     }
 
+    /// The real traces' table has a column per setting replayed, PyTorch's figure beside
+    /// it, the speed from criterion's median, and a marked column while no setting goes
+    /// through the small-block layer.
+    #[test]
+    fn the_real_traces_report_compares_settings_with_pytorch() {
+        let criterion = std::env::temp_dir().join(format!("xtask-real-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&criterion);
+        estimate(&criterion, "replay_real", "emu", "decomfl-opt125m-zo-finetune.csv", 1_549_500.0);
+        let tsv = "decomfl-opt125m-zo-finetune.csv\tpool alone\t15495\t1783664516\t1801453568\t2675965952\t4000000\n\
+                   somas-resnet50.csv\tpool alone\t2084\t1515472556\t1520435200\t1520435200\t9000000\n\
+                   garbage\n";
+        let md = real_traces_report(&criterion, tsv);
+        assert!(md.contains("RESERVED_HIGH / peak requested: pool alone | RESERVED_HIGH / peak requested: through the small-block layer | PyTorch (recorded) |"), "{md}");
+        assert!(
+            md.contains("| decomfl-opt125m-zo-finetune.csv | 15,495 | 1,783,664,516 | 1,801,453,568 | 1.010 | 2,675,965,952 | 1.500 | not measured (no layer yet) | 1.064 | 10.00 M ops/s | 4.00 M ops/s |"),
+            "{md}"
+        );
+        assert!(md.contains("| somas-resnet50.csv | 2,084 |"), "{md}");
+        assert!(md.contains("[somas-resnet50.csv](bench-plots/somas-resnet50.csv.svg)"), "{md}");
+
+        // With a small-block setting, it gets its own column and the marked one goes.
+        let tsv = format!(
+            "{tsv}decomfl-opt125m-zo-finetune.csv\tsmall blocks 1 MiB\t15495\t1783664516\t1783664516\t1872000000\t4000000\n"
+        );
+        let md = real_traces_report(&criterion, &tsv);
+        assert!(!md.contains("through the small-block layer"), "{md}");
+        assert!(md.contains("| 1.500 | 1.050 | 1.064 |"), "{md}");
+        let targets = targets_report(&criterion, "", "", &tsv);
+        assert!(targets.contains("| 1.050 (small blocks 1 MiB) | met |"), "{targets}");
+        assert!(targets.contains("| slowest 10.00 M ops/s (decomfl-opt125m-zo-finetune.csv) | met |"), "{targets}");
+
+        assert!(real_traces_report(&criterion, "").contains("Not run: `MEMPOOL_TRACES`"));
+        let _ = std::fs::remove_dir_all(&criterion);
+    }
+
     /// Writes a criterion estimate file with `median` ns.
     fn estimate(criterion: &Path, group: &str, imp: &str, case: &str, median: f64) {
         let dir = criterion.join(group).join(imp).join(case).join("new");
@@ -256,12 +473,25 @@ mod tests {
         assert!(report.contains("(criterion medians): +5.0 %"), "{report}");
         assert!(report.contains("(medians of alternating rounds): +3.0 %"), "{report}");
 
-        let targets = targets_report(&criterion, tsv, replay);
+        let real = "cs336-medium-ctx512-train.csv\tpool alone\t15625\t1000\t1040\t1060\t5000000\n";
+        estimate(&criterion, "replay_real", "emu", "cs336-medium-ctx512-train.csv", 3_125_000.0);
+        let targets = targets_report(&criterion, tsv, replay, real);
         assert!(targets.contains("slowest size 120.0 ns | **not met** |"), "{targets}");
         assert!(targets.contains("up to 2.00 x its time | **not met** |"), "{targets}");
         assert!(targets.contains("| 900.0 ns (offset-allocator: -) | met |"), "{targets}");
         assert!(targets.contains("| +3.0 % (alternating rounds) | met |"), "{targets}");
         assert!(targets.contains("| 1.047 | met |"), "{targets}");
+        assert!(
+            targets.contains(
+                "through the small-block layer | no small-block layer yet; pool alone 1.060 | not measured |"
+            ),
+            "{targets}"
+        );
+        // 15,625 operations in 3.125 ms.
+        assert!(
+            targets.contains("| slowest 5.00 M ops/s (cs336-medium-ctx512-train.csv) | **not met** |"),
+            "{targets}"
+        );
         let _ = std::fs::remove_dir_all(&criterion);
     }
 }

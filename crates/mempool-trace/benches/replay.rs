@@ -2,18 +2,32 @@
 //! at the pool size (everything stays cached, as in a training loop). Criterion times the
 //! whole replay; the peaks, RESERVED_HIGH / USED_HIGH and operations per second of each
 //! trace go to `target/bench-replay.tsv` for `cargo xtask bench`'s report.
+//!
+//! `replay_real`: the same for the real traces in the folder `MEMPOOL_TRACES` names (its
+//! top-level `*.csv` files), once per entry of [`settings`]; "not run" when the variable
+//! is unset or the folder absent. Each trace's peaks go to `target/bench-real-traces.tsv`
+//! and its plot (USED, RESERVED and the live requested bytes) to
+//! `target/bench-plots/TRACE.svg`.
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use mempool_trace::generate::bundled;
 use mempool_trace::replay::{ReplayOptions, replay};
+use mempool_trace::{Trace, parse, svg};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// `target/bench-replay.tsv`, next to the bench binary's profile folder.
-fn report_file() -> PathBuf {
+/// `target/`, next to the bench binary's profile folder.
+fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the bench binary knows its path");
     // target/<profile>/deps/<bench>
-    exe.ancestors().nth(3).map_or_else(|| PathBuf::from("target"), PathBuf::from).join("bench-replay.tsv")
+    exe.ancestors().nth(3).map_or_else(|| PathBuf::from("target"), PathBuf::from)
+}
+
+fn write(path: &Path, text: &str) {
+    let written = std::fs::File::create(path).and_then(|mut f| f.write_all(text.as_bytes()));
+    if let Err(e) = written {
+        eprintln!("cannot write {}: {e}", path.display());
+    }
 }
 
 fn bench_replay(c: &mut Criterion) {
@@ -43,11 +57,92 @@ fn bench_replay(c: &mut Criterion) {
         });
     }
     group.finish();
-    let written = std::fs::File::create(report_file()).and_then(|mut f| f.write_all(lines.as_bytes()));
-    if let Err(e) = written {
-        eprintln!("cannot write {}: {e}", report_file().display());
-    }
+    write(&target_dir().join("bench-replay.tsv"), &lines);
 }
 
-criterion_group!(benches, bench_replay);
+/// The settings each real trace is replayed with: a label (a column of the report) and the
+/// options. The first is the pool alone; a setting whose label starts with
+/// "small blocks" is read by the report as the small-block layer's figure.
+fn settings() -> Vec<(&'static str, ReplayOptions)> {
+    vec![("pool alone", ReplayOptions::default())]
+}
+
+/// The real traces: `(file name, trace)` for every top-level `*.csv` of `MEMPOOL_TRACES`,
+/// by name; `Err` says why none are read.
+fn real_traces() -> Result<Vec<(String, Trace)>, String> {
+    let dir = std::env::var_os("MEMPOOL_TRACES").ok_or("MEMPOOL_TRACES is unset")?;
+    let dir = PathBuf::from(dir);
+    let entries = std::fs::read_dir(&dir).map_err(|e| format!("MEMPOOL_TRACES={}: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "csv"))
+        .collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let trace = parse(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+        out.push((p.file_name().unwrap_or_default().to_string_lossy().into_owned(), trace));
+    }
+    Ok(out)
+}
+
+fn bench_real(c: &mut Criterion) {
+    let tsv = target_dir().join("bench-real-traces.tsv");
+    let _ = std::fs::remove_file(&tsv);
+    let traces = match real_traces() {
+        Ok(t) if !t.is_empty() => t,
+        Ok(_) => return println!("replay_real: not run: no *.csv in MEMPOOL_TRACES"),
+        Err(why) => return println!("replay_real: not run: {why}"),
+    };
+    let plots = target_dir().join("bench-plots");
+    let _ = std::fs::create_dir_all(&plots);
+    let mut lines = String::new();
+    let mut group = c.benchmark_group("replay_real");
+    group.sample_size(10);
+    for (name, trace) in &traces {
+        for (k, (label, opts)) in settings().into_iter().enumerate() {
+            let report = match replay(trace, &opts, |_| {}) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("replay_real/{name} ({label}): {e}");
+                    continue;
+                }
+            };
+            lines.push_str(&format!(
+                "{name}\t{label}\t{}\t{}\t{}\t{}\t{:.0}\n",
+                report.ops,
+                report.requested_high,
+                report.used_high,
+                report.reserved_high,
+                report.ops_per_sec()
+            ));
+            println!(
+                "replay_real/{name} ({label}): {} ops, peak requested {} B, USED_HIGH {} B, RESERVED_HIGH {} B, RESERVED_HIGH / peak requested {:.3}, {:.2} M ops/s in the calls",
+                report.ops,
+                report.requested_high,
+                report.used_high,
+                report.reserved_high,
+                report.reserved_over_requested(),
+                report.ops_per_sec() / 1e6
+            );
+            let suffix = if k == 0 { String::new() } else { format!(" ({label})") };
+            let title = format!("{name}{suffix}: USED, RESERVED and requested (MiB)");
+            let file = if k == 0 { format!("{name}.svg") } else { format!("{name}.{k}.svg") };
+            write(&plots.join(file), &svg::plot(&title, &report.samples));
+            // The whole replay (the emulator's setup included) of the pool alone.
+            if k == 0 {
+                group.throughput(Throughput::Elements(trace.rows.len() as u64));
+                group.bench_function(criterion::BenchmarkId::new("emu", name), |b| {
+                    b.iter(|| replay(trace, &opts, |_| {}).map(|r| r.ops).unwrap_or(0));
+                });
+            }
+        }
+    }
+    group.finish();
+    write(&tsv, &lines);
+}
+
+criterion_group!(benches, bench_replay, bench_real);
 criterion_main!(benches);

@@ -31,17 +31,22 @@
 //! # Pieces
 //!
 //! - [`Recorder`] wraps any [`mempool_hal::Device`] and records the calls made through it.
+//! - [`import()`](import::import) converts the traces people have (PyTorch memory
+//!   snapshots, RMM logs with wall-clock times) into this format.
 //! - [`generate`] writes the bundled traces (`traces/*.csv` in this crate).
 //! - [`replay()`] runs a trace against the emulator and reports statistics, and [`svg`]
-//!   plots USED and RESERVED over the run; the `mempool-trace` command line tool wraps both.
+//!   plots USED, RESERVED and the live requested bytes over the run; the `mempool-trace`
+//!   command line tool wraps both and [`import`] (`mempool-trace import`).
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
 mod format;
 pub mod generate;
+pub mod import;
 mod record;
 pub mod replay;
+pub mod requested;
 pub mod svg;
 pub mod table;
 

@@ -44,7 +44,7 @@ enum Command {
         threshold: Option<u64>,
         #[command(flatten)]
         settings: Settings,
-        /// Writes a plot of USED and RESERVED over the replay here.
+        /// Writes a plot of USED, RESERVED and the live requested bytes over the replay here.
         #[arg(long)]
         svg: Option<PathBuf>,
     },
@@ -69,6 +69,19 @@ enum Command {
         /// Run streams on worker threads instead of deferring work to synchronization.
         #[arg(long)]
         threaded: bool,
+    },
+    /// Converts a PyTorch memory snapshot (`torch.cuda.memory._dump_snapshot` pickle,
+    /// plain or gzipped) or an RMM log (wall-clock times) into this tool's CSV.
+    Import {
+        /// The snapshot or log (the format is told from the content).
+        input: PathBuf,
+        /// Where to write the CSV (default: standard output).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// For a snapshot: the device whose events to convert (default: the only one
+        /// with events).
+        #[arg(long)]
+        device: Option<usize>,
     },
     /// Writes the bundled traces into a folder.
     Generate {
@@ -142,7 +155,7 @@ fn main_inner(cli: Cli) -> Result<(), String> {
             let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
             print!("{}", table::render(std::slice::from_ref(&name), std::slice::from_ref(&report)));
             if let Some(out) = out {
-                let title = format!("{name}: USED and RESERVED (MiB)");
+                let title = format!("{name}: USED, RESERVED and requested (MiB)");
                 std::fs::write(&out, svg::plot(&title, &report.samples))
                     .map_err(|e| format!("{}: {e}", out.display()))?;
                 println!("plot written to {}", out.display());
@@ -179,6 +192,26 @@ fn main_inner(cli: Cli) -> Result<(), String> {
             }
             println!("{}", path.display());
             print!("{}", table::render(&names, &reports));
+        }
+        Command::Import { input, output, device } => {
+            let bytes = std::fs::read(&input).map_err(|e| format!("{}: {e}", input.display()))?;
+            let imported = mempool_trace::import::import(&bytes, &mempool_trace::import::ImportOptions { device })
+                .map_err(|e| format!("{}: {e}", input.display()))?;
+            let csv = imported.trace.to_csv();
+            eprintln!("{}: {}", input.display(), imported.format);
+            for note in &imported.notes {
+                eprintln!("  {note}");
+            }
+            match output {
+                Some(out) => {
+                    std::fs::write(&out, csv).map_err(|e| format!("{}: {e}", out.display()))?;
+                    eprintln!("wrote {} ({} rows)", out.display(), imported.trace.rows.len());
+                }
+                None => {
+                    use std::io::Write as _;
+                    std::io::stdout().lock().write_all(csv.as_bytes()).map_err(|e| format!("standard output: {e}"))?;
+                }
+            }
         }
         Command::Generate { out } => {
             std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;

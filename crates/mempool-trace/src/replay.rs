@@ -37,13 +37,15 @@ impl Default for ReplayOptions {
     }
 }
 
-/// USED and RESERVED after one operation.
+/// USED, RESERVED and the live requested bytes after one operation.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Sample {
     /// Bytes of live allocations (rounded).
     pub used: u64,
     /// Bytes the pool holds.
     pub reserved: u64,
+    /// Bytes of live allocations as the trace requested them (before rounding).
+    pub requested: u64,
 }
 
 /// Time spent in one kind of operation.
@@ -73,7 +75,10 @@ pub struct Report {
     pub ops: usize,
     /// `allocate failure` rows, skipped (the replay does not retry them).
     pub skipped_failures: u64,
-    /// Peak USED (`UsedMemHigh`).
+    /// Peak of the live requested bytes (the trace's sizes, before rounding): what the
+    /// program needed at its peak.
+    pub requested_high: u64,
+    /// Peak USED (`UsedMemHigh`): live allocations rounded to the granularity.
     pub used_high: u64,
     /// Peak RESERVED (`ReservedMemHigh`).
     pub reserved_high: u64,
@@ -81,7 +86,7 @@ pub struct Report {
     pub reserved_end: u64,
     /// How many allocations each reuse rule served.
     pub reuse: ReuseCounts,
-    /// USED and RESERVED after each row.
+    /// USED, RESERVED and the live requested bytes after each row.
     pub samples: Vec<Sample>,
     /// Time per kind of operation, in the order of [`Op::action`]s first seen.
     pub times: Vec<OpTime>,
@@ -93,6 +98,18 @@ impl Report {
     /// `RESERVED_HIGH / USED_HIGH` (1 when nothing was allocated).
     pub fn ratio(&self) -> f64 {
         if self.used_high == 0 { 1.0 } else { self.reserved_high as f64 / self.used_high as f64 }
+    }
+
+    /// `RESERVED_HIGH / peak requested`: what the pool held at its peak against what the
+    /// program needed at its peak (1 when nothing was requested).
+    pub fn reserved_over_requested(&self) -> f64 {
+        if self.requested_high == 0 { 1.0 } else { self.reserved_high as f64 / self.requested_high as f64 }
+    }
+
+    /// `USED_HIGH / peak requested`: the cost of rounding alone (1 when nothing was
+    /// requested).
+    pub fn used_over_requested(&self) -> f64 {
+        if self.requested_high == 0 { 1.0 } else { self.used_high as f64 / self.requested_high as f64 }
     }
 
     /// Fragmentation: `1 - USED_HIGH / RESERVED_HIGH`, the share of the peak reservation
@@ -177,7 +194,14 @@ pub fn replay(trace: &Trace, options: &ReplayOptions, mut progress: impl FnMut(u
     let r = run(&emu, &pool, trace, options, &mut progress);
     let _ = emu.synchronize_device();
     let _ = emu.destroy_pool(&pool);
-    r
+    r.map(|mut report| {
+        let (live, peak) = crate::requested::live_requested(trace);
+        report.requested_high = peak;
+        for (s, r) in report.samples.iter_mut().zip(live) {
+            s.requested = r;
+        }
+        report
+    })
 }
 
 struct Handles<'a> {
@@ -262,7 +286,7 @@ fn run(
             None => times.push(OpTime { action, count: 1, total: dt }),
         }
         let st = pool.stats().map_err(hal)?;
-        samples.push(Sample { used: st.used_current, reserved: st.reserved_current });
+        samples.push(Sample { used: st.used_current, reserved: st.reserved_current, requested: 0 });
         if (i + 1) % 1024 == 0 {
             progress(i + 1);
         }
@@ -273,6 +297,7 @@ fn run(
         options,
         ops: trace.rows.len(),
         skipped_failures,
+        requested_high: 0,
         used_high: st.used_high,
         reserved_high: st.reserved_high,
         reserved_end: st.reserved_current,

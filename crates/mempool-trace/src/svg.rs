@@ -1,4 +1,4 @@
-//! A small SVG line plot of USED and RESERVED over a replay.
+//! A small SVG line plot of USED, RESERVED and the live requested bytes over a replay.
 
 use crate::replay::Sample;
 use std::fmt::Write as _;
@@ -16,14 +16,17 @@ fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-/// Plots USED and RESERVED (in MiB) against the operation index. The polylines have the
-/// ids `used` and `reserved`; text is plain SVG `<text>`, so no fonts are needed to write it.
+/// Plots USED, RESERVED and the live requested bytes (in MiB) against the operation
+/// index. The polylines have the ids `used`, `reserved` and `requested` (the last only
+/// when some sample has requested bytes); text is plain SVG `<text>`, so no fonts are
+/// needed to write it.
 ///
 /// ```
 /// use mempool_trace::{replay::Sample, svg::plot};
 ///
-/// let s = plot("demo", &[Sample { used: 2 << 20, reserved: 4 << 20 }, Sample { used: 0, reserved: 4 << 20 }]);
+/// let s = plot("demo", &[Sample { used: 2 << 20, reserved: 4 << 20, requested: 1 << 20 }, Sample { used: 0, reserved: 4 << 20, requested: 0 }]);
 /// assert!(s.starts_with("<svg") && s.contains("id=\"used\"") && s.contains("id=\"reserved\""));
+/// assert!(s.contains("id=\"requested\""));
 /// ```
 pub fn plot(title: &str, samples: &[Sample]) -> String {
     let n = samples.len().max(1);
@@ -34,11 +37,13 @@ pub fn plot(title: &str, samples: &[Sample]) -> String {
         .map(|(i, c)| {
             let used = c.iter().map(|s| s.used).max().unwrap_or(0);
             let reserved = c.iter().map(|s| s.reserved).max().unwrap_or(0);
-            (i * chunk, Sample { used, reserved })
+            let requested = c.iter().map(|s| s.requested).max().unwrap_or(0);
+            (i * chunk, Sample { used, reserved, requested })
         })
         .collect();
     let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
-    let peak = samples.iter().map(|s| s.reserved.max(s.used)).max().unwrap_or(0);
+    let peak = samples.iter().map(|s| s.reserved.max(s.used).max(s.requested)).max().unwrap_or(0);
+    let with_requested = samples.iter().any(|s| s.requested > 0);
     let ymax = nice(mib(peak).max(1.0));
     let xmax = (n.saturating_sub(1)).max(1) as f64;
     let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
@@ -81,10 +86,13 @@ pub fn plot(title: &str, samples: &[Sample]) -> String {
         TOP + ph / 2.0
     );
     // Series.
-    for (id, color, get) in [
-        ("reserved", "#d62728", (|p: &Sample| p.reserved) as fn(&Sample) -> u64),
-        ("used", "#1f77b4", |p: &Sample| p.used),
-    ] {
+    type Get = fn(&Sample) -> u64;
+    let mut series: Vec<(&str, &str, &str, Get)> =
+        vec![("reserved", "RESERVED", "#d62728", |p| p.reserved), ("used", "USED", "#1f77b4", |p| p.used)];
+    if with_requested {
+        series.push(("requested", "requested", "#2ca02c", |p| p.requested));
+    }
+    for &(id, _, color, get) in &series {
         let pts: Vec<String> = points.iter().map(|(i, p)| format!("{:.1},{:.1}", px(*i), py(mib(get(p))))).collect();
         let _ = writeln!(
             s,
@@ -93,7 +101,7 @@ pub fn plot(title: &str, samples: &[Sample]) -> String {
         );
     }
     // Legend.
-    for (k, (label, color)) in [("RESERVED", "#d62728"), ("USED", "#1f77b4")].iter().enumerate() {
+    for (k, &(_, label, color, _)) in series.iter().enumerate() {
         let x = LEFT + 12.0 + 110.0 * k as f64;
         let _ = writeln!(s, r#"<rect x="{x}" y="{}" width="14" height="4" fill="{color}"/>"#, TOP + 8.0);
         let _ = writeln!(s, r#"<text x="{}" y="{}" {font}>{label}</text>"#, x + 20.0, TOP + 14.0);

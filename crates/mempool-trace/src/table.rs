@@ -15,11 +15,11 @@ const MIB: f64 = (1u64 << 20) as f64;
 pub fn bytes(b: u64) -> String {
     if b == 0 {
         "0 B".into()
-    } else if b % (1 << 30) == 0 {
+    } else if b.is_multiple_of(1 << 30) {
         format!("{} GiB", b >> 30)
-    } else if b % (1 << 20) == 0 {
+    } else if b.is_multiple_of(1 << 20) {
         format!("{} MiB", b >> 20)
-    } else if b < 1 << 20 && b % (1 << 10) == 0 {
+    } else if b < 1 << 20 && b.is_multiple_of(1 << 10) {
         format!("{} KiB", b >> 10)
     } else if b < 1 << 20 {
         format!("{b} B")
@@ -36,8 +36,11 @@ fn rows(reports: &[Report]) -> Vec<(String, Vec<String>)> {
         ("granularity".into(), col(&|r| bytes(r.options.granularity))),
         ("reuse flags".into(), col(&|r| r.options.flags.to_string())),
         ("operations".into(), col(&|r| r.ops.to_string())),
-        ("USED_HIGH".into(), col(&|r| bytes(r.used_high))),
+        ("peak requested (live)".into(), col(&|r| bytes(r.requested_high))),
+        ("USED_HIGH (rounded)".into(), col(&|r| bytes(r.used_high))),
+        ("USED_HIGH / peak requested".into(), col(&|r| format!("{:.3}", r.used_over_requested()))),
         ("RESERVED_HIGH".into(), col(&|r| bytes(r.reserved_high))),
+        ("RESERVED_HIGH / peak requested".into(), col(&|r| format!("{:.3}", r.reserved_over_requested()))),
         ("RESERVED_HIGH / USED_HIGH".into(), col(&|r| format!("{:.3}", r.ratio()))),
         ("fragmentation".into(), col(&|r| format!("{:.1} %", 100.0 * r.fragmentation()))),
         ("RESERVED at end".into(), col(&|r| bytes(r.reserved_end))),

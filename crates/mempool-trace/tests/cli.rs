@@ -67,15 +67,21 @@ fn replay_prints_table_and_valid_svg() {
         let out = tool(&["replay", trace.to_str().unwrap(), "--flags", "follow", "--svg", svg.to_str().unwrap()]);
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-        for label in
-            ["USED_HIGH", "RESERVED_HIGH", "fragmentation", "reuse: same stream", "time/op: allocate", "follow"]
-        {
+        for label in [
+            "peak requested (live)",
+            "USED_HIGH (rounded)",
+            "RESERVED_HIGH / peak requested",
+            "fragmentation",
+            "reuse: same stream",
+            "time/op: allocate",
+            "follow",
+        ] {
             assert!(stdout.contains(label), "{name}: no {label} in\n{stdout}");
         }
         let text = std::fs::read_to_string(&svg).expect("svg written");
         let doc = roxmltree::Document::parse(&text).expect("the SVG is well-formed XML");
         assert_eq!(doc.root_element().tag_name().name(), "svg");
-        for id in ["used", "reserved"] {
+        for id in ["used", "reserved", "requested"] {
             let line = doc
                 .descendants()
                 .find(|n| n.attribute("id") == Some(id))
@@ -230,7 +236,7 @@ fn committed_plot_is_the_training_replay() {
     // The plot in docs/traces.md is what `replay traces/training.csv --svg docs/training.svg` writes.
     let t = generate::training(generate::SEED);
     let r = replay(&t, &ReplayOptions::default(), |_| {}).expect("replays");
-    let svg = mempool_trace::svg::plot("training.csv: USED and RESERVED (MiB)", &r.samples);
+    let svg = mempool_trace::svg::plot("training.csv: USED, RESERVED and requested (MiB)", &r.samples);
     let committed = std::fs::read_to_string(dir().join("docs").join("training.svg")).expect("docs/training.svg");
     assert!(committed == svg, "docs/training.svg is stale: regenerate it with the command in docs/traces.md");
 }
@@ -267,4 +273,57 @@ fn progress_reaches_the_end() {
     let mut seen = Vec::new();
     replay(&t, &ReplayOptions::default(), |n| seen.push(n)).expect("replays");
     assert_eq!(seen, [1024, t.rows.len()]);
+}
+
+#[test]
+fn import_converts_an_rmm_log_and_rejects_bad_files() {
+    let scratch = Scratch::new("import");
+    let log = scratch.file("rmm.csv");
+    let out_csv = scratch.file("out.csv");
+    std::fs::write(
+        &log,
+        "Thread,Time,Action,Pointer,Size,Stream\n\
+         140001,23:59:59.999900,allocate,0x7f3a00000000,4096,0x2\n\
+         140002,00:00:00.000100,allocate,0x7f3a00200000,1024,0x2\n\
+         140001,00:00:00.000200,free,0x7f3a00000000,4096,0x2\n",
+    )
+    .expect("write");
+    let out = tool(&["import", log.to_str().unwrap(), "-o", out_csv.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("RMM log") && stderr.contains("midnight"), "{stderr}");
+    let written = std::fs::read_to_string(&out_csv).expect("written");
+    assert_eq!(
+        written,
+        "Thread,Time,Action,Pointer,Size,Stream\n\
+         1,0.000000000,allocate,0x7f3a00000000,4096,1\n\
+         2,0.000200000,allocate,0x7f3a00200000,1024,2\n\
+         1,0.000300000,free,0x7f3a00000000,4096,1\n"
+    );
+    // The result replays.
+    let out = tool(&["replay", out_csv.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("| peak requested (live)"));
+
+    // Without -o the CSV goes to standard output.
+    let out = tool(&["import", log.to_str().unwrap()]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), written);
+
+    let bad = scratch.file("bad.csv");
+    for (contents, want) in [
+        (&b"Thread,Time,Action,Pointer,Size,Stream\n1,12:00:00.000001,free,0x10,8,0x2\n"[..], "line 2: free of 0x10"),
+        (b"Thread,Time,Action,Pointer,Size,Stream\n1,12:00:99.000001,allocate,0x10,8,0x2\n", "line 2: time"),
+        (b"", "empty input"),
+        (b"\x80\x04\x95\x10", "not a memory snapshot pickle"),
+        (b"\x1f\x8b\x08\x00\x00", "gzip data is damaged"),
+    ] {
+        std::fs::write(&bad, contents).expect("write");
+        let out = tool(&["import", bad.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{want}: {stderr}");
+        assert!(stderr.contains(want), "{want}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let out = tool(&["import", scratch.file("missing.pickle").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
 }
