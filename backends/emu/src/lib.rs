@@ -174,6 +174,7 @@ mod kernel;
 mod platform;
 mod pool;
 mod stream;
+mod sync;
 #[cfg(test)]
 mod tests;
 
