@@ -6,6 +6,8 @@
 //! - `shim` ([`shim`]): the drop-in ACL library laid out for loading; C and C++ programs
 //!   compiled against the project's ACL headers run on it.
 //! - `soak` ([`soak`]): the model-based property test, 100,000 cases per profile and mode.
+//! - `loom` ([`loom`]): the model check of the emulator's concurrency core; a small
+//!   configuration of it is also a test of this crate.
 //! - `bench` ([`bench`], [`report`]): the benchmarks and their report.
 //! - `tidy` ([`tidy`]): repository hygiene; also a test of this crate, so
 //!   `cargo test --workspace` runs it.
@@ -18,6 +20,7 @@ use std::process::ExitCode;
 mod bench;
 mod ci;
 mod features;
+mod loom;
 mod report;
 mod shim;
 mod soak;
@@ -37,6 +40,9 @@ tasks:
             (backends/acl-shim/include: #include <acl/acl.h>) and linked as -lacl_rt, or as
             -lascendcl with --lib ascendcl
   soak      the reference model against the emulator, 100,000 cases per profile and mode (release)
+  loom      the model check of the emulator's concurrency core: small programs in every
+            interleaving with up to 3 preemptions (LOOM_MAX_PREEMPTIONS sets the bound;
+            `none`: no bound), built with --cfg loom in target/loom (release)
   bench     the benchmarks against their baselines; writes target/bench-report.md
   tidy      repository hygiene: whitespace, unfinished code, manifests, .ci/run and the README's test command
 
@@ -52,6 +58,7 @@ fn main() -> ExitCode {
         Some("features") => features::run_all(&[]),
         Some("shim") => shim::run_all(&args[1..]),
         Some("soak") => soak::run_all(),
+        Some("loom") => loom::run_all(),
         Some("bench") => bench::run_all(),
         Some("tidy") => ci::tidy(),
         _ => {

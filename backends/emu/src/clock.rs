@@ -1,7 +1,7 @@
 //! Vector clocks: how far a point of one stream is ordered after every other stream, and
 //! what the host has observed complete ([`HostClock`]).
 
-use std::sync::Mutex;
+use crate::sync::{Mutex, MutexGuard, PoisonError};
 
 /// For each stream id, the highest position of that stream known to be ordered before
 /// the point this clock describes. Absent streams are at position 0.
@@ -58,8 +58,8 @@ pub(crate) struct HostClock {
 }
 
 impl HostClock {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Clock> {
-        self.clock.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, Clock> {
+        self.clock.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Records that the host observed every point of `clock` complete.

@@ -2,11 +2,9 @@
 
 use crate::clock::Clock;
 use crate::stream::{StreamShared, lock};
+use crate::sync::{Arc, AtomicBool, Instant, Mutex, OnceLock, Ordering};
 use mempool_hal::{Error, Result};
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Instant;
 
 /// The latest record of an event.
 #[derive(Debug, Clone)]

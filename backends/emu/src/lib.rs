@@ -112,6 +112,7 @@
 //! | §12 | cann-open: no release at synchronization | `pool/shared.rs` (`release_at_sync`) |
 //! | §12 | cann-open: destroy does not wait; queued work on the pool fails when it runs | `platform.rs` (`entomb`), `pool/shared.rs` (`give_back`, `with_memory`), `pool/mapping.rs` (`decommit_all`) |
 //! | - | configuration and its limits; the environment | `config.rs`; `env.rs` |
+//! | - | locks, condition variables, atomics, threads: the standard library's, or loom's for the model check | `sync.rs` |
 //!
 //! # Lock order
 //!
@@ -138,6 +139,11 @@
 //! moves the bytes with no lock held. A pin that conflicts with another waits on the
 //! pool's condition variable (letting the state go) and holds no other pin meanwhile, so
 //! pins cannot deadlock; a cann-open destroy waits there for the pool's pins to go.
+//!
+//! Every lock, condition variable, per-object atomic and thread of these paths comes from
+//! `sync.rs`, the bottom layer: the standard library's, or under `--cfg loom` the model
+//! checker's, with which `cargo xtask loom` (`tests/loom.rs`) runs small programs of two
+//! streams, an event and a pool through every interleaving up to a preemption bound.
 //!
 //! # Example
 //!
@@ -174,6 +180,7 @@ mod kernel;
 mod platform;
 mod pool;
 mod stream;
+mod sync;
 #[cfg(test)]
 mod tests;
 

@@ -17,23 +17,24 @@ use crate::pool::budget::DeviceMemory;
 use crate::pool::registry::PoolRegistry;
 use crate::pool::shared::{Faults, PoolShared};
 use crate::stream::{OnExit, StreamShared, WorkerDelay, lock};
+use crate::sync::{Arc, AtomicU64, Mutex, Ordering, PoisonError};
 use mempool_hal::Result;
-use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// How many destroyed streams whose worker has ended the registry keeps for the next
 /// device synchronization to observe.
 pub(crate) const FINISHED_KEPT: usize = 64;
 
-/// The streams of a platform (see the module docs).
+/// The streams of a platform (see the module docs). Ordered by id, so that what is done
+/// to every stream (closing them, a destroy's waits) goes in one order: the model check
+/// (`tests/loom.rs`) needs every run of a program to take the same steps.
 #[derive(Default)]
 struct Streams {
     /// Streams alive, or destroyed with a worker still running.
-    live: HashMap<u64, Arc<StreamShared>>,
+    live: BTreeMap<u64, Arc<StreamShared>>,
     /// Destroyed streams whose worker has ended, with everything they ran, oldest first;
     /// at most [`FINISHED_KEPT`].
-    finished: HashMap<u64, Arc<StreamShared>>,
+    finished: BTreeMap<u64, Arc<StreamShared>>,
     finished_order: VecDeque<u64>,
 }
 
@@ -59,7 +60,7 @@ impl Streams {
     }
 }
 
-static NEXT_PLATFORM: AtomicU64 = AtomicU64::new(1);
+static NEXT_PLATFORM: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// A destroyed pool whose memory waits for the streams to pass the destroy.
 struct Grave {

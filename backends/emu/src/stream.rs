@@ -12,13 +12,15 @@
 
 use crate::clock::Clock;
 use crate::hostfn::{on_thread_of, panic_message};
+use crate::sync::{
+    Arc, AtomicBool, AtomicU64, Condvar, Instant, Mutex, MutexGuard, OnceLock, Ordering, PoisonError, thread,
+    thread_local,
+};
 use mempool_hal::{Error, ErrorKind, Result, code};
 use std::collections::VecDeque;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 thread_local! {
     /// On a stream's worker thread, the address of that stream's [`StreamShared`] (0 on
@@ -181,7 +183,7 @@ impl StreamShared {
             worker.run();
             on_exit(&worker);
         };
-        std::thread::Builder::new().name(format!("mempool-emu-stream-{id}")).spawn(main).map_err(|e| {
+        thread::Builder::new().name(format!("mempool-emu-stream-{id}")).spawn(main).map_err(|e| {
             Error::new(ErrorKind::HostAllocation, code::ACL_ERROR_RT_MEMORY_ALLOCATION, "create_stream", e.to_string())
         })?;
         Ok(s)

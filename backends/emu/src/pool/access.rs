@@ -22,8 +22,8 @@ use super::registry::PoolRegistry;
 use super::shared::{PoolShared, PoolState};
 use crate::clock::{Clock, HostClock};
 use crate::stream::{StreamShared, Work};
+use crate::sync::{Arc, MutexGuard};
 use mempool_hal::{DevicePtr, Error, ErrorKind, Result, code};
-use std::sync::{Arc, MutexGuard};
 
 /// One side of a raw copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

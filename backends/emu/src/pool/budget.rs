@@ -5,7 +5,7 @@
 //! Reuse of a cached block (the same-stream cycle among others) reserves nothing and
 //! never touches it.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 
 /// One device's memory and what its pools reserve of it.
 #[derive(Debug)]

@@ -23,9 +23,9 @@
 
 use super::shared::PoolShared;
 use crate::stream::{StreamShared, lock};
+use crate::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 use mempool_hal::{DevicePtr, Error, ErrorKind, Result, code};
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 
 /// How many destroyed ranges are kept before the forgettable ones go (module docs).
 pub(crate) const DESTROYED_KEPT: usize = 1024;

@@ -8,15 +8,14 @@ use super::pins::Pins;
 use super::reuse::{Choice, ReuseCounts, ReuseRule, Rules, choose};
 use crate::clock::{Clock, HostClock};
 use crate::stream::{StreamShared, lock};
+use crate::sync::{Arc, AtomicBool, AtomicU32, Condvar, Instant, Mutex, MutexGuard, Ordering, PoisonError};
 use mempool_hal::attr::{AttrId, AttrWrite};
 use mempool_hal::{
     DevicePtr, Error, ErrorKind, OomInfo, PoolCall, PoolStats, Profile, RawAttrValue, Result, ReuseFlags, code,
     round_up,
 };
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A pool's state, under one lock (see [`PoolShared::state`]).
 pub(crate) struct PoolState {
