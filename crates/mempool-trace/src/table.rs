@@ -35,10 +35,16 @@ fn rows(reports: &[Report]) -> Vec<(String, Vec<String>)> {
         ("threshold".to_string(), col(&|r| bytes(r.options.threshold.unwrap_or(r.options.pool_size)))),
         ("granularity".into(), col(&|r| bytes(r.options.granularity))),
         ("reuse flags".into(), col(&|r| r.options.flags.to_string())),
+        (
+            "small blocks".into(),
+            col(&|r| r.options.small_blocks.map_or_else(|| "off".into(), |t| format!("up to {}", bytes(t)))),
+        ),
         ("operations".into(), col(&|r| r.ops.to_string())),
         ("USED_HIGH".into(), col(&|r| bytes(r.used_high))),
         ("RESERVED_HIGH".into(), col(&|r| bytes(r.reserved_high))),
         ("RESERVED_HIGH / USED_HIGH".into(), col(&|r| format!("{:.3}", r.ratio()))),
+        ("peak live requested".into(), col(&|r| bytes(r.requested_high))),
+        ("RESERVED_HIGH / peak requested".into(), col(&|r| format!("{:.3}", r.requested_ratio()))),
         ("fragmentation".into(), col(&|r| format!("{:.1} %", 100.0 * r.fragmentation()))),
         ("RESERVED at end".into(), col(&|r| bytes(r.reserved_end))),
     ];
