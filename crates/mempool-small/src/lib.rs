@@ -51,10 +51,13 @@
 //!
 //! When the pool cannot provide a block (or a large request), the layer waits for the
 //! events of its pending cross-stream frees, gives every empty block back to the pool
-//! (spares included), synchronizes the owner streams of the blocks it gave back when they
-//! differ from the requesting stream (so that the pool may reuse them there, rule b), and
-//! retries once; a block request also falls back to the smallest block that fits. The
-//! second failure is returned as the pool's out-of-memory error.
+//! (spares included), synchronizes the owner streams of those blocks and the requesting
+//! stream (so that their frees are known complete), trims the pool to its USED (so that
+//! the cached memory, the layer's and any other, goes back to the pool's address space and
+//! can be carved at any size) and retries once; a block request also falls back to the
+//! smallest block that fits. The second failure is returned as the pool's out-of-memory
+//! error. This path blocks; it is the layer's equivalent of PyTorch freeing its cached
+//! blocks before reporting out of memory.
 //!
 //! # Statistics
 //!
@@ -458,14 +461,17 @@ where
     }
 
     /// The out-of-memory path before the retry: waits for pending frees, gives back every
-    /// empty block and synchronizes the other streams whose blocks went back.
+    /// empty block, synchronizes the streams whose blocks went back and the requesting one,
+    /// and trims the pool to its USED.
     fn relieve(&self, st: &mut State<D>, stream: &D::Stream) -> Result<()> {
         self.poll_pending(st, true)?;
-        let (_, others) = self.give_back_empty(st, Some(stream))?;
-        for s in &others {
+        let (_, mut streams) = self.give_back_empty(st, Some(stream))?;
+        streams.push(stream.clone());
+        for s in &streams {
             self.dev.synchronize_stream(s)?;
         }
-        Ok(())
+        let used = self.pool.stats_snapshot()?.used_current;
+        self.pool.trim_to(used)
     }
 
     fn malloc_small(&self, size: u64, stream: &D::Stream) -> Result<DevicePtr> {
