@@ -139,6 +139,9 @@ pub const SMALL_BLOCK: u64 = 2 << 20;
 /// keep it within 20 MiB (or within one request's own rounded size, when that is larger).
 pub const LARGE_BLOCK: u64 = 20 << 20;
 
+/// How many freed small ranges a stream keeps unmerged for exact-size reuse.
+pub const HOT: usize = 8;
+
 const NIL: u32 = u32::MAX;
 
 /// The layer's own statistics (see [`SmallBlocks::small_stats`]).
@@ -202,6 +205,9 @@ struct Arena<S> {
     free: [BTreeSet<(u64, u64, u32)>; 2],
     /// An empty small block kept for the next request.
     spare: Option<u32>,
+    /// Small ranges freed on this stream lately, oldest first, not merged yet: a request of
+    /// the same rounded size takes one back at once.
+    hot: Vec<u32>,
 }
 
 struct State<D: Device> {
@@ -326,8 +332,11 @@ where
     /// An error of the device's event query or of the pool's free.
     pub fn release_empty(&self) -> Result<u64> {
         let mut st = self.lock();
+        let before = st.stats.block_bytes;
         self.poll_pending(&mut st, false)?;
-        self.give_back_empty(&mut st, None).map(|(bytes, _)| bytes)
+        self.flush_all_hot(&mut st)?;
+        self.give_back_empty(&mut st, None)?;
+        Ok(before - st.stats.block_bytes)
     }
 
     fn lock(&self) -> MutexGuard<'_, State<D>> {
@@ -399,6 +408,28 @@ where
         Ok(())
     }
 
+    /// Frees the unmerged ranges of arena `a` for good.
+    fn flush_hot(&self, st: &mut State<D>, a: u32) -> Result<()> {
+        let hot = std::mem::take(&mut st.arenas[a as usize].hot);
+        for &n in &hot {
+            if let Some(b) = st.free_node(n) {
+                self.emptied(st, b)?;
+            }
+        }
+        // Keep the allocation for next time.
+        let mut hot = hot;
+        hot.clear();
+        st.arenas[a as usize].hot = hot;
+        Ok(())
+    }
+
+    fn flush_all_hot(&self, st: &mut State<D>) -> Result<()> {
+        for a in 0..st.arenas.len() as u32 {
+            self.flush_hot(st, a)?;
+        }
+        Ok(())
+    }
+
     /// A block just became empty: keep it as its stream's spare, or give it back.
     fn emptied(&self, st: &mut State<D>, b: u32) -> Result<()> {
         let blk = st.blocks[b as usize];
@@ -465,6 +496,7 @@ where
     /// and trims the pool to its USED.
     fn relieve(&self, st: &mut State<D>, stream: &D::Stream) -> Result<()> {
         self.poll_pending(st, true)?;
+        self.flush_all_hot(st)?;
         let (_, mut streams) = self.give_back_empty(st, Some(stream))?;
         streams.push(stream.clone());
         for s in &streams {
@@ -479,8 +511,22 @@ where
         let c = class(rounded);
         let mut st = self.lock();
         let a = st.arena(stream);
+        if c == 0 {
+            let st = &mut *st;
+            let hot = &mut st.arenas[a as usize].hot;
+            if let Some(i) = hot.iter().rposition(|&n| st.nodes[n as usize].size == rounded) {
+                let n = hot.remove(i);
+                return Ok(st.revive(n, size));
+            }
+        }
         if let Some(n) = st.take(a, c, rounded) {
             return Ok(st.carve(n, rounded, size));
+        }
+        if !st.arenas[a as usize].hot.is_empty() {
+            self.flush_hot(&mut st, a)?;
+            if let Some(n) = st.take(a, c, rounded) {
+                return Ok(st.carve(n, rounded, size));
+            }
         }
         if !st.pending.is_empty() {
             self.poll_pending(&mut st, false)?;
@@ -528,7 +574,12 @@ where
             Some(&i) => i,
             None => {
                 let i = self.arenas.len() as u32;
-                self.arenas.push(Arena { stream: stream.clone(), free: Default::default(), spare: None });
+                self.arenas.push(Arena {
+                    stream: stream.clone(),
+                    free: Default::default(),
+                    spare: None,
+                    hot: Vec::with_capacity(HOT + 1),
+                });
                 self.arena_of.insert(stream.clone(), i);
                 i
             }
@@ -627,6 +678,19 @@ where
         DevicePtr::from_addr(node.addr)
     }
 
+    /// Makes node `n`, taken from a stream's unmerged ranges, live again.
+    fn revive(&mut self, n: u32, requested: u64) -> DevicePtr {
+        let node = &mut self.nodes[n as usize];
+        node.requested = requested;
+        let addr = node.addr;
+        self.live.insert(addr, n);
+        let s = &mut self.stats;
+        s.requested_current += requested;
+        s.requested_high = s.requested_high.max(s.requested_current);
+        s.live_ranges += 1;
+        DevicePtr::from_addr(addr)
+    }
+
     /// Frees node `n` (no longer in `live`), merging it with free neighbours; returns its
     /// block when that became empty.
     fn free_node(&mut self, n: u32) -> Option<u32> {
@@ -710,19 +774,25 @@ where
     /// The pool's errors for a passed-through allocation.
     unsafe fn free_async(&self, ptr: DevicePtr, stream: &D::Stream) -> Result<()> {
         let mut st = self.lock();
-        if let Some(&n) = st.live.get(&ptr.addr()) {
+        if let Some(n) = st.live.remove(&ptr.addr()) {
             let node = st.nodes[n as usize];
             let blk = st.blocks[node.block as usize];
             if st.arenas[blk.arena as usize].stream != *stream {
                 let ev = match st.events.pop() {
                     Some(ev) => ev,
-                    None => self.dev.create_event()?,
+                    None => match self.dev.create_event() {
+                        Ok(ev) => ev,
+                        Err(e) => {
+                            st.live.insert(ptr.addr(), n);
+                            return Err(e);
+                        }
+                    },
                 };
                 if let Err(e) = self.dev.record_event(&ev, stream) {
                     st.events.push(ev);
+                    st.live.insert(ptr.addr(), n);
                     return Err(e.with_op("free_async"));
                 }
-                st.live.remove(&ptr.addr());
                 st.pending.push((n, ev));
                 let s = &mut st.stats;
                 s.requested_current -= node.requested;
@@ -730,10 +800,20 @@ where
                 s.pending_frees += 1;
                 return Ok(());
             }
-            st.live.remove(&ptr.addr());
             let s = &mut st.stats;
             s.requested_current -= node.requested;
             s.live_ranges -= 1;
+            st.nodes[n as usize].requested = 0;
+            let n = if blk.small {
+                let hot = &mut st.arenas[blk.arena as usize].hot;
+                hot.push(n);
+                if hot.len() <= HOT {
+                    return Ok(());
+                }
+                hot.remove(0)
+            } else {
+                n
+            };
             if let Some(b) = st.free_node(n) {
                 self.emptied(&mut st, b)?;
             }
@@ -787,6 +867,7 @@ where
     fn drop(&mut self) {
         let mut st = self.lock();
         let _ = self.poll_pending(&mut st, false);
+        let _ = self.flush_all_hot(&mut st);
         let _ = self.give_back_empty(&mut st, None);
         let st = &mut *st;
         let events: Vec<D::Event> = st.events.drain(..).chain(st.pending.drain(..).map(|(_, e)| e)).collect();
