@@ -134,10 +134,12 @@ fn small_blocks_pair(c: &mut Criterion) {
     let s = emu.create_stream().expect("stream");
     let p = pool(&emu, 1 << 30);
     let layer = SmallBlocks::new(&emu, &p, 64 * MIB).expect("layer");
-    for (size, case) in [(256u64, "256B"), (64 << 10, "64KiB"), (MIB, "1MiB"), (9 * MIB, "9MiB")] {
+    // Cases are named in bytes, so that the report sorts them by size.
+    for size in [256u64, 64 << 10, MIB, 9 * MIB] {
+        let case = format!("{size}B");
         // A live neighbour keeps the block in use, as in a running program.
         let keep = layer.malloc_async(size, &s).expect("malloc");
-        g.bench_function(BenchmarkId::new("small-blocks", case), |b| {
+        g.bench_function(BenchmarkId::new("small-blocks", &case), |b| {
             b.iter(|| {
                 let d = layer.malloc_async(black_box(size), &s).expect("malloc");
                 // SAFETY: `d` is a live allocation of the layer with no work enqueued on it.
@@ -148,7 +150,7 @@ fn small_blocks_pair(c: &mut Criterion) {
         unsafe { layer.free_async(keep, &s).expect("free") };
         let first = p.malloc_async(size, &s).expect("malloc");
         p.free(first, &s).expect("free");
-        g.bench_function(BenchmarkId::new("emu", case), |b| {
+        g.bench_function(BenchmarkId::new("emu", &case), |b| {
             b.iter(|| {
                 let d = p.malloc_async(black_box(size), &s).expect("malloc");
                 p.free(d, &s).expect("free");
@@ -156,7 +158,7 @@ fn small_blocks_pair(c: &mut Criterion) {
         });
         let mut oa: offset_allocator::Allocator = offset_allocator::Allocator::new(((1u64 << 30) / 512) as u32);
         let units = size.div_ceil(512) as u32;
-        g.bench_function(BenchmarkId::new("offset-allocator", case), |b| {
+        g.bench_function(BenchmarkId::new("offset-allocator", &case), |b| {
             b.iter(|| {
                 let a = oa.allocate(black_box(units)).expect("offset-allocator has room");
                 oa.free(black_box(a));
