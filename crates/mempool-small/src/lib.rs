@@ -51,13 +51,13 @@
 //!
 //! When the pool cannot provide a block (or a large request), the layer waits for the
 //! events of its pending cross-stream frees, gives every empty block back to the pool
-//! (spares included), synchronizes the owner streams of those blocks and the requesting
-//! stream (so that their frees are known complete), trims the pool to its USED (so that
-//! the cached memory, the layer's and any other, goes back to the pool's address space and
-//! can be carved at any size) and retries once; a block request also falls back to the
-//! smallest block that fits. The second failure is returned as the pool's out-of-memory
-//! error. This path blocks; it is the layer's equivalent of PyTorch freeing its cached
-//! blocks before reporting out of memory.
+//! (spares and parked blocks included), synchronizes the device (so that every free, the
+//! layer's and any other, is known complete), trims the pool to its USED (so that the
+//! cached memory goes back to the pool's address space and can be carved at any size) and
+//! retries once; a block request also falls back to the smallest block that fits. The
+//! second failure is returned as the pool's out-of-memory error. This path blocks; it is
+//! the layer's equivalent of PyTorch freeing its cached blocks before reporting out of
+//! memory.
 //!
 //! # Statistics
 //!
@@ -141,6 +141,14 @@ pub const LARGE_BLOCK: u64 = 20 << 20;
 
 /// How many freed small ranges a stream keeps unmerged for exact-size reuse.
 pub const HOT: usize = 8;
+/// Empty blocks of at least this size (64 MiB) are kept whole for a while (*parked*) rather
+/// than given back at once: see [`PARKED`] and [`PARK_AGE`].
+pub const PARK_MIN: u64 = 64 << 20;
+/// How many empty blocks a stream keeps parked at most.
+pub const PARKED: usize = 2;
+/// A parked block goes back to the pool when the stream has asked for this many new blocks
+/// since it was parked without one of its size.
+pub const PARK_AGE: u64 = 5;
 
 const NIL: u32 = u32::MAX;
 
@@ -208,6 +216,11 @@ struct Arena<S> {
     /// Small ranges freed on this stream lately, oldest first, not merged yet: a request of
     /// the same rounded size takes one back at once.
     hot: Vec<u32>,
+    /// Empty blocks of at least [`PARK_MIN`] kept whole for a request of the same block
+    /// size: (block, its node, the stream's block-request count when parked).
+    parked: Vec<(u32, u32, u64)>,
+    /// Block requests of this stream so far (the clock of `parked`).
+    ticks: u64,
 }
 
 struct State<D: Device> {
@@ -335,7 +348,7 @@ where
         let before = st.stats.block_bytes;
         self.poll_pending(&mut st, false)?;
         self.flush_all_hot(&mut st)?;
-        self.give_back_empty(&mut st, None)?;
+        self.give_back_empty(&mut st)?;
         Ok(before - st.stats.block_bytes)
     }
 
@@ -369,7 +382,7 @@ where
             Ok(p) => p,
             Err(e) if e.kind() == ErrorKind::OutOfMemory => {
                 let mut st = self.lock();
-                self.relieve(&mut st, stream)?;
+                self.relieve(&mut st)?;
                 drop(st);
                 self.pool.malloc_async(size, stream)?
             }
@@ -438,6 +451,14 @@ where
             arena.spare = Some(b);
             return Ok(());
         }
+        if !blk.small && blk.size >= PARK_MIN && arena.parked.len() < PARKED {
+            let n = st.block_node(b);
+            let arena = &mut st.arenas[blk.arena as usize];
+            arena.free[1].remove(&(blk.size, blk.addr, n));
+            let at = arena.ticks;
+            arena.parked.push((b, n, at));
+            return Ok(());
+        }
         self.give_back(st, b)
     }
 
@@ -454,10 +475,17 @@ where
         if arena.spare == Some(b) {
             arena.spare = None;
         }
-        // An empty block is one free node spanning it.
-        let n = st.block_node(b);
-        let node = st.nodes[n as usize];
-        st.arenas[blk.arena as usize].free[usize::from(!blk.small)].remove(&(node.size, node.addr, n));
+        // An empty block is one free node spanning it, out of the free set while parked.
+        let parked = &mut st.arenas[blk.arena as usize].parked;
+        let n = match parked.iter().position(|&(pb, _, _)| pb == b) {
+            Some(i) => parked.remove(i).1,
+            None => {
+                let n = st.block_node(b);
+                let node = st.nodes[n as usize];
+                st.arenas[blk.arena as usize].free[usize::from(!blk.small)].remove(&(node.size, node.addr, n));
+                n
+            }
+        };
         st.spare_nodes.push(n);
         st.spare_blocks.push(b);
         st.blocks[b as usize].size = 0;
@@ -468,40 +496,28 @@ where
         Ok(())
     }
 
-    /// Gives back every empty block; returns the bytes and whether a block of another
-    /// stream than `except` went back.
-    fn give_back_empty(&self, st: &mut State<D>, except: Option<&D::Stream>) -> Result<(u64, Vec<D::Stream>)> {
+    /// Gives back every empty block (spares and parked blocks included).
+    fn give_back_empty(&self, st: &mut State<D>) -> Result<()> {
         let empty: Vec<u32> = (0..st.blocks.len() as u32)
             .filter(|&b| {
                 let blk = &st.blocks[b as usize];
                 blk.size > 0 && blk.used == 0
             })
             .collect();
-        let mut bytes = 0;
-        let mut others: Vec<D::Stream> = Vec::new();
         for b in empty {
-            let blk = st.blocks[b as usize];
-            let s = &st.arenas[blk.arena as usize].stream;
-            if except.is_some_and(|e| e != s) && !others.contains(s) {
-                others.push(s.clone());
-            }
             self.give_back(st, b)?;
-            bytes += blk.size;
         }
-        Ok((bytes, others))
+        Ok(())
     }
 
     /// The out-of-memory path before the retry: waits for pending frees, gives back every
-    /// empty block, synchronizes the streams whose blocks went back and the requesting one,
-    /// and trims the pool to its USED.
-    fn relieve(&self, st: &mut State<D>, stream: &D::Stream) -> Result<()> {
+    /// empty block, synchronizes the device (so that every free is known complete) and
+    /// trims the pool to its USED.
+    fn relieve(&self, st: &mut State<D>) -> Result<()> {
         self.poll_pending(st, true)?;
         self.flush_all_hot(st)?;
-        let (_, mut streams) = self.give_back_empty(st, Some(stream))?;
-        streams.push(stream.clone());
-        for s in &streams {
-            self.dev.synchronize_stream(s)?;
-        }
+        self.give_back_empty(st)?;
+        self.dev.synchronize_device()?;
         let used = self.pool.stats_snapshot()?.used_current;
         self.pool.trim_to(used)
     }
@@ -538,10 +554,28 @@ where
             .block_size(rounded)
             .ok_or_else(|| Error::invalid_param("malloc_async", "size overflows when rounded"))?;
         let min = round_up(rounded, self.granularity).unwrap_or(bs);
+        // A parked block of this size serves the request; parked blocks passed over too
+        // often go back to the pool.
+        let state = &mut *st;
+        let arena = &mut state.arenas[a as usize];
+        arena.ticks += 1;
+        let now = arena.ticks;
+        if !arena.parked.is_empty() {
+            let blocks = &state.blocks;
+            if let Some(i) = arena.parked.iter().position(|&(b, _, _)| blocks[b as usize].size == bs) {
+                let (_, n, _) = arena.parked.remove(i);
+                return Ok(st.carve(n, rounded, size));
+            }
+            let old: Vec<u32> =
+                arena.parked.iter().filter(|&&(_, _, at)| now - at > PARK_AGE).map(|&(b, _, _)| b).collect();
+            for b in old {
+                self.give_back(&mut st, b)?;
+            }
+        }
         let p = match self.pool.malloc_async(bs, stream) {
             Ok(p) => (p, bs),
             Err(e) if e.kind() == ErrorKind::OutOfMemory => {
-                self.relieve(&mut st, stream)?;
+                self.relieve(&mut st)?;
                 if let Some(n) = st.take(a, c, rounded) {
                     return Ok(st.carve(n, rounded, size));
                 }
@@ -579,6 +613,8 @@ where
                     free: Default::default(),
                     spare: None,
                     hot: Vec::with_capacity(HOT + 1),
+                    parked: Vec::new(),
+                    ticks: 0,
                 });
                 self.arena_of.insert(stream.clone(), i);
                 i
@@ -868,7 +904,7 @@ where
         let mut st = self.lock();
         let _ = self.poll_pending(&mut st, false);
         let _ = self.flush_all_hot(&mut st);
-        let _ = self.give_back_empty(&mut st, None);
+        let _ = self.give_back_empty(&mut st);
         let st = &mut *st;
         let events: Vec<D::Event> = st.events.drain(..).chain(st.pending.drain(..).map(|(_, e)| e)).collect();
         for ev in events {

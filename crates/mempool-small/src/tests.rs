@@ -84,19 +84,60 @@ fn large_blocks_are_sized_for_little_waste() -> Result<()> {
     let s = emu.create_stream()?;
     let pool = pool(&emu, 4 << 30);
     let l = SmallBlocks::new(&emu, &pool, 1 << 30)?;
-    for (request, block) in [(2_359_296, 18 * MIB), (9_437_184, 18 * MIB), (154_435_584, 148 * MIB), (3 * MIB, 6 * MIB)]
+    for (request, block) in [(2_359_296, 18 * MIB), (9_437_184, 18 * MIB), (3 * MIB, 6 * MIB), (154_435_584, 148 * MIB)]
     {
         let p = l.malloc_async(request, &s)?;
         assert_eq!(l.small_stats().block_bytes, block, "request {request}");
         free(&l, p, &s)?;
-        assert_eq!(l.small_stats().blocks, 0);
+        // Below PARK_MIN an empty large block goes back at once; the 148 MiB one is parked.
+        assert_eq!(l.small_stats().blocks, u64::from(block >= PARK_MIN));
     }
+    assert_eq!(l.release_empty()?, 148 * MIB);
     // Eight 2.25 MiB requests fill one 18 MiB block.
     let ps: Vec<_> = (0..8).map(|_| l.malloc_async(2_359_296, &s)).collect::<Result<_>>()?;
     assert_eq!((l.small_stats().blocks, l.small_stats().waste()), (1, 0));
     for p in ps {
         free(&l, p, &s)?;
     }
+    Ok(())
+}
+
+#[test]
+fn empty_large_blocks_are_parked_for_a_request_of_their_size() -> Result<()> {
+    let emu = emu(ExecutionMode::Deferred, 4 << 30);
+    let (s, t) = (emu.create_stream()?, emu.create_stream()?);
+    let pool = pool(&emu, 4 << 30);
+    let l = SmallBlocks::new(&emu, &pool, 1 << 30)?;
+    let big = 100 * MIB + 1;
+    let p = l.malloc_async(big, &s)?;
+    free(&l, p, &s)?;
+    assert_eq!((l.small_stats().blocks, l.small_stats().held_current), (1, 102 * MIB));
+    // A request of another size does not carve the parked block.
+    let other = l.malloc_async(66 * MIB, &s)?;
+    assert!(other.addr() >= p.addr() + 102 * MIB || other.addr() + 66 * MIB <= p.addr());
+    free(&l, other, &s)?;
+    assert_eq!(l.small_stats().blocks, 2, "both parked");
+    // Nor does a request on another stream.
+    let q = l.malloc_async(big, &t)?;
+    assert_ne!(q, p);
+    free(&l, q, &t)?;
+    // The same block size on its stream takes it back, without asking the pool.
+    let used = pool.stats()?.used_current;
+    assert_eq!(l.malloc_async(big, &s)?, p);
+    assert_eq!(pool.stats()?.used_current, used);
+    free(&l, p, &s)?;
+    // At most PARKED per stream: a third goes back at once.
+    let x = l.malloc_async(70 * MIB, &s)?;
+    free(&l, x, &s)?;
+    assert_eq!(l.small_stats().blocks, 3, "two parked on `s`, one on `t`");
+    // A parked block passed over by more than PARK_AGE block requests of its stream goes back.
+    let smalls: Vec<_> = (0..=PARK_AGE).map(|i| l.malloc_async(3 * MIB + i * 4 * MIB, &s)).collect::<Result<_>>()?;
+    assert_eq!(l.small_stats().blocks, 1 + smalls.len() as u64, "only `t`'s parked block is left");
+    for p in smalls {
+        free(&l, p, &s)?;
+    }
+    assert!(l.release_empty()? > 0);
+    assert_eq!((l.small_stats().blocks, pool.stats()?.used_current), (0, 0));
     Ok(())
 }
 
