@@ -256,8 +256,13 @@ struct State<D: Device> {
 /// [crate docs](crate) for the threshold, the ordering rules and the statistics).
 ///
 /// It borrows the device (for the events of cross-stream frees) and the pool. Dropping
-/// it gives its empty blocks back to the pool and destroys its events; blocks that still
-/// hold live ranges stay allocated in the pool until the pool is destroyed.
+/// it waits for the events of its pending cross-stream frees, gives its empty blocks back
+/// to the pool and destroys its events; blocks that still hold live ranges stay allocated
+/// in the pool until the pool is destroyed.
+///
+/// It is `Sync`: one lock guards its state, held for the duration of each call, pool
+/// calls included. The out-of-memory path synchronizes the device under that lock, so a
+/// host function ([`Device::launch_host_func`]) must not call the layer.
 pub struct SmallBlocks<'a, D: Device>
 where
     D::Stream: Eq + Hash,
@@ -914,7 +919,7 @@ where
 {
     fn drop(&mut self) {
         let mut st = self.lock();
-        let _ = self.poll_pending(&mut st, false);
+        let _ = self.poll_pending(&mut st, true);
         let _ = self.flush_all_hot(&mut st);
         let _ = self.give_back_empty(&mut st);
         let st = &mut *st;
