@@ -359,3 +359,50 @@ fn the_layer_is_a_mempool_for_generic_code() -> Result<()> {
     assert!(format!("{l:?}").contains("threshold: 1048576"));
     Ok(())
 }
+
+#[test]
+fn threads_on_their_own_streams_share_one_layer() -> Result<()> {
+    let emu = emu(ExecutionMode::Threaded, 1 << 30);
+    let pool = pool(&emu, 1 << 30);
+    let l = SmallBlocks::new(&emu, &pool, 8 * MIB)?;
+    let streams: Vec<EmuStream> = (0..4).map(|_| emu.create_stream()).collect::<Result<_>>()?;
+    let ranges = std::thread::scope(|scope| {
+        let handles: Vec<_> = streams
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let l = &l;
+                scope.spawn(move || -> Result<Vec<(u64, u64)>> {
+                    let mut kept = Vec::new();
+                    for j in 0..2000u64 {
+                        let size = 1 + (j * 7919 + i as u64 * 104_729) % (3 * MIB);
+                        let p = l.malloc_async(size, s)?;
+                        if j % 50 == 0 {
+                            kept.push((p.addr(), size));
+                        } else {
+                            free(l, p, s)?;
+                        }
+                    }
+                    Ok(kept)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("thread")).collect::<Result<Vec<_>>>()
+    })?;
+    let mut all: Vec<(u64, u64)> = ranges.iter().flatten().copied().collect();
+    all.sort_unstable();
+    for w in all.windows(2) {
+        assert!(w[0].0 + w[0].1 <= w[1].0, "live ranges overlap: {w:?}");
+    }
+    let st = l.small_stats();
+    assert_eq!(st.requested_current, all.iter().map(|r| r.1).sum::<u64>());
+    assert_eq!(pool.stats()?.used_current, st.held_current);
+    for (kept, s) in ranges.iter().zip(&streams) {
+        for &(addr, _) in kept {
+            free(&l, DevicePtr::from_addr(addr), s)?;
+        }
+    }
+    l.release_empty()?;
+    assert_eq!((l.small_stats().held_current, pool.stats()?.used_current), (0, 0));
+    Ok(())
+}
