@@ -38,7 +38,11 @@
 //! - A free on another stream `T` records an event on `T` and holds the range back until
 //!   the host has seen that event complete ([`Device::query_event`], polled when the layer
 //!   needs room, or [`Device::synchronize_event`] on the out-of-memory path). Work enqueued
-//!   afterwards on the owner stream is then ordered after the free.
+//!   afterwards on the owner stream is then ordered after the free. When the pool's
+//!   [`ReuseAllowInternalDependencies`] flag is on (attribute 3, rule e of the
+//!   [allocation contract](mempool_hal::contract::allocation)), the layer follows it as the
+//!   pool does: rather than take a new block, it makes the owner stream wait for the events
+//!   of its pending ranges ([`Device::stream_wait_event`]) and reuses them at once.
 //! - A block whose ranges are all free goes back to the pool with
 //!   [`MemPool::free_async`] on its owner stream, which is ordered after every free of its
 //!   ranges by the two rules above. Other streams reuse that memory only through the
@@ -130,8 +134,10 @@
 
 #![deny(missing_docs)]
 
+use mempool_hal::attr::ReuseAllowInternalDependencies;
 use mempool_hal::{
-    AttrId, Device, DevicePtr, Error, ErrorKind, EventStatus, MemPool, PoolStats, RawAttrValue, Result, round_up,
+    AttrId, Device, DevicePtr, Error, ErrorKind, EventStatus, MemPool, MemPoolExt, PoolStats, RawAttrValue, Result,
+    round_up,
 };
 use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;
@@ -438,6 +444,30 @@ where
         Ok(())
     }
 
+    /// With the pool's [`ReuseAllowInternalDependencies`] on: makes `stream` (the owner of
+    /// arena `a`) wait for the events of the arena's pending cross-stream frees and frees
+    /// those ranges, as the pool's rule e does for its own blocks. Returns whether any was.
+    fn wait_pending(&self, st: &mut State<D>, a: u32, stream: &D::Stream) -> Result<bool> {
+        let mut any = false;
+        let mut i = 0;
+        while i < st.pending.len() {
+            let (n, ref ev) = st.pending[i];
+            if st.blocks[st.nodes[n as usize].block as usize].arena != a {
+                i += 1;
+                continue;
+            }
+            self.dev.stream_wait_event(stream, ev)?;
+            let (n, ev) = st.pending.swap_remove(i);
+            st.events.push(ev);
+            st.stats.pending_frees -= 1;
+            any = true;
+            if let Some(b) = st.free_node(n) {
+                self.emptied(st, b)?;
+            }
+        }
+        Ok(any)
+    }
+
     /// Frees the unmerged ranges of arena `a` for good.
     fn flush_hot(&self, st: &mut State<D>, a: u32) -> Result<()> {
         let hot = std::mem::take(&mut st.arenas[a as usize].hot);
@@ -565,6 +595,11 @@ where
             self.poll_pending(&mut st, false)?;
             if let Some(n) = st.take(a, c, rounded) {
                 return Ok(st.carve(n, rounded, size));
+            }
+            if self.pool.get(ReuseAllowInternalDependencies)? && self.wait_pending(&mut st, a, stream)? {
+                if let Some(n) = st.take(a, c, rounded) {
+                    return Ok(st.carve(n, rounded, size));
+                }
             }
         }
         let bs = self

@@ -406,3 +406,41 @@ fn threads_on_their_own_streams_share_one_layer() -> Result<()> {
     assert_eq!((l.small_stats().held_current, pool.stats()?.used_current), (0, 0));
     Ok(())
 }
+
+#[rstest]
+#[case::without_the_flag(false)]
+#[case::with_internal_dependencies(true)]
+fn pending_frees_follow_the_pools_internal_dependencies_flag(#[case] internal: bool) -> Result<()> {
+    let emu = emu(ExecutionMode::Deferred, 1 << 30);
+    let (s, t) = (emu.create_stream()?, emu.create_stream()?);
+    let pool = pool(&emu, 1 << 30);
+    pool.set(mempool_hal::attr::ReuseAllowInternalDependencies, internal)?;
+    let l = SmallBlocks::new(&emu, &pool, 64 * MIB)?;
+    // Two 3 MiB requests fill one 6 MiB block.
+    let a = l.malloc_async(3 * MIB, &s)?;
+    let b = l.malloc_async(3 * MIB, &s)?;
+    assert_eq!(l.small_stats().blocks, 1);
+    let ev = emu.create_event()?;
+    emu.record_event(&ev, &s)?;
+    emu.stream_wait_event(&t, &ev)?;
+    emu.memset_async(a, 1, 4096, &t)?;
+    free(&l, a, &t)?;
+    // The free on `t` has not run (deferred mode, a memset before it): `s` reuses the range
+    // only by waiting for it.
+    let c = l.malloc_async(3 * MIB, &s)?;
+    assert_eq!(c == a, internal);
+    assert_eq!(l.small_stats().blocks, if internal { 1 } else { 2 });
+    assert_eq!(l.small_stats().pending_frees, u64::from(!internal));
+    // The emptied block goes back to the pool on `s` at the last free, with nothing
+    // synchronized: with the flag, the checker accepts that free only because `s` waits for
+    // the memset and the free on `t` (the wait the layer inserted).
+    for p in [b, c] {
+        free(&l, p, &s)?;
+    }
+    assert_eq!(l.small_stats().blocks, u64::from(!internal));
+    emu.synchronize_device()?;
+    l.release_empty()?;
+    assert_eq!(l.small_stats().held_current, 0);
+    emu.destroy_event(&ev)?;
+    Ok(())
+}

@@ -85,12 +85,13 @@ fn check(l: &SmallBlocks<'_, Emulator>, live: &BTreeMap<u64, Live>, high: u64) -
     Ok(())
 }
 
-fn run(threshold: u64, ops: &[Op]) -> std::result::Result<(), String> {
+fn run(threshold: u64, internal: bool, ops: &[Op]) -> std::result::Result<(), String> {
     let fail = |e: mempool_hal::Error| e.to_string();
     let emu = Emulator::builder().mode(ExecutionMode::Deferred).device_memory(POOL).build().map_err(fail)?;
     let streams = [emu.create_stream().map_err(fail)?, emu.create_stream().map_err(fail)?];
     let ev = emu.create_event().map_err(fail)?;
     let pool = emu.create_pool(&PoolProps::builder().max_size(POOL).build()).map_err(fail)?;
+    pool.set(mempool_hal::attr::ReuseAllowInternalDependencies, internal).map_err(fail)?;
     let l = SmallBlocks::new(&emu, &pool, threshold).map_err(fail)?;
     let mut live: BTreeMap<u64, Live> = BTreeMap::new();
     let mut high = 0;
@@ -165,7 +166,7 @@ fn run(threshold: u64, ops: &[Op]) -> std::result::Result<(), String> {
     Ok(())
 }
 
-fn agree(threshold: u64, max: u64) {
+fn agree(threshold: u64, max: u64, internal: bool) {
     let env_cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok());
     let config = ProptestConfig {
         cases: env_cases.unwrap_or(256),
@@ -176,7 +177,7 @@ fn agree(threshold: u64, max: u64) {
     let mut runner = TestRunner::new(config);
     runner
         .run(&prop::collection::vec(op(threshold, max), 1..80), |ops| {
-            run(threshold, &ops).map_err(TestCaseError::fail)?;
+            run(threshold, internal, &ops).map_err(TestCaseError::fail)?;
             Ok(())
         })
         .unwrap();
@@ -185,11 +186,18 @@ fn agree(threshold: u64, max: u64) {
 /// Small and medium requests carved, larger ones passed through.
 #[test]
 fn layer_agrees_with_the_model() {
-    agree(8 * MIB, 24 * MIB);
+    agree(8 * MIB, 24 * MIB, false);
+}
+
+/// The same with the pool's internal-dependencies flag on: the layer makes streams wait for
+/// pending cross-stream frees instead of taking new blocks.
+#[test]
+fn layer_agrees_with_the_model_with_internal_dependencies() {
+    agree(8 * MIB, 24 * MIB, true);
 }
 
 /// Every request carved, up to 100 MiB: large blocks, parking, and out of memory.
 #[test]
 fn layer_agrees_with_the_model_when_it_carves_everything() {
-    agree(POOL, 100 * MIB);
+    agree(POOL, 100 * MIB, false);
 }
