@@ -4,6 +4,9 @@
 //! - `same_stream_pair`: `malloc_async` + `free_async` on one stream, served by
 //!   same-stream reuse, against `offset-allocator` (the same bookkeeping at the pool's
 //!   granularity) and `std::alloc` at the same sizes.
+//! - `small_blocks_pair`: the same pair through the small-block layer (`mempool-small`,
+//!   threshold 64 MiB) at sizes it carves, against the pool's own pair and
+//!   `offset-allocator`'s at 512-byte units, in the same run.
 //! - `live_100k`: one free and one allocation of random sizes with 100,000 blocks live;
 //!   besides criterion's estimate, a timed loop reports the median and p99 per operation.
 //! - `cross_stream`: an allocation on one stream of memory freed on another, per reuse rule.
@@ -15,6 +18,7 @@
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use mempool_emu::{CopySide, EmuPool, EmuStream, Emulator, ReuseRule};
 use mempool_hal::{Device, MemPool, MemPoolExt, PoolProps, attr};
+use mempool_small::SmallBlocks;
 use mempool_tests::write_percentiles;
 use std::alloc::{Layout, alloc, dealloc};
 use std::hint::black_box;
@@ -122,6 +126,48 @@ fn same_stream_pair(c: &mut Criterion) {
         });
     }
     g.finish();
+}
+
+fn small_blocks_pair(c: &mut Criterion) {
+    let mut g = c.benchmark_group("small_blocks_pair");
+    let emu = emulator(2 * MIB, 4 << 30);
+    let s = emu.create_stream().expect("stream");
+    let p = pool(&emu, 1 << 30);
+    let layer = SmallBlocks::new(&emu, &p, 64 * MIB).expect("layer");
+    // Cases are named in bytes, so that the report sorts them by size.
+    for size in [256u64, 64 << 10, MIB, 9 * MIB] {
+        let case = format!("{size}B");
+        // A live neighbour keeps the block in use, as in a running program.
+        let keep = layer.malloc_async(size, &s).expect("malloc");
+        g.bench_function(BenchmarkId::new("small-blocks", &case), |b| {
+            b.iter(|| {
+                let d = layer.malloc_async(black_box(size), &s).expect("malloc");
+                // SAFETY: `d` is a live allocation of the layer with no work enqueued on it.
+                unsafe { layer.free_async(d, &s).expect("free") };
+            })
+        });
+        // SAFETY: as above.
+        unsafe { layer.free_async(keep, &s).expect("free") };
+        let first = p.malloc_async(size, &s).expect("malloc");
+        p.free(first, &s).expect("free");
+        g.bench_function(BenchmarkId::new("emu", &case), |b| {
+            b.iter(|| {
+                let d = p.malloc_async(black_box(size), &s).expect("malloc");
+                p.free(d, &s).expect("free");
+            })
+        });
+        let mut oa: offset_allocator::Allocator = offset_allocator::Allocator::new(((1u64 << 30) / 512) as u32);
+        let units = size.div_ceil(512) as u32;
+        g.bench_function(BenchmarkId::new("offset-allocator", &case), |b| {
+            b.iter(|| {
+                let a = oa.allocate(black_box(units)).expect("offset-allocator has room");
+                oa.free(black_box(a));
+            })
+        });
+    }
+    g.finish();
+    drop(layer);
+    emu.synchronize_stream(&s).expect("sync");
 }
 
 /// One implementation of the `live_100k` workload: sizes in pages.
@@ -464,6 +510,6 @@ fn copy_contention(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    targets = same_stream_pair, live_100k, cross_stream, stream_ops, copy_contention
+    targets = same_stream_pair, small_blocks_pair, live_100k, cross_stream, stream_ops, copy_contention
 }
 criterion_main!(benches);

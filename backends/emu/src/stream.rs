@@ -113,6 +113,22 @@ pub struct EmuStream {
     pub(crate) shared: Arc<StreamShared>,
 }
 
+/// Clones name the same stream: two handles are equal when they name one stream.
+impl PartialEq for EmuStream {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+}
+
+impl Eq for EmuStream {}
+
+/// Hashes the stream's id (unique within its platform), consistent with equality.
+impl std::hash::Hash for EmuStream {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.shared.id.hash(state);
+    }
+}
+
 impl fmt::Debug for EmuStream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&*self.shared, f)

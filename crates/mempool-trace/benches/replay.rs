@@ -64,7 +64,13 @@ fn bench_replay(c: &mut Criterion) {
 /// options. The first is the pool alone; a setting whose label starts with
 /// "small blocks" is read by the report as the small-block layer's figure.
 fn settings() -> Vec<(&'static str, ReplayOptions)> {
-    vec![("pool alone", ReplayOptions::default())]
+    let through = |t: u64| ReplayOptions { small_blocks: Some(t), ..ReplayOptions::default() };
+    vec![
+        ("pool alone", ReplayOptions::default()),
+        ("small blocks 1 MiB", through(1 << 20)),
+        ("small blocks 64 MiB", through(64 << 20)),
+        ("small blocks all", through(16 << 30)),
+    ]
 }
 
 /// The real traces: `(file name, trace)` for every top-level `*.csv` of `MEMPOOL_TRACES`,

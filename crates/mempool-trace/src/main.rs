@@ -44,6 +44,11 @@ enum Command {
         threshold: Option<u64>,
         #[command(flatten)]
         settings: Settings,
+        /// Replays through a small-block layer: requests of at most this many bytes
+        /// (inclusive) are carved from pool blocks at 512-byte alignment, larger ones go to
+        /// the pool as they are (0: every request goes to the pool through the layer).
+        #[arg(long, value_parser = parse_bytes)]
+        small_blocks: Option<u64>,
         /// Writes a plot of USED, RESERVED and the live requested bytes over the replay here.
         #[arg(long)]
         svg: Option<PathBuf>,
@@ -63,6 +68,11 @@ enum Command {
         /// Reuse flags, comma-separated: follow, opportunistic, internal (or none; default).
         #[arg(long, value_parser = str::parse::<ReuseFlags>)]
         flags: Vec<ReuseFlags>,
+        /// Replays through a small-block layer with this threshold (the largest request,
+        /// inclusive, carved from pool blocks; see `replay --help`). Each value makes a
+        /// column, beside one straight to the pool; `off` makes no column of its own.
+        #[arg(long, value_parser = parse_small)]
+        small_blocks: Vec<Option<u64>>,
         /// Pool size (and emulated device memory) in bytes.
         #[arg(long, value_parser = parse_bytes, default_value = "16G")]
         pool_size: u64,
@@ -137,21 +147,27 @@ fn run_one(path: &Path, trace: &Trace, options: &ReplayOptions) -> Result<Report
     r.map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn options(s: &Settings, threshold: Option<u64>) -> ReplayOptions {
+fn options(s: &Settings, threshold: Option<u64>, small_blocks: Option<u64>) -> ReplayOptions {
     ReplayOptions {
         pool_size: s.pool_size,
         granularity: s.granularity,
         threshold,
         flags: s.flags,
         threaded: s.threaded,
+        small_blocks,
     }
+}
+
+/// A `--small-blocks` value of `compare`: bytes, or `off` for the pool alone.
+fn parse_small(s: &str) -> Result<Option<u64>, String> {
+    if s == "off" { Ok(None) } else { parse_bytes(s).map(Some) }
 }
 
 fn main_inner(cli: Cli) -> Result<(), String> {
     match cli.command {
-        Command::Replay { trace: path, threshold, settings, svg: out } => {
+        Command::Replay { trace: path, threshold, settings, small_blocks, svg: out } => {
             let trace = load(&path)?;
-            let report = run_one(&path, &trace, &options(&settings, threshold))?;
+            let report = run_one(&path, &trace, &options(&settings, threshold, small_blocks))?;
             let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
             print!("{}", table::render(std::slice::from_ref(&name), std::slice::from_ref(&report)));
             if let Some(out) = out {
@@ -161,32 +177,46 @@ fn main_inner(cli: Cli) -> Result<(), String> {
                 println!("plot written to {}", out.display());
             }
         }
-        Command::Compare { trace: path, threshold, granularity, flags, pool_size, threaded } => {
+        Command::Compare { trace: path, threshold, granularity, flags, small_blocks, pool_size, threaded } => {
             let trace = load(&path)?;
             // A value given twice makes one column.
             let thresholds: Vec<Option<u64>> =
                 if threshold.is_empty() { vec![None] } else { distinct(threshold).into_iter().map(Some).collect() };
             let granularities = if granularity.is_empty() { vec![2 << 20] } else { distinct(granularity) };
             let flag_sets = if flags.is_empty() { vec![ReuseFlags::default()] } else { distinct(flags) };
+            // The pool alone first, then one column per threshold of the layer.
+            let smalls = if small_blocks.is_empty() {
+                vec![None]
+            } else {
+                distinct(std::iter::once(None).chain(small_blocks).collect())
+            };
             let mut names = Vec::new();
             let mut reports = Vec::new();
             for &g in &granularities {
                 for &f in &flag_sets {
                     for &t in &thresholds {
-                        let settings = Settings { granularity: g, pool_size, flags: f, threaded };
-                        reports.push(run_one(&path, &trace, &options(&settings, t))?);
-                        // A column is named by the settings that vary.
-                        let mut name = Vec::new();
-                        if granularities.len() > 1 {
-                            name.push(format!("granularity {}", exact_bytes(g)));
+                        for &sb in &smalls {
+                            let settings = Settings { granularity: g, pool_size, flags: f, threaded };
+                            reports.push(run_one(&path, &trace, &options(&settings, t, sb))?);
+                            // A column is named by the settings that vary.
+                            let mut name = Vec::new();
+                            if granularities.len() > 1 {
+                                name.push(format!("granularity {}", exact_bytes(g)));
+                            }
+                            if flag_sets.len() > 1 {
+                                name.push(format!("flags {f}"));
+                            }
+                            if thresholds.len() > 1 || (name.is_empty() && smalls.len() == 1) {
+                                name.push(format!("threshold {}", exact_bytes(t.unwrap_or(pool_size))));
+                            }
+                            if smalls.len() > 1 {
+                                name.push(match sb {
+                                    Some(b) => format!("small blocks {}", exact_bytes(b)),
+                                    None => "pool alone".into(),
+                                });
+                            }
+                            names.push(name.join(", "));
                         }
-                        if flag_sets.len() > 1 {
-                            name.push(format!("flags {f}"));
-                        }
-                        if thresholds.len() > 1 || name.is_empty() {
-                            name.push(format!("threshold {}", exact_bytes(t.unwrap_or(pool_size))));
-                        }
-                        names.push(name.join(", "));
                     }
                 }
             }

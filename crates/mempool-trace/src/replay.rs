@@ -5,6 +5,7 @@ use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator, ExecutionMode, ReuseCo
 /// The reuse flags a replay sets (the hal's type; `--flags` takes its names).
 pub use mempool_hal::ReuseFlags;
 use mempool_hal::{Device, DevicePtr, MemPool, MemPoolExt, PoolProps, attr};
+use mempool_small::{SmallBlocks, SmallStats};
 use std::collections::HashMap;
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -23,6 +24,10 @@ pub struct ReplayOptions {
     /// Run streams on worker threads (`true`) or deferred until synchronization (`false`,
     /// the default: the replay is then deterministic).
     pub threaded: bool,
+    /// Replay through a small-block layer ([`mempool_small::SmallBlocks`]) with this
+    /// threshold: requests of at most this many bytes are carved from pool blocks, larger
+    /// ones go to the pool. `None` (the default): straight to the pool.
+    pub small_blocks: Option<u64>,
 }
 
 impl Default for ReplayOptions {
@@ -33,6 +38,7 @@ impl Default for ReplayOptions {
             threshold: None,
             flags: ReuseFlags::default(),
             threaded: false,
+            small_blocks: None,
         }
     }
 }
@@ -82,6 +88,8 @@ pub struct Report {
     pub used_high: u64,
     /// Peak RESERVED (`ReservedMemHigh`).
     pub reserved_high: u64,
+    /// The small-block layer's own statistics at the end, when the replay went through one.
+    pub small: Option<SmallStats>,
     /// RESERVED at the end.
     pub reserved_end: u64,
     /// How many allocations each reuse rule served.
@@ -191,7 +199,13 @@ pub fn replay(trace: &Trace, options: &ReplayOptions, mut progress: impl FnMut(u
         options.flags.apply(&pool)
     })()
     .map_err(setup_error)?;
-    let r = run(&emu, &pool, trace, options, &mut progress);
+    let r = match options.small_blocks {
+        Some(t) => {
+            let layer = SmallBlocks::new(&emu, &pool, t).map_err(setup_error)?;
+            run(&emu, &pool, Some(&layer), trace, options, &mut progress)
+        }
+        None => run(&emu, &pool, None, trace, options, &mut progress),
+    };
     let _ = emu.synchronize_device();
     let _ = emu.destroy_pool(&pool);
     r.map(|mut report| {
@@ -228,12 +242,13 @@ impl Handles<'_> {
 fn run(
     emu: &Emulator,
     pool: &EmuPool,
+    small: Option<&SmallBlocks<'_, Emulator>>,
     trace: &Trace,
     options: ReplayOptions,
     progress: &mut impl FnMut(usize),
 ) -> Result<Report, ReplayError> {
     let mut h = Handles { emu, streams: HashMap::new(), events: HashMap::new() };
-    let mut ptrs: HashMap<u64, DevicePtr> = HashMap::new();
+    let mut ptrs: HashMap<u64, (DevicePtr, u64)> = HashMap::new();
     let mut times: Vec<OpTime> = Vec::new();
     let mut samples = Vec::with_capacity(trace.rows.len());
     let mut skipped_failures = 0;
@@ -261,13 +276,27 @@ fn run(
         let start = Instant::now();
         match row.op {
             Op::Allocate { ptr, size, stream } => {
-                let p = pool.malloc_async(size, &h.streams[&stream]).map_err(hal)?;
-                ptrs.insert(ptr, p);
+                let s = &h.streams[&stream];
+                let p = match small {
+                    Some(l) => l.malloc_async(size, s),
+                    None => pool.malloc_async(size, s),
+                }
+                .map_err(hal)?;
+                ptrs.insert(ptr, (p, size));
             }
             Op::AllocateFailure { .. } => skipped_failures += 1,
             Op::Free { ptr, stream, .. } => {
-                let p = ptrs.remove(&ptr).ok_or_else(|| fail(format!("free of unknown pointer {ptr:#x}")))?;
-                pool.free(p, &h.streams[&stream]).map_err(hal)?;
+                let (p, _) = ptrs.remove(&ptr).ok_or_else(|| fail(format!("free of unknown pointer {ptr:#x}")))?;
+                let s = &h.streams[&stream];
+                match small {
+                    #[allow(unsafe_code)]
+                    // SAFETY: `p` is a live allocation the layer handed out; the replay
+                    // enqueues no work on device memory, so there is no use to order before
+                    // the free.
+                    Some(l) => unsafe { l.free_async(p, s) },
+                    None => pool.free(p, s),
+                }
+                .map_err(hal)?;
             }
             Op::Record { event, stream } => emu.record_event(&h.events[&event], &h.streams[&stream]).map_err(hal)?,
             Op::Wait { event, stream } => emu.stream_wait_event(&h.streams[&stream], &h.events[&event]).map_err(hal)?,
@@ -300,6 +329,7 @@ fn run(
         requested_high: 0,
         used_high: st.used_high,
         reserved_high: st.reserved_high,
+        small: small.map(SmallBlocks::small_stats),
         reserved_end: st.reserved_current,
         reuse: pool.reuse_counts(),
         samples,

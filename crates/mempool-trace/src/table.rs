@@ -35,6 +35,10 @@ fn rows(reports: &[Report]) -> Vec<(String, Vec<String>)> {
         ("threshold".to_string(), col(&|r| bytes(r.options.threshold.unwrap_or(r.options.pool_size)))),
         ("granularity".into(), col(&|r| bytes(r.options.granularity))),
         ("reuse flags".into(), col(&|r| r.options.flags.to_string())),
+        (
+            "small blocks".into(),
+            col(&|r| r.options.small_blocks.map_or_else(|| "off".into(), |t| format!("up to {}", bytes(t)))),
+        ),
         ("operations".into(), col(&|r| r.ops.to_string())),
         ("peak requested (live)".into(), col(&|r| bytes(r.requested_high))),
         ("USED_HIGH (rounded)".into(), col(&|r| bytes(r.used_high))),

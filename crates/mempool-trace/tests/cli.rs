@@ -139,6 +139,40 @@ fn compare_puts_thresholds_side_by_side() {
 }
 
 #[test]
+fn compare_replays_through_the_small_block_layer() {
+    for name in ["training.csv", "pipeline.csv"] {
+        let trace = dir().join("traces").join(name);
+        let args = ["compare", trace.to_str().unwrap(), "--small-blocks", "1M", "--small-blocks", "64M"];
+        let out = tool(&[&args[..], &["--small-blocks", "1M"]].concat());
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        let header = stdout.lines().find(|l| l.starts_with('|')).expect("a table");
+        // The pool alone first, then one column per distinct threshold.
+        assert_eq!(header.matches('|').count(), 5, "{header}");
+        assert!(header.contains("pool alone") && header.contains("small blocks 1 MiB"), "{header}");
+        let cell = |label: &str| -> Vec<String> {
+            let row = stdout.lines().find(|l| l.starts_with(&format!("| {label} "))).expect(label);
+            row.split('|').skip(2).filter(|c| !c.trim().is_empty()).map(|c| c.trim().to_string()).collect()
+        };
+        assert_eq!(cell("small blocks"), ["off", "up to 1 MiB", "up to 64 MiB"]);
+        let peak = cell("peak requested (live)");
+        assert!(peak.iter().all(|p| *p == peak[0]), "{stdout}");
+        let ratios: Vec<f64> =
+            cell("RESERVED_HIGH / peak requested").iter().map(|r| r.parse().expect("a ratio")).collect();
+        assert!(ratios.iter().all(|&r| r >= 1.0), "{stdout}");
+    }
+    // `replay` takes one threshold.
+    let trace = dir().join("traces").join("training.csv");
+    let out = tool(&["replay", trace.to_str().unwrap(), "--small-blocks", "2M"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains("up to 2 MiB"), "{stdout}");
+    let out = tool(&["replay", trace.to_str().unwrap(), "--small-blocks", "32G"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("threshold") && !stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
 fn compare_varies_granularity_and_flags() {
     let trace = dir().join("traces").join("pipeline.csv");
     let args = ["compare", trace.to_str().unwrap(), "--granularity", "2M", "--granularity", "32M", "--flags", "none"];

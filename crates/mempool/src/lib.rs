@@ -327,6 +327,30 @@ pub use mempool_hal::{
 };
 pub use raii::{Buffer, Event, Pool, Stream};
 
+/// The stream-ordered small-block layer (the `mempool-small` crate): packs requests up to
+/// a threshold into pool blocks, for any backend. [`small::SmallBlocks`] is itself a
+/// [`MemPool`]; a facade [`Pool`] dereferences to the backend's pool it wraps.
+///
+/// ```
+/// # #[cfg(feature = "emu")] fn main() -> mempool::Result<()> {
+/// use mempool::prelude::*;
+/// use mempool::small::SmallBlocks;
+/// use mempool::{Pool, PoolProps, Stream};
+///
+/// let dev = mempool::backend::Emulator::new();
+/// let stream = Stream::new(&dev)?;
+/// let pool = Pool::new(&dev, &PoolProps::builder().max_size(1 << 30).build())?;
+/// let small = SmallBlocks::new(&dev, &pool, 1 << 20)?; // requests up to 1 MiB are carved
+/// let p = small.malloc_async(4096, stream.raw())?;
+/// assert_eq!(small.small_stats().held_current, 2 << 20);
+/// // SAFETY: `p` is a live allocation of `small` with no work enqueued on it.
+/// unsafe { small.free_async(p, stream.raw())? };
+/// # Ok(())
+/// # }
+/// # #[cfg(not(feature = "emu"))] fn main() {}
+/// ```
+pub use mempool_small as small;
+
 /// The mocks (feature `mock`): the `mempool-mock` crate, with mockall's `predicate`
 /// and `mockall` itself re-exported, so tests need no direct dependency on mockall.
 #[cfg(feature = "mock")]

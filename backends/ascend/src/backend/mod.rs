@@ -151,6 +151,22 @@ impl Handle {
 #[derive(Debug, Clone)]
 pub struct AscendStream(Arc<Handle>);
 
+/// Clones name the same stream: two handles are equal when they name one stream.
+impl PartialEq for AscendStream {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for AscendStream {}
+
+/// Hashes the handle's identity, consistent with equality.
+impl std::hash::Hash for AscendStream {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (Arc::as_ptr(&self.0) as usize).hash(state);
+    }
+}
+
 impl AscendStream {
     /// The runtime's `aclrtStream`, to pass to other CANN calls (a kernel launch, say).
     /// It is valid until the stream is destroyed through the backend; using it is up to
