@@ -15,8 +15,10 @@
 //! serves from its blocks. A request of `1..=threshold` bytes is rounded up to 512 bytes
 //! ([`ALIGN`]) and carved from a block; a request above it is passed to the pool
 //! (which rounds it to its granularity). `0` turns the layer into a pass-through: every
-//! request goes to the pool, which is how a test lets the emulator's checker judge every
-//! allocation on its own (see [the checker](#the-checker)).
+//! request goes to the pool, and its errors come back as the pool gives them (no
+//! [out-of-memory](#out-of-memory) retry), which is how a test lets the emulator's checker
+//! judge every allocation on its own (see [the checker](#the-checker)). The conformance
+//! suite checks both: see [Conformance](#conformance).
 //!
 //! Requests of at most 1 MiB ([`SMALL_LIMIT`]) are carved from *small* blocks of 2 MiB
 //! ([`SMALL_BLOCK`], one granule at the default granularity); larger ones from *large*
@@ -73,7 +75,8 @@
 //! retries once; a block request also falls back to the smallest block that fits. The
 //! second failure is returned as the pool's out-of-memory error. This path blocks; it is
 //! the layer's equivalent of PyTorch freeing its cached blocks before reporting out of
-//! memory.
+//! memory. With threshold 0 the layer holds nothing and takes no part: the pool's
+//! out-of-memory error is returned at once.
 //!
 //! # Statistics
 //!
@@ -143,7 +146,8 @@ use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;
 use std::fmt;
 use std::hash::Hash;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::ops::Deref;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// The alignment, and the rounding, of every range carved from a block: 512 bytes.
 pub const ALIGN: u64 = 512;
@@ -258,10 +262,31 @@ struct State<D: Device> {
     stats: SmallStats,
 }
 
+/// How a layer holds its device or its pool: borrowed ([`SmallBlocks::new`]) or shared
+/// ([`SmallBlocks::new_shared`]).
+enum Held<'a, T> {
+    Borrowed(&'a T),
+    Shared(Arc<T>),
+}
+
+impl<T> Deref for Held<'_, T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        match self {
+            Held::Borrowed(t) => t,
+            Held::Shared(t) => t,
+        }
+    }
+}
+
 /// A stream-ordered small-block layer over a pool of device `D` (see the
 /// [crate docs](crate) for the threshold, the ordering rules and the statistics).
 ///
-/// It borrows the device (for the events of cross-stream frees) and the pool. Dropping
+/// It borrows the device (for the events of cross-stream frees) and the pool
+/// ([`SmallBlocks::new`]), or shares them through [`Arc`]s
+/// ([`SmallBlocks::new_shared`], a `SmallBlocks<'static, D>` that can be stored next to
+/// the pool, for instance as the pool type of a wrapping [`Device`]). Dropping
 /// it waits for the events of its pending cross-stream frees, gives its empty blocks back
 /// to the pool and destroys its events; blocks that still hold live ranges stay allocated
 /// in the pool until the pool is destroyed.
@@ -273,8 +298,8 @@ pub struct SmallBlocks<'a, D: Device>
 where
     D::Stream: Eq + Hash,
 {
-    dev: &'a D,
-    pool: &'a D::Pool,
+    dev: Held<'a, D>,
+    pool: Held<'a, D::Pool>,
     threshold: u64,
     granularity: u64,
     state: Mutex<State<D>>,
@@ -286,7 +311,7 @@ where
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SmallBlocks")
-            .field("pool", self.pool)
+            .field("pool", &*self.pool)
             .field("threshold", &self.threshold)
             .field("stats", &self.small_stats())
             .finish()
@@ -295,6 +320,43 @@ where
 
 fn class(rounded: u64) -> usize {
     usize::from(rounded > SMALL_LIMIT)
+}
+
+impl<D: Device + 'static> SmallBlocks<'static, D>
+where
+    D::Stream: Eq + Hash,
+{
+    /// A layer that shares its device and its pool (a pool of `dev`) rather than borrowing
+    /// them, so that it can live as long as its owner wants: next to the pool in a struct,
+    /// or as the pool of a wrapping [`Device`]. Otherwise the same as [`SmallBlocks::new`].
+    ///
+    /// # Errors
+    ///
+    /// A threshold above the pool's size: `InvalidParam` (107000).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mempool_emu::Emulator;
+    /// use mempool_hal::{Device, MemPool, PoolProps};
+    /// use mempool_small::SmallBlocks;
+    /// use std::sync::Arc;
+    ///
+    /// let emu = Arc::new(Emulator::new());
+    /// let s = emu.create_stream()?;
+    /// let pool = Arc::new(emu.create_pool(&PoolProps::builder().max_size(1 << 30).build())?);
+    /// let small: SmallBlocks<'static, Emulator> = SmallBlocks::new_shared(Arc::clone(&emu), Arc::clone(&pool), 1 << 20)?;
+    /// let a = small.malloc_async(100, &s)?;
+    /// // SAFETY: a live allocation of `small`, used on `s` only.
+    /// unsafe { small.free_async(a, &s)? };
+    /// drop(small);
+    /// emu.synchronize_device()?;
+    /// emu.destroy_pool(&pool)?;
+    /// # Ok::<(), mempool_hal::Error>(())
+    /// ```
+    pub fn new_shared(dev: Arc<D>, pool: Arc<D::Pool>, threshold: u64) -> Result<Self> {
+        Self::with(Held::Shared(dev), Held::Shared(pool), threshold)
+    }
 }
 
 impl<'a, D: Device> SmallBlocks<'a, D>
@@ -308,6 +370,10 @@ where
     ///
     /// A threshold above the pool's size: `InvalidParam` (107000).
     pub fn new(dev: &'a D, pool: &'a D::Pool, threshold: u64) -> Result<Self> {
+        Self::with(Held::Borrowed(dev), Held::Borrowed(pool), threshold)
+    }
+
+    fn with(dev: Held<'a, D>, pool: Held<'a, D::Pool>, threshold: u64) -> Result<Self> {
         if threshold > pool.size() {
             return Err(Error::invalid_param(
                 "SmallBlocks::new",
@@ -343,8 +409,8 @@ where
     }
 
     /// The pool underneath.
-    pub fn pool(&self) -> &'a D::Pool {
-        self.pool
+    pub fn pool(&self) -> &D::Pool {
+        &self.pool
     }
 
     /// The layer's own statistics, read at one instant.
@@ -403,7 +469,9 @@ where
     fn malloc_direct(&self, size: u64, stream: &D::Stream) -> Result<DevicePtr> {
         let p = match self.pool.malloc_async(size, stream) {
             Ok(p) => p,
-            Err(e) if e.kind() == ErrorKind::OutOfMemory => {
+            // With threshold 0 the layer holds nothing to give back and stays a pure
+            // pass-through: the pool's error as it is.
+            Err(e) if e.kind() == ErrorKind::OutOfMemory && self.threshold > 0 => {
                 let mut st = self.lock();
                 self.relieve(&mut st)?;
                 drop(st);
