@@ -106,6 +106,26 @@
 //! not hand out, that was freed already, or that points inside an allocation is
 //! `InvalidPointer` (107000), never a panic and never passed to the pool.
 //!
+//! # Conformance
+//!
+//! The workspace runs the conformance suite of `mempool-conformance` (contract §10)
+//! through the layer on the emulator, in both execution modes and both profiles
+//! (`tests/conformance_small.rs`), on a test device whose pools are layers over the
+//! emulator's pools ([`SmallBlocks::new_shared`]):
+//!
+//! - at threshold 0 every one of the 30 scenarios passes unchanged: the layer is
+//!   transparent;
+//! - at threshold one granule (64 KiB there) the scenarios about attributes, properties,
+//!   cross-stream reuse of multi-granule blocks (event dependencies, opportunistic and
+//!   internal-dependency reuse), `trim_to` errors and bad handles pass (1, 2, 4-7,
+//!   14-18, 25, 29). The other 17 do not apply: their exact expectations are about the
+//!   pool's own carving of requests of at most a granule, which the layer serves from its
+//!   blocks instead: the address of such a request, or RESERVED and USED counting it as
+//!   one granule (3, 8-13, 20-24, 26-28), the out-of-memory figures,
+//!   which the layer's [out-of-memory](#out-of-memory) path changes by trimming the pool
+//!   (19), and a registry of granule-rounded ranges (30). The test file lists each with
+//!   its reason, as ignored cases.
+//!
 //! # Example
 //!
 //! ```

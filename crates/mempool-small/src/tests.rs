@@ -156,6 +156,25 @@ fn threshold_zero_passes_everything_through() -> Result<()> {
 }
 
 #[test]
+fn threshold_zero_returns_the_pools_out_of_memory_error_as_it_is() -> Result<()> {
+    let emu = emu(ExecutionMode::Deferred, 1 << 30);
+    let s = emu.create_stream()?;
+    let pool = pool(&emu, 4 * MIB);
+    let l = SmallBlocks::new(&emu, &pool, 0)?;
+    let a = l.malloc_async(2 * MIB, &s)?;
+    let b = l.malloc_async(2 * MIB, &s)?;
+    free(&l, a, &s)?;
+    // No synchronization and no trim behind the caller's back: the freed granule stays
+    // cached in the pool, as the error reports.
+    let e = l.malloc_async(4 * MIB, &s).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::OutOfMemory);
+    assert_eq!(e.oom().map(|o| o.largest_cached_block), Some(2 * MIB), "{e}");
+    assert_eq!(pool.stats()?.reserved_current, 4 * MIB);
+    free(&l, b, &s)?;
+    Ok(())
+}
+
+#[test]
 fn bad_input_is_an_error_never_a_panic() -> Result<()> {
     let emu = emu(ExecutionMode::Deferred, 1 << 30);
     let s = emu.create_stream()?;
