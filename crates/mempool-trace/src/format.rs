@@ -216,6 +216,21 @@ fn parse_row(line: &str) -> Result<Row, String> {
     Ok(Row { thread, time_ns, op })
 }
 
+/// The rows of a CSV log in the RMM columns: `(line number, trimmed line)` for every
+/// non-blank line, after a byte-order mark (which some editors write) and without the
+/// header, which may only come before the first row (after blank lines, say).
+pub(crate) fn data_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut header_allowed = true;
+    text.lines().enumerate().filter_map(move |(i, raw)| {
+        let l = raw.trim();
+        if l.is_empty() || (std::mem::take(&mut header_allowed) && l.replace(' ', "") == HEADER) {
+            return None;
+        }
+        Some((i + 1, l))
+    })
+}
+
 /// Parses a trace and checks it: every row well formed, every action known, no
 /// allocation of a pointer that is already live, no free of a pointer that is not live,
 /// and a free's size equal to its allocation's.
@@ -236,19 +251,7 @@ fn parse_row(line: &str) -> Result<Row, String> {
 pub fn parse(text: &str) -> Result<Trace, ParseError> {
     let mut trace = Trace::default();
     let mut live: HashMap<u64, u64> = HashMap::new();
-    // A byte-order mark some editors write is not part of the header.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    // The header may only come before the first row (after blank lines, say).
-    let mut header_allowed = true;
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        let l = raw.trim();
-        if l.is_empty() {
-            continue;
-        }
-        if std::mem::take(&mut header_allowed) && l.replace(' ', "") == HEADER {
-            continue;
-        }
+    for (line, l) in data_lines(text) {
         let err = |message: String| ParseError { line, message };
         let row = parse_row(l).map_err(err)?;
         match row.op {

@@ -8,7 +8,7 @@
 //! and `deallocate` for `free` are read too.
 
 use super::{Format, ImportError, Imported, Place};
-use crate::format::{HEADER, Op, Row, Trace};
+use crate::format::{Op, Row, Trace, data_lines};
 use std::collections::HashMap;
 
 const DAY_NS: u64 = 24 * 3600 * 1_000_000_000;
@@ -61,15 +61,10 @@ fn number(field: &str, what: &str) -> Result<u64, String> {
 /// a wall-clock time, or a stream written as a hex pointer (the project writes small
 /// decimal ids).
 pub(super) fn is_rmm_log(text: &str) -> bool {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && l.replace(' ', "") != HEADER)
-        .map(|l| l.split(',').map(str::trim).collect::<Vec<_>>())
-        .next()
-        .is_some_and(|f| {
-            f.get(1).is_some_and(|t| t.contains(':'))
-                || f.get(5).is_some_and(|s| s.starts_with("0x") || s.starts_with("0X"))
-        })
+    data_lines(text).map(|(_, l)| l.split(',').map(str::trim).collect::<Vec<_>>()).next().is_some_and(|f| {
+        f.get(1).is_some_and(|t| t.contains(':'))
+            || f.get(5).is_some_and(|s| s.starts_with("0x") || s.starts_with("0X"))
+    })
 }
 
 /// Seconds with up to nine decimals (a log that writes seconds since the epoch) as
@@ -99,17 +94,8 @@ pub(super) fn import(text: &str) -> Result<Imported, ImportError> {
     let mut lines = Vec::new();
     let (mut first, mut last, mut day) = (None::<u64>, 0u64, 0u64);
     let (mut wraps, mut reordered) = (0usize, 0usize);
-    let mut header_allowed = true;
     let mut clock_form: Option<bool> = None;
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        let l = raw.trim();
-        if l.is_empty() {
-            continue;
-        }
-        if std::mem::take(&mut header_allowed) && l.replace(' ', "") == HEADER {
-            continue;
-        }
+    for (line, l) in data_lines(text) {
         let err = |message: String| ImportError { place: Some(Place::Line(line)), message };
         let f: Vec<&str> = l.split(',').collect();
         if f.len() != 6 {
