@@ -21,7 +21,7 @@
 //!   one thread gets over what two get together.
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use mempool_emu::{CopySide, EmuPool, EmuStream, Emulator, ReuseRule};
+use mempool_emu::{CopySide, EmuEvent, EmuPool, EmuStream, Emulator, ReuseRule};
 use mempool_hal::{Device, MemPool, MemPoolExt, PoolProps, attr};
 use mempool_tests::write_percentiles;
 use std::alloc::{Layout, alloc, dealloc};
@@ -471,7 +471,7 @@ fn copy_contention(c: &mut Criterion) {
 
 /// One operation of `streams_scaling` on stream `k` of `streams`: an allocation and its
 /// free on it, an event recorded there, and the next stream waiting for that event.
-fn scaling_op(emu: &Emulator, p: &EmuPool, streams: &[EmuStream], e: &mempool_emu::EmuEvent, k: usize) {
+fn scaling_op(emu: &Emulator, p: &EmuPool, streams: &[EmuStream], e: &EmuEvent, k: usize) {
     let s = &streams[k];
     let d = p.malloc_async(emu.pool_granularity(), s).expect("malloc");
     p.free(d, s).expect("free");
@@ -483,7 +483,7 @@ fn scaling_op(emu: &Emulator, p: &EmuPool, streams: &[EmuStream], e: &mempool_em
 /// allocation there (event-dependency reuse of a block `main` freed), the result handed
 /// back to `main` through an event, freed on `main`, the stream destroyed, and `main`
 /// synchronized (the host reads the result).
-fn request(emu: &Emulator, p: &EmuPool, main: &EmuStream, to_req: &mempool_emu::EmuEvent, to_main: &mempool_emu::EmuEvent) {
+fn request(emu: &Emulator, p: &EmuPool, main: &EmuStream, to_req: &EmuEvent, to_main: &EmuEvent) {
     let s = emu.create_stream().expect("stream");
     emu.stream_wait_event(&s, to_req).expect("wait");
     let d = p.malloc_async(emu.pool_granularity(), &s).expect("malloc");
@@ -533,8 +533,11 @@ fn streams_scaling(c: &mut Criterion) {
         let main = emu.create_stream().expect("stream");
         let other = emu.create_stream().expect("stream");
         let pair = [main.clone(), other.clone()];
-        let (to_req, to_main, e) =
-            (emu.create_event().expect("event"), emu.create_event().expect("event"), emu.create_event().expect("event"));
+        let (to_req, to_main, e) = (
+            emu.create_event().expect("event"),
+            emu.create_event().expect("event"),
+            emu.create_event().expect("event"),
+        );
         emu.record_event(&to_req, &main).expect("record");
         let mut created = 0;
         for n in ever {

@@ -96,7 +96,8 @@ pub(crate) fn targets_report(criterion: &Path, tsv: &str, replay_tsv: &str) -> S
         p99s.map_or("-".into(), |(m, b)| format!("{} against {}", fmt_ns(m), fmt_ns(b))),
         verdict(p99s.map(|(m, b)| m <= b))
     ));
-    let threads = median("two_threads", "one-thread", "malloc+free").zip(median("two_threads", "two-threads", "malloc+free"));
+    let threads =
+        median("two_threads", "one-thread", "malloc+free").zip(median("two_threads", "two-threads", "malloc+free"));
     md.push_str(&format!(
         "| two threads on their own streams of one pool: at least 1.5 x one thread's throughput | {} x | {} |\n",
         threads.map_or("-".into(), |(one, two)| format!("{:.2}", one / two)),

@@ -485,7 +485,7 @@ impl Device for Emulator {
             // Entries of streams long gone would otherwise pile up (`Platform::prune`).
             if clock.len() > st.prune_at {
                 self.platform.prune(&mut clock);
-                st.prune_at = (2 * clock.len()).max(crate::platform::PRUNE_MIN);
+                st.prune_at = crate::platform::prune_at(clock.len());
             }
             st.clock = Arc::new(clock);
         }

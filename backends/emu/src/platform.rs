@@ -22,9 +22,15 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-/// How many entries a stream's clock may gain before it is pruned again
-/// ([`Platform::prune`]): at least this many, and at least as many as it kept last time.
-pub(crate) const PRUNE_MIN: usize = 32;
+/// A stream's clock is pruned ([`Platform::prune`]) when a wait makes it longer than
+/// this many entries, or than twice what the last pruning kept.
+const PRUNE_MIN: usize = 32;
+
+/// The length past which a clock of `len` entries (just pruned, or new) is pruned next.
+/// Debug builds prune at every growth, so that the tests exercise it.
+pub(crate) fn prune_at(len: usize) -> usize {
+    if cfg!(debug_assertions) { len } else { (2 * len).max(PRUNE_MIN) }
+}
 
 /// How many destroyed streams whose worker has ended the registry keeps for the next
 /// device synchronization to observe.

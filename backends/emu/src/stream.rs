@@ -162,7 +162,7 @@ impl StreamShared {
             state: Mutex::new(StreamState {
                 last_real: 0,
                 clock: Arc::new(Clock::default()),
-                prune_at: crate::platform::PRUNE_MIN,
+                prune_at: crate::platform::prune_at(0),
                 stamps: Vec::new(),
                 ops: VecDeque::new(),
                 running_host_fn: 0,
