@@ -209,7 +209,8 @@ mod tests {
     /// nothing.
     #[test]
     fn merge_agrees_with_raising_each_entry() {
-        let cases: &[(&[(u64, u64)], &[(u64, u64)])] = &[
+        type Entries = &'static [(u64, u64)];
+        let cases: &[(Entries, Entries)] = &[
             (&[(1, 1), (2, 2), (3, 3)], &[(2, 5), (3, 1)]),
             (&[(1, 1), (2, 2)], &[(2, 1), (5, 4), (6, 1)]),
             (&[(2, 2), (4, 4)], &[(1, 9), (3, 3), (4, 1), (7, 7)]),
