@@ -14,8 +14,8 @@
 //! - `streams_scaling`: malloc + free + record + wait, round-robin over 4 to 2,048 live
 //!   streams (each waits for the previous one's event), and the same operation on two
 //!   long-lived streams after 100 to 10,000 streams were created and destroyed (each a
-//!   request: create, allocate, hand off through events, destroy); a timed loop also
-//!   reports the cost of such a request after that many.
+//!   request: create, allocate, hand off through events, destroy, synchronize the main
+//!   stream); a timed loop also reports the cost of such a request after that many.
 //! - `two_threads`: `malloc_async` + `free_async` pairs on one pool, one thread against two
 //!   threads each on a stream of its own: time per pair, so the ratio is the throughput
 //!   one thread gets over what two get together.
@@ -480,7 +480,8 @@ fn scaling_op(emu: &Emulator, p: &EmuPool, streams: &[EmuStream], e: &EmuEvent, 
 }
 
 /// A request of a long-running server: a stream of its own ordered after `main`, an
-/// allocation there (event-dependency reuse of a block `main` freed), the result handed
+/// allocation there (reusing the block `main` freed before the last synchronization,
+/// rule b), the result handed
 /// back to `main` through an event, freed on `main`, the stream destroyed, and `main`
 /// synchronized (the host reads the result).
 fn request(emu: &Emulator, p: &EmuPool, main: &EmuStream, to_req: &EmuEvent, to_main: &EmuEvent) {
