@@ -162,7 +162,8 @@ impl StreamShared {
             state: Mutex::new(StreamState {
                 last_real: 0,
                 clock: Arc::new(Clock::default()),
-                prune_at: crate::platform::prune_at(0),
+                // The first wait that adds an entry prunes, and sets the next length.
+                prune_at: 0,
                 stamps: Vec::new(),
                 ops: VecDeque::new(),
                 running_host_fn: 0,
