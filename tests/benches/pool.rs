@@ -14,9 +14,17 @@
 //! - `copy_contention`: `malloc_async` + `free_async` on a pool while 256 MiB copies into
 //!   the same pool run back to back on another thread, against the same pair with no copy
 //!   running.
+//! - `streams_scaling`: malloc + free + record + wait, round-robin over 4 to 2,048 live
+//!   streams (each waits for the previous one's event), and the same operation on two
+//!   long-lived streams after 100 to 10,000 streams were created and destroyed (each a
+//!   request: create, allocate, hand off through events, destroy, synchronize the main
+//!   stream); a timed loop also reports the cost of such a request after that many.
+//! - `two_threads`: `malloc_async` + `free_async` pairs on one pool, one thread against two
+//!   threads each on a stream of its own: time per pair, so the ratio is the throughput
+//!   one thread gets over what two get together.
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use mempool_emu::{CopySide, EmuPool, EmuStream, Emulator, ReuseRule};
+use mempool_emu::{CopySide, EmuEvent, EmuPool, EmuStream, Emulator, ReuseRule};
 use mempool_hal::{Device, MemPool, MemPoolExt, PoolProps, attr};
 use mempool_small::SmallBlocks;
 use mempool_tests::write_percentiles;
@@ -507,9 +515,158 @@ fn copy_contention(c: &mut Criterion) {
     emu.synchronize_stream(&s).expect("sync");
 }
 
+/// One operation of `streams_scaling` on stream `k` of `streams`: an allocation and its
+/// free on it, an event recorded there, and the next stream waiting for that event.
+fn scaling_op(emu: &Emulator, p: &EmuPool, streams: &[EmuStream], e: &EmuEvent, k: usize) {
+    let s = &streams[k];
+    let d = p.malloc_async(emu.pool_granularity(), s).expect("malloc");
+    p.free(d, s).expect("free");
+    emu.record_event(e, s).expect("record");
+    emu.stream_wait_event(&streams[(k + 1) % streams.len()], e).expect("wait");
+}
+
+/// A request of a long-running server: a stream of its own ordered after `main`, an
+/// allocation there (reusing the block `main` freed before the last synchronization,
+/// rule b), the result handed
+/// back to `main` through an event, freed on `main`, the stream destroyed, and `main`
+/// synchronized (the host reads the result).
+fn request(emu: &Emulator, p: &EmuPool, main: &EmuStream, to_req: &EmuEvent, to_main: &EmuEvent) {
+    let s = emu.create_stream().expect("stream");
+    emu.stream_wait_event(&s, to_req).expect("wait");
+    let d = p.malloc_async(emu.pool_granularity(), &s).expect("malloc");
+    emu.record_event(to_main, &s).expect("record");
+    emu.stream_wait_event(main, to_main).expect("wait");
+    p.free(d, main).expect("free");
+    emu.record_event(to_req, main).expect("record");
+    emu.destroy_stream(&s).expect("destroy");
+    emu.synchronize_stream(main).expect("sync");
+}
+
+fn streams_scaling(c: &mut Criterion) {
+    let mut g = c.benchmark_group("streams_scaling");
+    for n in [4usize, 64, 512, 2048] {
+        let case = format!("{n}-live");
+        if !selected(&[&format!("streams_scaling/emu/{case}")]) {
+            continue;
+        }
+        // One page per allocation: every stream keeps one block cached.
+        let emu = emulator(rustix::param::page_size() as u64, 1 << 30);
+        let p = pool(&emu, 1 << 30);
+        let streams: Vec<EmuStream> = (0..n).map(|_| emu.create_stream().expect("stream")).collect();
+        let e = emu.create_event().expect("event");
+        // Two rounds first: every clock then names every stream.
+        for k in 0..2 * n {
+            scaling_op(&emu, &p, &streams, &e, k % n);
+        }
+        let mut k = 0;
+        g.bench_function(BenchmarkId::new("emu", &case), |b| {
+            b.iter(|| {
+                scaling_op(&emu, &p, &streams, &e, k);
+                k = (k + 1) % n;
+            })
+        });
+        for s in &streams {
+            emu.destroy_stream(s).expect("destroy");
+        }
+    }
+    let ever = [100usize, 2000, 10_000];
+    let ids: Vec<String> = ever.iter().map(|n| format!("streams_scaling/emu/{n}-ever")).collect();
+    if selected(&ids.iter().map(String::as_str).collect::<Vec<_>>()) {
+        let emu = emulator(rustix::param::page_size() as u64, 1 << 30);
+        let p = pool(&emu, 1 << 30);
+        p.set(attr::ReuseFollowEventDependencies, true).expect("flag");
+        // Blocks stay cached across the synchronizations.
+        p.set(attr::ReleaseThreshold, 1 << 30).expect("threshold");
+        let main = emu.create_stream().expect("stream");
+        let other = emu.create_stream().expect("stream");
+        let pair = [main.clone(), other.clone()];
+        let (to_req, to_main, e) = (
+            emu.create_event().expect("event"),
+            emu.create_event().expect("event"),
+            emu.create_event().expect("event"),
+        );
+        emu.record_event(&to_req, &main).expect("record");
+        let mut created = 0;
+        for n in ever {
+            // Requests until `n` streams were created (and destroyed), the last 200 timed.
+            let mut ns = Vec::new();
+            while created < n {
+                let t = Instant::now();
+                request(&emu, &p, &main, &to_req, &to_main);
+                if n - created <= 200 {
+                    ns.push(t.elapsed().as_nanos() as u64);
+                }
+                created += 1;
+            }
+            write_percentiles("streams_scaling", &format!("request after {n} streams"), "request", ns);
+            let mut k = 0;
+            g.bench_function(BenchmarkId::new("emu", format!("{n}-ever")), |b| {
+                b.iter(|| {
+                    scaling_op(&emu, &p, &pair, &e, k);
+                    k ^= 1;
+                })
+            });
+        }
+        emu.synchronize_device().expect("sync");
+    }
+    g.finish();
+}
+
+fn two_threads(c: &mut Criterion) {
+    let ids = ["two_threads/one-thread/malloc+free", "two_threads/two-threads/malloc+free"];
+    if !selected(&ids) {
+        return;
+    }
+    let emu = emulator(2 * MIB, 4 << 30);
+    let p = pool(&emu, 1 << 30);
+    let streams = [emu.create_stream().expect("stream"), emu.create_stream().expect("stream")];
+    for s in &streams {
+        let d = p.malloc_async(2 * MIB, s).expect("malloc");
+        p.free(d, s).expect("free");
+    }
+    let pairs = |s: &EmuStream, n: u64| {
+        for _ in 0..n {
+            let d = p.malloc_async(black_box(2 * MIB), s).expect("malloc");
+            p.free(d, s).expect("free");
+        }
+    };
+    let mut g = c.benchmark_group("two_threads");
+    // Time per pair: `iters` pairs on one thread, or `iters` pairs split over two threads
+    // started together.
+    g.bench_function(BenchmarkId::new("one-thread", "malloc+free"), |b| {
+        b.iter_custom(|iters| {
+            let t = Instant::now();
+            pairs(&streams[0], iters);
+            t.elapsed()
+        })
+    });
+    g.bench_function(BenchmarkId::new("two-threads", "malloc+free"), |b| {
+        b.iter_custom(|iters| {
+            let start = std::sync::Barrier::new(3);
+            let mut t = None;
+            std::thread::scope(|scope| {
+                for (i, s) in streams.iter().enumerate() {
+                    let (start, pairs) = (&start, &pairs);
+                    let n = iters / 2 + if i == 0 { iters % 2 } else { 0 };
+                    scope.spawn(move || {
+                        start.wait();
+                        pairs(s, n);
+                    });
+                }
+                start.wait();
+                t = Some(Instant::now());
+            });
+            // The scope ends when both threads have.
+            t.expect("started").elapsed()
+        })
+    });
+    g.finish();
+    println!("two_threads: {:?}", p.reuse_counts());
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    targets = same_stream_pair, small_blocks_pair, live_100k, cross_stream, stream_ops, copy_contention
+    targets = same_stream_pair, small_blocks_pair, live_100k, cross_stream, stream_ops, copy_contention, streams_scaling, two_threads
 }
 criterion_main!(benches);

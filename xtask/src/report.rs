@@ -20,6 +20,16 @@ pub(crate) const BENCH_GROUPS: &[(&str, &str, &str)] = &[
         "malloc_async + free_async on a pool while 256 MiB copies into it run on another thread, against none running",
         "during-copy",
     ),
+    (
+        "streams_scaling",
+        "malloc + free + record + wait, round-robin over N live streams (N-live), and on two streams after N streams were created and destroyed (N-ever)",
+        "emu",
+    ),
+    (
+        "two_threads",
+        "malloc_async + free_async pairs on one pool, time per pair: two threads on streams of their own against one thread",
+        "two-threads",
+    ),
     ("ffi_overhead", "malloc + free through the Ascend backend over the drop-in library", "ascend-backend"),
     ("replay", "a whole bundled trace replayed on the emulator", "emu"),
     ("replay_real", "a whole real trace replayed on the emulator (the folder `MEMPOOL_TRACES` names)", "emu"),
@@ -243,6 +253,42 @@ pub(crate) fn targets_report(criterion: &Path, tsv: &str, replay_tsv: &str, real
         p99.map_or("-".into(), fmt_ns),
         timed("live_100k", "offset-allocator", 3).map_or("-".into(), fmt_ns),
         verdict(p99.map(|p| p < 1000.0))
+    ));
+    let live = median("live_100k", "emu", "free+alloc").zip(median("live_100k", "offset-allocator", "free+alloc"));
+    md.push_str(&format!(
+        "| `live_100k` within 1.5 x `offset-allocator` | {} x its time | {} |\n",
+        live.map_or("-".into(), |(m, b)| format!("{:.2}", m / b)),
+        verdict(live.map(|(m, b)| m <= 1.5 * b))
+    ));
+    let p99s = p99.zip(timed("live_100k", "offset-allocator", 3));
+    md.push_str(&format!(
+        "| `live_100k` p99 no worse than `offset-allocator`'s | {} | {} |\n",
+        p99s.map_or("-".into(), |(m, b)| format!("{} against {}", fmt_ns(m), fmt_ns(b))),
+        verdict(p99s.map(|(m, b)| m <= b))
+    ));
+    let threads =
+        median("two_threads", "one-thread", "malloc+free").zip(median("two_threads", "two-threads", "malloc+free"));
+    md.push_str(&format!(
+        "| two threads on their own streams of one pool: at least 1.5 x one thread's throughput | {} x | {} |\n",
+        threads.map_or("-".into(), |(one, two)| format!("{:.2}", one / two)),
+        verdict(threads.map(|(one, two)| one >= 1.5 * two))
+    ));
+    let scaling = |case: &str| median("streams_scaling", "emu", case);
+    let live64 = scaling("64-live").zip(scaling("4-live"));
+    md.push_str(&format!(
+        "| `streams_scaling`: 64 live streams within 2 x the cost with 4 | {} x ({} against {}) | {} |\n",
+        live64.map_or("-".into(), |(m, b)| format!("{:.2}", m / b)),
+        scaling("64-live").map_or("-".into(), fmt_ns),
+        scaling("4-live").map_or("-".into(), fmt_ns),
+        verdict(live64.map(|(m, b)| m <= 2.0 * b))
+    ));
+    let ever = scaling("10000-ever").zip(scaling("100-ever"));
+    md.push_str(&format!(
+        "| `streams_scaling`: cost independent of the streams ever created (10,000 within 1.5 x 100) | {} x ({} against {}) | {} |\n",
+        ever.map_or("-".into(), |(m, b)| format!("{:.2}", m / b)),
+        scaling("10000-ever").map_or("-".into(), fmt_ns),
+        scaling("100-ever").map_or("-".into(), fmt_ns),
+        verdict(ever.map(|(m, b)| m <= 1.5 * b))
     ));
     let over = match (timed("ffi_overhead", "ascend-backend (rounds)", 2), timed("ffi_overhead", "raw-ffi (rounds)", 2))
     {
@@ -483,6 +529,12 @@ mod tests {
         estimate(&criterion, "small_blocks_pair", "offset-allocator", "256B", 20.0);
         estimate(&criterion, "ffi_overhead", "ascend-backend", "2MiB", 210.0);
         estimate(&criterion, "ffi_overhead", "raw-ffi", "2MiB", 200.0);
+        estimate(&criterion, "live_100k", "emu", "free+alloc", 90.0);
+        estimate(&criterion, "live_100k", "offset-allocator", "free+alloc", 60.0);
+        estimate(&criterion, "two_threads", "one-thread", "malloc+free", 50.0);
+        estimate(&criterion, "two_threads", "two-threads", "malloc+free", 40.0);
+        estimate(&criterion, "streams_scaling", "emu", "4-live", 200.0);
+        estimate(&criterion, "streams_scaling", "emu", "64-live", 300.0);
         let tsv = "live_100k\temu\t400\t900\t1000\n\
                    ffi_overhead\tascend-backend (rounds)\t206\t250\t300\n\
                    ffi_overhead\traw-ffi (rounds)\t200\t240\t300\n";
@@ -515,6 +567,10 @@ mod tests {
             targets.contains("| slowest 5.00 M ops/s (cs336-medium-ctx512-train.csv) | **not met** |"),
             "{targets}"
         );
+        assert!(targets.contains("| 1.50 x its time | met |"), "{targets}");
+        assert!(targets.contains("| 1.25 x | **not met** |"), "{targets}");
+        assert!(targets.contains("| 1.50 x (300.0 ns against 200.0 ns) | met |"), "{targets}");
+        assert!(targets.contains("| - | not measured |"), "{targets}");
         let _ = std::fs::remove_dir_all(&criterion);
     }
 }

@@ -292,8 +292,7 @@ impl Emulator {
                     format!("event {} was not reached within {t:?}", e.id),
                 )
             })?;
-            self.platform.observe_clock(&rec.clock);
-            rec.stream.observe(rec.pos);
+            self.platform.observe_record(&rec);
         }
         self.platform.after_sync(Self::event_device(e));
         Ok(())
@@ -469,9 +468,8 @@ impl Device for Emulator {
             // The event completes with the last real operation before it; its time is
             // stamped then (or now, if that has run).
             s.stamp_at_locked(&mut st, dep_real, Arc::clone(&stamp));
-            let mut clock = (*st.clock).clone();
-            clock.raise(s.id, pos);
-            Record { stream: Arc::clone(s), pos, dep_real, clock, stamp }
+            // The stream's clock as it is, shared (`pos` is the record's own point).
+            Record { stream: Arc::clone(s), pos, dep_real, clock: Arc::clone(&st.clock), stamp }
         };
         e.set_record(record);
         Ok(())
@@ -486,7 +484,14 @@ impl Device for Emulator {
         if rec.stream.id != s.id && !rec.complete() {
             s.push_wait_locked(&mut st, Arc::clone(&rec.stream), rec.dep_real, self.timeout())?;
         }
-        Arc::make_mut(&mut st.clock).merge(&rec.clock);
+        if let Some(mut clock) = st.clock.merged(&rec.clock, rec.point()) {
+            // Entries of streams long gone would otherwise pile up (`Platform::prune`).
+            if clock.len() > st.prune_at {
+                self.platform.prune(&mut clock);
+                st.prune_at = crate::platform::prune_at(clock.len());
+            }
+            st.clock = Arc::new(clock);
+        }
         Ok(())
     }
 
@@ -494,8 +499,7 @@ impl Device for Emulator {
         let e = event.live(self.platform.id, "synchronize_event")?;
         if let Some(rec) = e.record() {
             rec.stream.wait_for(rec.dep_real, self.timeout(), "synchronize_event")?;
-            self.platform.observe_clock(&rec.clock);
-            rec.stream.observe(rec.pos);
+            self.platform.observe_record(&rec);
         }
         self.platform.after_sync(Self::event_device(e));
         Ok(())
@@ -508,7 +512,7 @@ impl Device for Emulator {
             Some(r) if r.complete() => {
                 // What the host saw complete orders everything enqueued afterwards
                 // (contract §1); reuse rule b counts synchronizations only.
-                self.platform.host.observe(&r.clock);
+                self.platform.host.observe_with(&r.clock, r.point());
                 EventStatus::Complete
             }
             _ => EventStatus::NotReady,

@@ -14,13 +14,19 @@ pub(crate) struct Record {
     pub(crate) pos: u64,
     /// The last real operation before the record: the event completes with it.
     pub(crate) dep_real: u64,
-    /// Everything ordered before the record, the recording stream included.
-    pub(crate) clock: Clock,
+    /// The recording stream's clock at the record, shared with it: with the record's own
+    /// point ([`Record::point`]), everything ordered before the record.
+    pub(crate) clock: Arc<Clock>,
     /// When the recorded point was reached (set once it completes).
     pub(crate) stamp: Arc<OnceLock<Instant>>,
 }
 
 impl Record {
+    /// The recorded point: its stream and position.
+    pub(crate) fn point(&self) -> (u64, u64) {
+        (self.stream.id, self.pos)
+    }
+
     pub(crate) fn complete(&self) -> bool {
         self.stream.completed() >= self.dep_real
     }

@@ -15,8 +15,11 @@
 //!   and event records are *markers* that only take a position, so the pool's hot path
 //!   enqueues nothing. Each stream keeps a vector clock of how far it is ordered after
 //!   every other stream (through waits, transitively); each event carries the clock of
-//!   the point it recorded; the host keeps what it has observed complete. Reuse decisions
-//!   compare these counters under the pool lock.
+//!   the point it recorded (sharing its stream's clock); the host keeps what it has
+//!   observed complete. Reuse decisions compare these counters under the pool lock. A
+//!   clock names only the streams it has heard of, and forgets destroyed ones once the
+//!   host has observed them (`Platform::prune`), so its cost follows the streams alive,
+//!   not every stream ever created.
 //! - **Real memory.** Each pool reserves its address range once (`PROT_NONE`,
 //!   `MAP_NORESERVE`), makes it accessible in chunks of 64 MiB or more while any of a
 //!   chunk is reserved, and gives released pages back at once (`MADV_DONTNEED`; a chunk
@@ -82,7 +85,7 @@
 //! | contract | rule | file |
 //! |---|---|---|
 //! | [§1](mempool_hal::contract::objects) | streams, positions and markers; the worker | `stream.rs` |
-//! | §1 | events; vector clocks | `event.rs`; `clock.rs` |
+//! | §1 | events; vector clocks; destroyed streams leave clocks once observed | `event.rs`; `clock.rs`; `platform.rs` (`prune`) |
 //! | §1, [§8](mempool_hal::contract::c_abi) | host functions on one thread per device | `hostfn.rs`, `stream.rs` (`wait_for`) |
 //! | §1 | stale and foreign handles | `EmuStream::live` (`stream.rs`), `EmuEvent::live` (`event.rs`) |
 //! | §1 | synchronization and what the host observes | `device.rs`, `platform.rs` (`observe_clock`), `clock.rs` (`HostClock`) |
@@ -129,7 +132,8 @@
 //! The other locks are taken alone: the registry of pools (its map and its destroyed
 //! ranges), an event's record, a stream's failure, the platform's host-function threads
 //! and the platform's stream registry (except as in 2; a stream's worker takes it alone
-//! when it ends). The host's clock (`HostClock`) is innermost: the checker reads it under
+//! when it ends). The platform's map of every stream by id (`Platform::prune`) is taken
+//! alone or innermost (a wait reads it under its stream's state). The host's clock (`HostClock`) is innermost: the checker reads it under
 //! a pool's and a stream's state, and nothing is locked under it. The graveyard's lock may
 //! drop a pool's last reference, and the destroyed ranges' lock reads the quarantine when
 //! it forgets ranges: both take the process-wide quarantine lock of `pool/mapping.rs`,

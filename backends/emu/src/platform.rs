@@ -17,9 +17,19 @@ use crate::pool::budget::DeviceMemory;
 use crate::pool::registry::PoolRegistry;
 use crate::pool::shared::{Faults, PoolShared};
 use crate::stream::{OnExit, StreamShared, WorkerDelay, lock};
-use crate::sync::{Arc, AtomicU64, Mutex, Ordering, PoisonError};
+use crate::sync::{Arc, AtomicU64, Mutex, Ordering, PoisonError, Weak};
 use mempool_hal::Result;
 use std::collections::{BTreeMap, HashMap, VecDeque};
+
+/// A stream's clock is pruned ([`Platform::prune`]) when a wait makes it longer than
+/// this many entries, or than twice what the last pruning kept.
+const PRUNE_MIN: usize = 32;
+
+/// The length past which a clock of `len` entries (just pruned, or new) is pruned next.
+/// Debug builds prune at every growth, so that the tests exercise it.
+pub(crate) fn prune_at(len: usize) -> usize {
+    if cfg!(debug_assertions) { len } else { (2 * len).max(PRUNE_MIN) }
+}
 
 /// How many destroyed streams whose worker has ended the registry keeps for the next
 /// device synchronization to observe.
@@ -60,6 +70,28 @@ impl Streams {
     }
 }
 
+/// Every stream of a platform by id, weakly: what [`Platform::prune`] asks about a stream
+/// named in a clock. A stream that is gone stays until the map has doubled since the last
+/// sweep, then leaves it (absent means gone: every stream enters when it is created).
+#[derive(Default)]
+struct AllStreams {
+    streams: HashMap<u64, Weak<StreamShared>>,
+    swept_at: usize,
+}
+
+impl AllStreams {
+    fn insert(&mut self, s: &Arc<StreamShared>) {
+        self.streams.insert(s.id, Arc::downgrade(s));
+    }
+
+    fn forget_gone(&mut self) {
+        if self.streams.len() > 2 * self.swept_at.max(PRUNE_MIN) {
+            self.streams.retain(|_, w| w.strong_count() > 0);
+            self.swept_at = self.streams.len();
+        }
+    }
+}
+
 static NEXT_PLATFORM: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// A destroyed pool whose memory waits for the streams to pass the destroy.
@@ -84,6 +116,9 @@ pub(crate) struct Platform {
     host_fn_threads: Mutex<HashMap<u32, HostFnThread>>,
     /// What the host has observed complete: orders everything enqueued afterwards.
     pub(crate) host: Arc<HostClock>,
+    /// Every stream of the platform by id, weakly, until it is gone ([`Platform::prune`]);
+    /// taken alone, or innermost.
+    all_streams: Mutex<AllStreams>,
     /// Tests: random delays of the stream workers.
     pub(crate) worker_delay: Option<WorkerDelay>,
 }
@@ -109,6 +144,7 @@ impl Platform {
             memory: (0..config.devices).map(|_| Arc::new(DeviceMemory::new(config.device_memory))).collect(),
             host_fn_threads: Mutex::new(HashMap::new()),
             host: Arc::new(HostClock::default()),
+            all_streams: Mutex::new(AllStreams::default()),
             worker_delay,
         }
     }
@@ -163,11 +199,23 @@ impl Platform {
     /// stream's `host_known`) and for the ordering of everything enqueued afterwards.
     pub(crate) fn observe_clock(&self, clock: &Clock) {
         self.host.observe(clock);
+        self.observe_streams(clock);
+    }
+
+    /// Each registered stream's mark of what the host observed, raised to `clock`.
+    fn observe_streams(&self, clock: &Clock) {
         for (sid, pos) in clock.iter() {
             if let Some(s) = self.stream(sid) {
                 s.observe(pos);
             }
         }
+    }
+
+    /// [`Platform::observe_clock`] for an event's record: its clock and its own point.
+    pub(crate) fn observe_record(&self, rec: &crate::event::Record) {
+        self.host.observe_with(&rec.clock, rec.point());
+        self.observe_streams(&rec.clock);
+        rec.stream.observe(rec.pos);
     }
 
     /// Pools release above their threshold; destroyed pools whose streams have passed the
@@ -194,7 +242,51 @@ impl Platform {
         // (it ends only once destroyed, and nobody holds the stream yet).
         let s = StreamShared::spawn(self.next_id(), device, self.id, deferred, self.worker_delay, on_exit)?;
         r.live.insert(s.id, Arc::clone(&s));
+        lock(&self.all_streams).insert(&s);
         Ok(s)
+    }
+
+    /// Drops from a stream's `clock` the entries that no query can tell from the host's
+    /// observations any more, so that clocks do not grow with every stream ever created:
+    /// an entry (S, p) goes when S is destroyed, the host has observed S up to p, and
+    /// either S itself is gone (no pool holds a block it freed, nothing refers to it) or
+    /// its own mark of what the host observed (`host_known`, reuse rule b) has reached p.
+    ///
+    /// Nothing changes for anyone: the checker asks whether the stream's clock *or the
+    /// host's* covers a point, and the host's clock only grows; reuse rule c asks the
+    /// stream's clock about blocks freed on S, which exist only while S does, and every
+    /// block the pruned entry let rule c take is taken by rule b first (rule b's set is
+    /// then not empty, so rule c is never asked). A destroyed stream takes no new
+    /// position, and each condition, once true, stays true.
+    pub(crate) fn prune(&self, clock: &mut Clock) {
+        let observed = self.host.observed_in(clock);
+        if observed.is_empty() {
+            return;
+        }
+        let mut gone = Vec::new();
+        // The streams still there, dropped after the lock (a last reference may go here).
+        let mut there = Vec::new();
+        {
+            let mut all = lock(&self.all_streams);
+            for (sid, pos) in observed {
+                match all.streams.get(&sid).and_then(Weak::upgrade) {
+                    Some(s) => {
+                        if s.is_destroyed() && s.host_known() >= pos {
+                            gone.push(sid);
+                        }
+                        there.push(s);
+                    }
+                    // Gone (or forgotten once gone).
+                    None => gone.push(sid),
+                }
+            }
+            all.forget_gone();
+        }
+        drop(there);
+        if !gone.is_empty() {
+            // `gone` is sorted, as the clock is.
+            clock.retain(|sid, _| gone.binary_search(&sid).is_err());
+        }
     }
 
     /// Keeps a pool just destroyed in the graveyard while any stream has not passed the

@@ -57,6 +57,8 @@ pub(crate) struct StreamState {
     /// What this stream's tail is ordered after, on other streams. Shared with the frees
     /// and records that snapshot it; changed copy-on-write.
     pub(crate) clock: Arc<Clock>,
+    /// How many entries `clock` may have before a wait prunes it (`Platform::prune`).
+    pub(crate) prune_at: usize,
     /// Event time stamps waiting for a position to complete.
     stamps: Vec<(u64, Arc<OnceLock<Instant>>)>,
     ops: VecDeque<Op>,
@@ -178,6 +180,8 @@ impl StreamShared {
             state: Mutex::new(StreamState {
                 last_real: 0,
                 clock: Arc::new(Clock::default()),
+                // The first wait that adds an entry prunes, and sets the next length.
+                prune_at: 0,
                 stamps: Vec::new(),
                 ops: VecDeque::new(),
                 running_host_fn: 0,

@@ -211,3 +211,41 @@ fn a_cann_open_destroy_waits_for_a_running_copy() {
     let err = pool.shared.with_memory(x.addr(), G, false, "memcpy", |_| ()).unwrap_err();
     assert!(err.message().contains("was destroyed before the work ran"), "{err}");
 }
+
+/// A long-running server: each request creates a stream, allocates there, hands the
+/// result back to the main stream through events, destroys the stream, and synchronizes
+/// the main stream. The main stream's clock keeps only the streams the host has not
+/// observed (it does not grow with every stream ever created), and the reuse decisions
+/// stay those of the contract: every request after the first reuses the block the main
+/// stream freed before the last synchronization (rule b).
+#[test]
+fn clocks_forget_destroyed_streams_the_host_observed() {
+    let emu = Emulator::builder().granularity(64 << 10).device_memory(1 << 30).build().unwrap();
+    let pool = emu.create_pool(&PoolProps::builder().max_size(1 << 30).build()).unwrap();
+    pool.set(attr::ReuseFollowEventDependencies, true).unwrap();
+    pool.set(attr::ReleaseThreshold, 1 << 30).unwrap();
+    let main = emu.create_stream().unwrap();
+    let (to_req, to_main) = (emu.create_event().unwrap(), emu.create_event().unwrap());
+    emu.record_event(&to_req, &main).unwrap();
+    let mut rules = Vec::new();
+    let mut longest = 0;
+    for i in 0..300 {
+        let s = emu.create_stream().unwrap();
+        emu.stream_wait_event(&s, &to_req).unwrap();
+        let (d, rule) = pool.malloc_async_traced(64 << 10, &s).unwrap();
+        rules.push(rule);
+        emu.record_event(&to_main, &s).unwrap();
+        emu.stream_wait_event(&main, &to_main).unwrap();
+        pool.free(d, &main).unwrap();
+        emu.record_event(&to_req, &main).unwrap();
+        emu.destroy_stream(&s).unwrap();
+        emu.synchronize_stream(&main).unwrap();
+        if i >= 100 {
+            longest = longest.max(main.shared.state().clock.len());
+        }
+    }
+    assert!(longest <= 70, "the main stream's clock names {longest} streams");
+    assert_eq!(rules[0], crate::ReuseRule::Fresh);
+    assert!(rules[1..].iter().all(|&r| r == crate::ReuseRule::KnownComplete), "{rules:?}");
+    assert_eq!(pool.stats().unwrap().reserved_current, 64 << 10);
+}

@@ -104,6 +104,9 @@ pub(crate) struct Pick {
 
 const NIL: u32 = u32::MAX;
 
+/// Up to this many bins, a pool finds a stream's bin by a linear search.
+const LINEAR_BINS: usize = 8;
+
 /// [`Blocks::marks`] of a free range (or a recycled node) and of a live allocation; a
 /// cached block's mark names its stream ([`cached_mark`]).
 const FREE: u64 = 0;
@@ -224,10 +227,12 @@ pub(crate) struct Blocks {
     /// Per granule, one bit: whether it was ever allocated (so an access to released
     /// memory is still known as a use after free).
     ever: Vec<u64>,
-    /// Per freeing stream: its cached blocks. A short list searched linearly (a pool
-    /// sees few streams); emptied bins stay (so the same-stream cycle neither searches
-    /// far nor allocates) until they outnumber the others.
+    /// Per freeing stream: its cached blocks. Emptied bins stay (so the same-stream
+    /// cycle neither searches nor allocates) until they outnumber the others.
     bins: Vec<Bin>,
+    /// Each bin's index by stream id, once there are more than [`LINEAR_BINS`] (fewer
+    /// are searched linearly).
+    bin_of: FxHashMap<u64, u32>,
     /// How many bins hold blocks.
     nonempty_bins: usize,
     /// The unreserved address space, by size.
@@ -255,6 +260,7 @@ impl Blocks {
             accesses: FxHashMap::default(),
             ever: zeroed(granules.div_ceil(64))?,
             bins: Vec::new(),
+            bin_of: FxHashMap::default(),
             nonempty_bins: 0,
             free: SizeBins::new(gran),
         };
@@ -724,7 +730,10 @@ impl Blocks {
     }
 
     fn bin_index(&self, stream: u64) -> Option<usize> {
-        self.bins.iter().position(|b| b.stream.id == stream)
+        if self.bins.len() <= LINEAR_BINS {
+            return self.bins.iter().position(|b| b.stream.id == stream);
+        }
+        self.bin_of.get(&stream).map(|&i| i as usize)
     }
 
     /// The cached blocks freed on `stream`, if it has a bin.
@@ -735,9 +744,15 @@ impl Blocks {
     fn new_bin(&mut self, stream: &Arc<StreamShared>) -> usize {
         if self.bins.len() >= 2 * self.nonempty_bins + 16 {
             self.bins.retain(|b| !b.sizes.is_empty());
+            self.bin_of.clear();
+            for (i, b) in self.bins.iter().enumerate() {
+                self.bin_of.insert(b.stream.id, i as u32);
+            }
         }
         self.bins.push(Bin { stream: Arc::clone(stream), sizes: SizeBins::new(self.gran) });
-        self.bins.len() - 1
+        let i = self.bins.len() - 1;
+        self.bin_of.insert(stream.id, i as u32);
+        i
     }
 
     /// Checks the structure's invariants (tests).
@@ -789,6 +804,10 @@ impl Blocks {
         assert_eq!(self.stats.reserved_current, used + cached);
         assert!(self.accesses.keys().all(|&a| self.is_live_start(a)), "noted accesses belong to live allocations");
         assert_eq!(self.nonempty_bins, self.bins.iter().filter(|b| !b.sizes.is_empty()).count());
+        assert_eq!(self.bin_of.len(), self.bins.len());
+        for (i, b) in self.bins.iter().enumerate() {
+            assert_eq!(self.bin_of.get(&b.stream.id), Some(&(i as u32)), "the bins' index");
+        }
         let binned: usize = self.bins.iter().map(|b| b.sizes.len()).sum();
         let cached_nodes = self.nodes.iter().filter(|n| n.tag == Tag::Cached).count();
         assert_eq!(binned, cached_nodes, "bins index every cached block");
