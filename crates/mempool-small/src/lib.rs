@@ -616,8 +616,7 @@ where
             Some(i) => parked.remove(i).1,
             None => {
                 let n = st.block_node(b);
-                let node = st.nodes[n as usize];
-                st.arenas[blk.arena as usize].free[usize::from(!blk.small)].remove(&(node.size, node.addr, n));
+                st.unlist(n);
                 n
             }
         };
@@ -831,7 +830,7 @@ where
             if rest.next != NIL {
                 self.nodes[rest.next as usize].prev = r;
             }
-            self.arenas[blk.arena as usize].free[usize::from(!blk.small)].insert((rest.size, rest.addr, r));
+            self.list(r);
             let node = &mut self.nodes[n as usize];
             node.next = r;
             node.size = rounded;
@@ -870,43 +869,55 @@ where
     /// Frees node `n` (no longer in `live`), merging it with free neighbours; returns its
     /// block when that became empty.
     fn free_node(&mut self, n: u32) -> Option<u32> {
-        let mut n = n;
         let node = self.nodes[n as usize];
-        let blk = self.blocks[node.block as usize];
-        let set = &mut self.arenas[blk.arena as usize].free[usize::from(!blk.small)];
-        let next = node.next;
-        if next != NIL && self.nodes[next as usize].free {
-            let nx = self.nodes[next as usize];
-            set.remove(&(nx.size, nx.addr, next));
-            let cur = &mut self.nodes[n as usize];
-            cur.size += nx.size;
-            cur.next = nx.next;
-            if nx.next != NIL {
-                self.nodes[nx.next as usize].prev = n;
-            }
-            self.spare_nodes.push(next);
+        let mut n = n;
+        if node.next != NIL && self.nodes[node.next as usize].free {
+            self.unlist(node.next);
+            self.absorb_next(n);
         }
-        let prev = node.prev;
-        if prev != NIL && self.nodes[prev as usize].free {
-            let pv = self.nodes[prev as usize];
-            set.remove(&(pv.size, pv.addr, prev));
-            let cur = self.nodes[n as usize];
-            let p = &mut self.nodes[prev as usize];
-            p.size += cur.size;
-            p.next = cur.next;
-            if cur.next != NIL {
-                self.nodes[cur.next as usize].prev = prev;
-            }
-            self.spare_nodes.push(n);
-            n = prev;
+        if node.prev != NIL && self.nodes[node.prev as usize].free {
+            self.unlist(node.prev);
+            self.absorb_next(node.prev);
+            n = node.prev;
         }
         let cur = &mut self.nodes[n as usize];
         cur.free = true;
         cur.requested = 0;
-        set.insert((cur.size, cur.addr, n));
+        self.list(n);
         let b = &mut self.blocks[node.block as usize];
         b.used -= 1;
         (b.used == 0).then_some(node.block)
+    }
+
+    /// The set of free ranges that node `n`'s block lists its free ranges in.
+    fn free_set(&mut self, n: u32) -> &mut BTreeSet<(u64, u64, u32)> {
+        let blk = self.blocks[self.nodes[n as usize].block as usize];
+        &mut self.arenas[blk.arena as usize].free[usize::from(!blk.small)]
+    }
+
+    /// Puts free node `n` into its set.
+    fn list(&mut self, n: u32) {
+        let node = self.nodes[n as usize];
+        self.free_set(n).insert((node.size, node.addr, n));
+    }
+
+    /// Takes free node `n` out of its set.
+    fn unlist(&mut self, n: u32) {
+        let node = self.nodes[n as usize];
+        self.free_set(n).remove(&(node.size, node.addr, n));
+    }
+
+    /// Merges the node after `a` into `a` (neither in a set) and recycles it.
+    fn absorb_next(&mut self, a: u32) {
+        let b = self.nodes[a as usize].next;
+        let nb = self.nodes[b as usize];
+        let na = &mut self.nodes[a as usize];
+        na.size += nb.size;
+        na.next = nb.next;
+        if nb.next != NIL {
+            self.nodes[nb.next as usize].prev = a;
+        }
+        self.spare_nodes.push(b);
     }
 }
 
