@@ -281,52 +281,40 @@ fn ok_05_internal_dependency_reuse_then_use() -> Result<()> {
     Ok(())
 }
 
-#[test]
-fn ok_06_event_dependency_reuse_then_use() -> Result<()> {
-    let r = rig();
-    r.pool.set(attr::ReuseFollowEventDependencies, true)?;
+/// Stream 0 allocates, uses and frees a block; `between` makes it reusable by stream 1
+/// (with the rule the pool's flags allow), which takes the same block, uses and frees it.
+fn reuse_then_use(r: &Rig, between: impl FnOnce(&Rig) -> Result<()>) -> Result<()> {
     let x = r.pool.malloc_async(G, &r.s[0])?;
     r.emu.memset_async(x, 1, G, &r.s[0])?;
     r.pool.free(x, &r.s[0])?;
-    r.order(0, 1)?;
+    between(r)?;
     let y = r.pool.malloc_async(G, &r.s[1])?;
     assert_eq!(y, x);
     r.emu.memset_async(y, 2, G, &r.s[1])?;
     r.pool.free(y, &r.s[1])?;
-    run_ok(&r);
+    run_ok(r);
     Ok(())
+}
+
+#[test]
+fn ok_06_event_dependency_reuse_then_use() -> Result<()> {
+    let r = rig();
+    r.pool.set(attr::ReuseFollowEventDependencies, true)?;
+    reuse_then_use(&r, |r| r.order(0, 1))
 }
 
 #[test]
 fn ok_07_opportunistic_reuse_then_use() -> Result<()> {
     let r = rig();
     r.pool.set(attr::ReuseAllowOpportunistic, true)?;
-    let x = r.pool.malloc_async(G, &r.s[0])?;
-    r.emu.memset_async(x, 1, G, &r.s[0])?;
-    r.pool.free(x, &r.s[0])?;
-    r.emu.run_pending(&r.s[0])?;
-    let y = r.pool.malloc_async(G, &r.s[1])?;
-    assert_eq!(y, x);
-    r.emu.memset_async(y, 2, G, &r.s[1])?;
-    r.pool.free(y, &r.s[1])?;
-    run_ok(&r);
-    Ok(())
+    reuse_then_use(&r, |r| r.emu.run_pending(&r.s[0]))
 }
 
 #[test]
 fn ok_08_known_complete_reuse_after_host_sync() -> Result<()> {
     let r = rig();
     r.pool.set(attr::ReleaseThreshold, r.pool.size())?;
-    let x = r.pool.malloc_async(G, &r.s[0])?;
-    r.emu.memset_async(x, 1, G, &r.s[0])?;
-    r.pool.free(x, &r.s[0])?;
-    r.emu.synchronize_stream(&r.s[0])?;
-    let y = r.pool.malloc_async(G, &r.s[1])?;
-    assert_eq!(y, x);
-    r.emu.memset_async(y, 2, G, &r.s[1])?;
-    r.pool.free(y, &r.s[1])?;
-    run_ok(&r);
-    Ok(())
+    reuse_then_use(&r, |r| r.emu.synchronize_stream(&r.s[0]))
 }
 
 #[test]
