@@ -248,7 +248,7 @@ fn run(
     progress: &mut impl FnMut(usize),
 ) -> Result<Report, ReplayError> {
     let mut h = Handles { emu, streams: HashMap::new(), events: HashMap::new() };
-    let mut ptrs: HashMap<u64, (DevicePtr, u64)> = HashMap::new();
+    let mut ptrs: HashMap<u64, DevicePtr> = HashMap::new();
     let mut times: Vec<OpTime> = Vec::new();
     let mut samples = Vec::with_capacity(trace.rows.len());
     let mut skipped_failures = 0;
@@ -282,11 +282,11 @@ fn run(
                     None => pool.malloc_async(size, s),
                 }
                 .map_err(hal)?;
-                ptrs.insert(ptr, (p, size));
+                ptrs.insert(ptr, p);
             }
             Op::AllocateFailure { .. } => skipped_failures += 1,
             Op::Free { ptr, stream, .. } => {
-                let (p, _) = ptrs.remove(&ptr).ok_or_else(|| fail(format!("free of unknown pointer {ptr:#x}")))?;
+                let p = ptrs.remove(&ptr).ok_or_else(|| fail(format!("free of unknown pointer {ptr:#x}")))?;
                 let s = &h.streams[&stream];
                 match small {
                     #[allow(unsafe_code)]
