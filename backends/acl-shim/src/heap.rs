@@ -18,7 +18,7 @@
 //! that leaves other pieces live is checked for liveness only (the host must still have
 //! synchronized the streams that used it, which the checker does not verify then).
 
-use crate::state::err;
+use crate::ffi::err;
 use mempool_emu::{EmuPool, EmuStream, Emulator};
 use mempool_hal::attr::UsedMemCurrent;
 use mempool_hal::{Device, DevicePtr, ErrorKind, MemPool, MemPoolExt, Result, code};

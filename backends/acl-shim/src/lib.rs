@@ -135,6 +135,7 @@
 #![deny(missing_docs)]
 
 pub mod exports;
+mod ffi;
 mod heap;
 mod report;
 mod signatures;

@@ -8,7 +8,7 @@
 //! (`ACL_CALLBACK_BLOCK`). The subscriber runs one report per `aclrtProcessReport` call,
 //! on its own thread.
 
-use crate::state::err;
+use crate::ffi::err;
 use mempool_ascend::sys;
 use mempool_hal::Result;
 use std::collections::{HashMap, VecDeque};

@@ -6,7 +6,7 @@
 //! value and constant (`sys`, `mempool_hal::code`, the attribute table), and a pointer of
 //! the exact expected type to every exported function. The C program is linked against the
 //! built `libacl_rt.so` and run. The names the headers declare are compared, both ways, with
-//! the `#[unsafe(no_mangle)]` functions of `src/exports.rs`, whose Rust signatures must
+//! the `#[unsafe(no_mangle)]` functions of `src/exports/`, whose Rust signatures must
 //! translate to the prototypes expected here.
 //!
 //! A missing C or C++ compiler fails the test: it is not skipped.
@@ -340,9 +340,17 @@ fn typedef_blocks(text: &str) -> Vec<(&'static str, String, Vec<String>)> {
     out
 }
 
-/// The `#[unsafe(no_mangle)]` functions of exports.rs: name, return type, Rust parameter types.
+/// The `#[unsafe(no_mangle)]` functions of the files of `src/exports/`: name, return type,
+/// Rust parameter types.
 fn exported_functions() -> Vec<(String, String, Vec<String>)> {
-    let src = read(&Path::new(CRATE).join("src/exports.rs"));
+    let dir = Path::new(CRATE).join("src/exports");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .collect();
+    files.sort();
+    let src: String = files.iter().map(|f| read(f) + "\n").collect();
     let lines: Vec<&str> = src.lines().collect();
     let mut out = Vec::new();
     for (i, line) in lines.iter().enumerate() {
@@ -367,11 +375,11 @@ fn exported_functions() -> Vec<(String, String, Vec<String>)> {
         out.push((name.trim().to_string(), ret, params));
     }
     let extern_fns = src.matches("extern \"C\" fn ").count();
-    assert_eq!(out.len(), extern_fns, "every extern \"C\" fn of exports.rs is #[unsafe(no_mangle)]");
+    assert_eq!(out.len(), extern_fns, "every extern \"C\" fn of src/exports/ is #[unsafe(no_mangle)]");
     out
 }
 
-/// A Rust FFI type of exports.rs as a C type, in the spelling of [`PROTOTYPES`].
+/// A Rust FFI type of an export as a C type, in the spelling of [`PROTOTYPES`].
 fn c_type(rust: &str) -> String {
     let mut t = rust.trim();
     let mut stars = 0;
@@ -586,7 +594,7 @@ fn the_headers_declare_exactly_what_the_library_exports() {
         })
         .collect();
     let diff: Vec<_> = expected.symmetric_difference(&from_rust).collect();
-    assert!(diff.is_empty(), "prototypes and exports.rs signatures differ: {diff:?}");
+    assert!(diff.is_empty(), "prototypes and export signatures differ: {diff:?}");
 }
 
 #[test]

@@ -1,0 +1,183 @@
+//! Streams: creating, destroying, synchronizing (plain and timed) and querying them, the device synchronization, and the failure mode.
+
+use super::prelude::*;
+
+/// `aclError aclrtCreateStream(aclrtStream *stream)`: on the current device.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtCreateStream(stream: *mut aclrtStream) -> aclError {
+    const OP: &str = "aclrtCreateStream";
+    ffi(OP, || {
+        non_null(stream, OP, "stream")?;
+        let s = shim(OP)?;
+        let d = current(OP)?;
+        let st = s.dev(d).create_stream()?;
+        let h = s.streams.insert(crate::state::StreamEntry { device: d, stream: st });
+        // SAFETY: non-null, and the caller passes a writable `aclrtStream`.
+        unsafe { stream.write(h as aclrtStream) };
+        Ok(())
+    })
+}
+
+/// `aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t
+/// flag)`: as `aclrtCreateStream`; the priority and flags are accepted and do not change
+/// how the emulator runs the stream.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtCreateStreamWithConfig(stream: *mut aclrtStream, _priority: u32, _flag: u32) -> aclError {
+    const OP: &str = "aclrtCreateStreamWithConfig";
+    ffi(OP, || {
+        non_null(stream, OP, "stream")?;
+        let s = shim(OP)?;
+        let d = current(OP)?;
+        let st = s.dev(d).create_stream()?;
+        let h = s.streams.insert(crate::state::StreamEntry { device: d, stream: st });
+        // SAFETY: non-null, and the caller passes a writable `aclrtStream`.
+        unsafe { stream.write(h as aclrtStream) };
+        Ok(())
+    })
+}
+
+/// `aclError aclrtDestroyStream(aclrtStream stream)`: queued work still runs.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtDestroyStream(stream: aclrtStream) -> aclError {
+    const OP: &str = "aclrtDestroyStream";
+    ffi(OP, || {
+        let s = shim(OP)?;
+        if stream.is_null() {
+            return Err(err(code::ACL_ERROR_INVALID_PARAM, OP, "the default stream cannot be destroyed"));
+        }
+        let e = s.stream(stream as usize, OP)?;
+        s.streams.remove(stream as usize);
+        s.dev(e.device).destroy_stream(&e.stream)
+    })
+}
+
+/// `aclError aclrtDestroyStreamForce(aclrtStream stream)`: as `aclrtDestroyStream` (work
+/// already queued still runs: the emulator cannot drop it).
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtDestroyStreamForce(stream: aclrtStream) -> aclError {
+    const OP: &str = "aclrtDestroyStreamForce";
+    ffi(OP, || {
+        non_null(stream, OP, "stream")?;
+        let s = shim(OP)?;
+        let e = s.stream(stream as usize, OP)?;
+        s.streams.remove(stream as usize);
+        s.failure_modes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&(e.device, stream as usize));
+        s.dev(e.device).destroy_stream(&e.stream)
+    })
+}
+
+/// `aclError aclrtSynchronizeStream(aclrtStream stream)` (null: the default stream).
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtSynchronizeStream(stream: aclrtStream) -> aclError {
+    const OP: &str = "aclrtSynchronizeStream";
+    ffi(OP, || {
+        let s = shim(OP)?;
+        let e = s.stream(stream as usize, OP)?;
+        s.dev(e.device).synchronize_stream(&e.stream)
+    })
+}
+
+/// `aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)` (null:
+/// the default stream; -1: no limit): as `aclrtSynchronizeStream`, or 507046 when the work
+/// has not completed within `timeout` ms (nothing is observed then).
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtSynchronizeStreamWithTimeout(stream: aclrtStream, timeout: i32) -> aclError {
+    const OP: &str = "aclrtSynchronizeStreamWithTimeout";
+    ffi(OP, || {
+        let t = timeout_ms(timeout, OP)?;
+        let s = shim(OP)?;
+        let e = s.stream(stream as usize, OP)?;
+        s.dev(e.device).synchronize_stream_timeout(&e.stream, t)
+    })
+}
+
+/// `aclError aclrtSynchronizeDevice(void)`: the current device.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtSynchronizeDevice() -> aclError {
+    const OP: &str = "aclrtSynchronizeDevice";
+    ffi(OP, || {
+        let s = shim(OP)?;
+        s.dev(current(OP)?).synchronize_device()
+    })
+}
+
+/// `aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)` (null: the
+/// default stream): `ACL_STREAM_STATUS_COMPLETE` when everything enqueued has run, which
+/// counts as the host observing the stream (contract §8); `NOT_READY` otherwise. A stream
+/// of another device is queried too, as on CANN.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtStreamQuery(stream: aclrtStream, status: *mut aclrtStreamStatus) -> aclError {
+    const OP: &str = "aclrtStreamQuery";
+    ffi(OP, || {
+        non_null(status, OP, "status")?;
+        let s = shim(OP)?;
+        let e = s.stream_of_any_device(stream as usize, OP)?;
+        let st = match s.dev(e.device).query_stream(&e.stream)? {
+            mempool_hal::StreamStatus::Complete => sys::ACL_STREAM_STATUS_COMPLETE,
+            mempool_hal::StreamStatus::NotReady => sys::ACL_STREAM_STATUS_NOT_READY,
+        };
+        // SAFETY: non-null, and the caller passes a writable status.
+        unsafe { status.write(st) };
+        Ok(())
+    })
+}
+
+/// `aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode)` (null: the
+/// default stream): stores the mode (only bit 0 counts: `ACL_STOP_ON_FAILURE`). Going back
+/// from STOP to CONTINUE: 207000, as CANN. The emulator runs every task either way.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtSetStreamFailureMode(stream: aclrtStream, mode: u64) -> aclError {
+    const OP: &str = "aclrtSetStreamFailureMode";
+    ffi(OP, || {
+        let s = shim(OP)?;
+        let e = s.stream(stream as usize, OP)?;
+        let mode = mode & sys::ACL_STOP_ON_FAILURE;
+        let mut modes = s.failure_modes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let key = (e.device, stream as usize);
+        if modes.get(&key) == Some(&sys::ACL_STOP_ON_FAILURE) && mode == sys::ACL_CONTINUE_ON_FAILURE {
+            return Err(err(
+                code::ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                OP,
+                "a stream set to ACL_STOP_ON_FAILURE cannot go back to ACL_CONTINUE_ON_FAILURE",
+            ));
+        }
+        modes.insert(key, mode);
+        Ok(())
+    })
+}
