@@ -1,8 +1,10 @@
 /*
  * acl/acl_rt.h: the ACL runtime calls that `libacl_rt.so` of mempool-acl-shim implements
- * around its memory pools: devices, contexts, streams, events, synchronous memory, copies,
- * memsets, host functions and memory information, with the enumerations and structures
- * they use (and that `acl/acl_rt_memory_soma.h` builds on).
+ * around its memory pools: process initialization and the per-thread error message,
+ * devices, contexts, streams, events, synchronous memory, copies, memsets, host functions
+ * and memory information, with the enumerations and structures they use (and that
+ * `acl/acl_rt_memory_soma.h` builds on). Including this header alone is enough to call any
+ * of them, as with CANN.
  *
  * Written for this project. Names, values, types and prototypes match CANN's `acl/acl_rt.h`
  * for these calls, so a program written for CANN compiles unchanged and is ABI-compatible
@@ -21,18 +23,29 @@
 extern "C" {
 #endif
 
-/* ---------------------------------------------------------------- flags and modes */
+/* ---------------------------------------------------------------- versions, flags and modes */
+
+/* The version of CANN's ACL API these headers follow (1.17.0). aclrtGetVersion answers the
+ * version of this library instead. */
+#define ACL_MAJOR_VERSION 1
+#define ACL_MINOR_VERSION 17
+#define ACL_PATCH_VERSION 0
 
 /* Flags of aclrtCreateEventWithFlag: accepted; every event keeps time stamps. */
 #define ACL_EVENT_SYNC 0x00000001U
 #define ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x00000002U
 #define ACL_EVENT_TIME_LINE 0x00000008U
+#define ACL_EVENT_DEVICE_USE_ONLY 0x00000010U
+#define ACL_EVENT_EXTERNAL 0x00000020U
+#define ACL_EVENT_IPC 0x00000040U
 
 /* Flags of aclrtCreateStreamWithConfig: accepted, no effect on the emulator. */
 #define ACL_STREAM_FAST_LAUNCH 0x00000001U
 #define ACL_STREAM_FAST_SYNC 0x00000002U
 #define ACL_STREAM_PERSISTENT 0x00000004U
 #define ACL_STREAM_HUGE 0x00000008U
+#define ACL_STREAM_CPU_SCHEDULE 0x00000010U
+#define ACL_STREAM_DEVICE_USE_ONLY 0x00000020U
 
 /* Modes of aclrtSetStreamFailureMode (only bit 0 counts). */
 #define ACL_CONTINUE_ON_FAILURE 0x00000000U
@@ -46,10 +59,11 @@ typedef enum aclrtRunMode {
     ACL_HOST = 1
 } aclrtRunMode;
 
-/* Answer of aclrtStreamQuery. */
+/* Answer of aclrtStreamQuery: COMPLETE or NOT_READY (never RESERVED). */
 typedef enum aclrtStreamStatus {
     ACL_STREAM_STATUS_COMPLETE = 0,
-    ACL_STREAM_STATUS_NOT_READY = 1
+    ACL_STREAM_STATUS_NOT_READY = 1,
+    ACL_STREAM_STATUS_RESERVED = 0xFFFF
 } aclrtStreamStatus;
 
 /* Whether the stream waits for a callback of aclrtLaunchCallback to have run. */
@@ -63,24 +77,33 @@ typedef enum aclrtLastErrLevel {
     ACL_RT_THREAD_LEVEL = 0
 } aclrtLastErrLevel;
 
-/* Direction of aclrtMemcpy / aclrtMemcpyAsync. Other values: ACL_ERROR_INVALID_PARAM. */
+/* Direction of aclrtMemcpy / aclrtMemcpyAsync. The library takes 0-5; other values,
+ * the two device-to-device kinds 6 and 7 included: ACL_ERROR_INVALID_PARAM. */
 typedef enum aclrtMemcpyKind {
     ACL_MEMCPY_HOST_TO_HOST = 0,
     ACL_MEMCPY_HOST_TO_DEVICE = 1,
     ACL_MEMCPY_DEVICE_TO_HOST = 2,
     ACL_MEMCPY_DEVICE_TO_DEVICE = 3,
     ACL_MEMCPY_DEFAULT = 4, /* the direction follows from the addresses */
-    ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE = 5 /* done as ACL_MEMCPY_HOST_TO_DEVICE */
+    ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE = 5, /* done as ACL_MEMCPY_HOST_TO_DEVICE */
+    ACL_MEMCPY_INNER_DEVICE_TO_DEVICE = 6,
+    ACL_MEMCPY_INTER_DEVICE_TO_DEVICE = 7
 } aclrtMemcpyKind;
 
-/* Policy of aclrtMalloc: accepted, and every policy gets the same device memory. */
+/* Policy of aclrtMalloc: accepted, and every policy gets the same device memory. The
+ * values from ACL_MEM_TYPE_LOW_BAND_WIDTH on are bits that CANN combines with a policy. */
 typedef enum aclrtMemMallocPolicy {
     ACL_MEM_MALLOC_HUGE_FIRST = 0,
     ACL_MEM_MALLOC_HUGE_ONLY = 1,
     ACL_MEM_MALLOC_NORMAL_ONLY = 2,
     ACL_MEM_MALLOC_HUGE_FIRST_P2P = 3,
     ACL_MEM_MALLOC_HUGE_ONLY_P2P = 4,
-    ACL_MEM_MALLOC_NORMAL_ONLY_P2P = 5
+    ACL_MEM_MALLOC_NORMAL_ONLY_P2P = 5,
+    ACL_MEM_MALLOC_HUGE1G_ONLY = 6,
+    ACL_MEM_MALLOC_HUGE1G_ONLY_P2P = 7,
+    ACL_MEM_TYPE_LOW_BAND_WIDTH = 0x100,
+    ACL_MEM_TYPE_HIGH_BAND_WIDTH = 0x1000,
+    ACL_MEM_ACCESS_USER_SPACE_READONLY = 0x100000
 } aclrtMemMallocPolicy;
 
 /* Memory kind of aclrtGetMemInfo: every kind reports the current device's memory. */
@@ -94,7 +117,15 @@ typedef enum aclrtMemAttr {
     ACL_DDR_MEM_P2P_HUGE = 6,
     ACL_DDR_MEM_P2P_NORMAL = 7,
     ACL_HBM_MEM_P2P_HUGE = 8,
-    ACL_HBM_MEM_P2P_NORMAL = 9
+    ACL_HBM_MEM_P2P_NORMAL = 9,
+    ACL_HBM_MEM_HUGE1G = 10,
+    ACL_HBM_MEM_P2P_HUGE1G = 11,
+    ACL_MEM_NORMAL = 12,
+    ACL_MEM_HUGE = 13,
+    ACL_MEM_HUGE1G = 14,
+    ACL_MEM_P2P_NORMAL = 15,
+    ACL_MEM_P2P_HUGE = 16,
+    ACL_MEM_P2P_HUGE1G = 17
 } aclrtMemAttr;
 
 /* Answer of aclrtQueryEventStatus. */
@@ -107,7 +138,9 @@ typedef enum aclrtEventRecordedStatus {
 typedef enum aclrtMemLocationType {
     ACL_MEM_LOCATION_TYPE_HOST = 0,
     ACL_MEM_LOCATION_TYPE_DEVICE = 1,
-    ACL_MEM_LOCATION_TYPE_UNREGISTERED = 2
+    ACL_MEM_LOCATION_TYPE_UNREGISTERED = 2,
+    ACL_MEM_LOCATION_TYPE_MANAGED = 3,
+    ACL_MEM_LOCATION_TYPE_HOST_NUMA = 4
 } aclrtMemLocationType;
 
 /* aclrtMemPoolProps.allocType: only PINNED is accepted. */
@@ -153,6 +186,27 @@ MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtLastErrLevel) == 4, "enums are int-siz
 MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtMemLocation) == 8, "aclrtMemLocation is 8 bytes");
 MEMPOOL_HAL_ACL_STATIC_ASSERT(offsetof(aclrtMemLocation, id) == 0, "aclrtMemLocation.id @0");
 MEMPOOL_HAL_ACL_STATIC_ASSERT(offsetof(aclrtMemLocation, type) == 4, "aclrtMemLocation.type @4");
+
+/* ---------------------------------------------------------------- initialization */
+
+/* NULL, "" or a readable file (its content is not read); another path: ACL_ERROR_INVALID_FILE.
+ * Again before aclFinalize: ACL_ERROR_REPEAT_INITIALIZE; aclFinalize again without aclInit:
+ * ACL_ERROR_REPEAT_FINALIZE. A bad emulator setting in the environment
+ * (MEMPOOL_EMU_*) makes this and every later call fail with ACL_ERROR_RT_INTERNAL_ERROR and a
+ * message naming the variable. */
+aclError aclInit(const char *configPath);
+aclError aclFinalize(void);
+/* The counted finalize: every aclInit (a repeat answering ACL_ERROR_REPEAT_INITIALIZE too)
+ * adds one reference; this takes one away and finalizes, as aclFinalize, when it takes the
+ * last. No reference left: ACL_ERROR_REPEAT_FINALIZE. refCount may be NULL; otherwise it
+ * receives the references left. aclFinalize clears the count. */
+aclError aclFinalizeReference(uint64_t *refCount);
+
+/* Takes the calling thread's last error message, as CANN "obtains and clears" it: NULL when
+ * there is nothing to report (no failure yet, or the message was already taken), so check
+ * for NULL before printing it. Owned by the library, valid until this function returns
+ * another message on this thread. */
+const char *aclGetRecentErrMsg(void);
 
 /* ---------------------------------------------------------------- devices and contexts */
 
