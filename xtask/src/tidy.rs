@@ -1,6 +1,7 @@
 //! Repository hygiene that neither rustfmt nor clippy checks, in the manner of
 //! rust-analyzer's tidy: `cargo xtask tidy` prints the problems, and the test
-//! `the_repository_is_tidy` fails on them, so the README's test command runs it too.
+//! `the_repository_is_tidy` (in `ci.rs`) fails on them, so the README's test command runs
+//! it too.
 //!
 //! - Text files: UTF-8, `\n` line endings, a final newline, no trailing whitespace, no tabs
 //!   in Rust, Markdown and TOML. Generated data (`.svg`, `.csv`, `Cargo.lock`) is skipped:
@@ -9,15 +10,18 @@
 //! - Manifests: every crate inherits the workspace lints; a publishable one has a
 //!   description and a license, and its crate root denies missing docs.
 //! - `.ci/run` is `exec cargo xtask ci`, and the first step of that sequence is exactly the
-//!   README's test command.
-//! - The emulator's modules (`backends/emu/src`) form no import cycle: no module names a
-//!   module (through `crate::` or `super::` paths) that names it back, directly or not.
+//!   README's test command (the caller passes that step in: `ci` runs tidy, not the reverse).
+//! - The modules of every crate (the `src/` folder beside each tracked `Cargo.toml`) form no
+//!   import cycle: no module names a module of its crate (through `crate::` or `super::`
+//!   paths, `use` groups included) that names it back, directly or not.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Every problem in the repository at `root`, one line each; empty when tidy.
-pub(crate) fn check(root: &Path) -> Vec<String> {
+/// `first_ci_step` is the command line of the first step of `cargo xtask ci` (`None` when
+/// that step is not a cargo command).
+pub(crate) fn check(root: &Path, first_ci_step: Option<&str>) -> Vec<String> {
     let files = tracked_files(root);
     let mut problems = Vec::new();
     for rel in &files {
@@ -35,37 +39,43 @@ pub(crate) fn check(root: &Path) -> Vec<String> {
         problems.extend(manifest_problems(rel, &manifest, crate_root.as_deref()));
     }
     let read = |f: &str| std::fs::read_to_string(root.join(f)).unwrap_or_default();
-    let first_ci_step = match crate::ci::sequence().into_iter().next() {
-        Some(crate::ci::Stage::Cargo(step)) => Some(step.command_line()),
-        _ => None,
-    };
-    problems.extend(ci_problems(&read("README.md"), &read(".ci/run"), first_ci_step.as_deref()));
-    let emu: Vec<(String, String)> = files
-        .iter()
-        .filter_map(|f| f.strip_prefix("backends/emu/src/").filter(|m| m.ends_with(".rs")).map(|m| (m, f)))
-        .map(|(m, f)| (module_of(m), read(f)))
-        .collect();
-    problems.extend(import_cycles("backends/emu/src", &emu));
+    problems.extend(ci_problems(&read("README.md"), &read(".ci/run"), first_ci_step));
+    problems.extend(crate_cycles(&files, read));
+    problems
+}
+
+/// The import cycles of every crate among the tracked `files`, whose text `read` gives: the
+/// crates are the folders with a `Cargo.toml` (the root's included), each with the modules
+/// of the Rust files under its `src/`; a crate's modules name only its own.
+fn crate_cycles(files: &[String], read: impl Fn(&str) -> String) -> Vec<String> {
+    let mut problems = Vec::new();
+    for manifest in files.iter().filter(|f| *f == "Cargo.toml" || f.ends_with("/Cargo.toml")) {
+        let src = format!("{}src", manifest.trim_end_matches("Cargo.toml"));
+        let modules: Vec<(String, String)> = files
+            .iter()
+            .filter_map(|f| f.strip_prefix(&src)?.strip_prefix('/').filter(|m| m.ends_with(".rs")).map(|m| (m, f)))
+            .map(|(m, f)| (module_of(m), read(f)))
+            .collect();
+        problems.extend(import_cycles(&src, &modules));
+    }
     problems
 }
 
 /// The module path of a file under a crate's `src/`: `pool/mod.rs` is `pool`,
-/// `pool/access.rs` is `pool::access`, `lib.rs` is `crate`.
+/// `pool/access.rs` is `pool::access`, a crate root (`lib.rs`, or a binary's `main.rs`)
+/// is `crate`.
 fn module_of(file: &str) -> String {
     let m = file.trim_end_matches(".rs").trim_end_matches("/mod").replace('/', "::");
-    if m == "lib" { "crate".to_string() } else { m }
+    if m == "lib" || m == "main" { "crate".to_string() } else { m }
 }
 
 /// The modules of `files` (module path, source) that `src` names through `crate::` and
-/// `super::` paths, written as module paths of `files`. `lib.rs` is left out: it only
-/// declares and re-exports.
+/// `super::` paths, `use` groups included, written as module paths of `files`.
 fn imports(module: &str, src: &str, files: &[(String, String)]) -> Vec<String> {
     let parent = module.rsplit_once("::").map_or("", |(p, _)| p);
     let mut found = Vec::new();
     for (prefix, base) in [("crate::", String::new()), ("super::", parent.to_string())] {
-        for (at, _) in src.match_indices(prefix) {
-            let rest = &src[at + prefix.len()..];
-            let path: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':').collect();
+        for path in src.match_indices(prefix).flat_map(|(at, _)| named_paths(&src[at + prefix.len()..])) {
             let mut target = base.clone();
             for seg in path.split("::").filter(|s| !s.is_empty()) {
                 let next = if target.is_empty() { seg.to_string() } else { format!("{target}::{seg}") };
@@ -86,8 +96,34 @@ fn imports(module: &str, src: &str, files: &[(String, String)]) -> Vec<String> {
     found
 }
 
+/// The paths that `rest` (the text after a `crate::` or `super::`) starts with: one path, or
+/// one for each member of a `use` group: `{a::X, b::{c, d}}` names `a::X`, `b::c` and `b::d`.
+fn named_paths(rest: &str) -> Vec<String> {
+    let head: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':').collect();
+    let Some(group) = rest[head.len()..].strip_prefix('{') else {
+        return vec![head];
+    };
+    let (mut members, mut depth, mut start) = (Vec::new(), 0, 0);
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth > 0 => depth -= 1,
+            '}' | ',' if depth == 0 => {
+                members.push(&group[start..i]);
+                if c == '}' {
+                    break;
+                }
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    members.iter().flat_map(|m| named_paths(m.trim())).map(|p| format!("{head}{p}")).collect()
+}
+
 /// One problem for each cycle of imports among `files` (module path, source), found by a
-/// depth-first search from every module.
+/// depth-first search from every module. The crate root (`crate`: `lib.rs`, `main.rs`) is
+/// left out: it only declares and re-exports.
 fn import_cycles(dir: &str, files: &[(String, String)]) -> Vec<String> {
     let graph: Vec<(String, Vec<String>)> =
         files.iter().filter(|(m, _)| m != "crate").map(|(m, src)| (m.clone(), imports(m, src, files))).collect();
@@ -234,12 +270,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_repository_is_tidy() {
-        let problems = check(&crate::util::workspace_root());
-        assert!(problems.is_empty(), "run `cargo xtask tidy`:\n{}", problems.join("\n"));
-    }
-
-    #[test]
     fn text_checks_name_each_problem_and_its_line() {
         assert!(text_problems("a.rs", b"fn main() {}\n").is_empty());
         let (unfinished, bare_ignore) = (concat!("tod", "o!("), concat!("#[ignor", "e]"));
@@ -298,6 +328,48 @@ mod tests {
         assert_eq!(module_of("pool/mod.rs"), "pool");
         assert_eq!(module_of("pool/access.rs"), "pool::access");
         assert_eq!(module_of("lib.rs"), "crate");
+        assert_eq!(module_of("main.rs"), "crate");
+        // A `use` group names each of its members.
+        assert_eq!(named_paths("{a::X, b::{self, c}};"), ["a::X", "b::self", "b::c"]);
+        assert_eq!(named_paths("pool::shared::X;"), ["pool::shared::X"]);
+    }
+
+    #[test]
+    fn every_crate_is_checked_for_cycles() {
+        let sources = [
+            ("Cargo.toml", "[workspace]\n"),
+            // Two modules that name each other.
+            ("made-up/Cargo.toml", "[package]\n"),
+            ("made-up/src/lib.rs", "mod left; mod right;"),
+            ("made-up/src/left.rs", "use crate::right::R;"),
+            ("made-up/src/right.rs", "use super::left::L;"),
+            // Three modules in a circle, through `use` groups, in a package with a library
+            // and a binary (both crate roots, left out of the graph).
+            ("tool/Cargo.toml", "[package]\n"),
+            ("tool/src/main.rs", "mod x; mod y; mod z; use crate::x::run;"),
+            ("tool/src/lib.rs", "pub mod shared;"),
+            ("tool/src/shared.rs", ""),
+            ("tool/src/x.rs", "use crate::{shared, y::Y};"),
+            ("tool/src/y.rs", "use crate::z::{self, Z};"),
+            ("tool/src/z/mod.rs", "use crate::x::X;"),
+            // Each crate's modules are its own: `one::a -> one::b` and `two::b -> two::a`
+            // are no cycle.
+            ("one/Cargo.toml", "[package]\n"),
+            ("one/src/a.rs", "use crate::b::B;"),
+            ("one/src/b.rs", ""),
+            ("two/Cargo.toml", "[package]\n"),
+            ("two/src/a.rs", ""),
+            ("two/src/b.rs", "use crate::a::A;"),
+            // Files outside a crate's `src/` are not its modules.
+            ("two/tests/a.rs", "use crate::b::B;"),
+            ("two/srcs/a.rs", "use crate::b::B;"),
+        ];
+        let files: Vec<String> = sources.iter().map(|(f, _)| f.to_string()).collect();
+        let read = |f: &str| sources.iter().find(|(g, _)| *g == f).map_or(String::new(), |(_, s)| s.to_string());
+        assert_eq!(
+            crate_cycles(&files, read),
+            ["made-up/src: import cycle left -> right -> left", "tool/src: import cycle x -> y -> z -> x"]
+        );
     }
 
     #[test]
