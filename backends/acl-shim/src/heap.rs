@@ -23,6 +23,7 @@ use mempool_emu::{EmuPool, EmuStream, Emulator};
 use mempool_hal::attr::UsedMemCurrent;
 use mempool_hal::{Device, DevicePtr, ErrorKind, MemPool, MemPoolExt, Result, code};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// Pieces start on this boundary, and their sizes are multiples of it.
@@ -35,6 +36,9 @@ pub(crate) struct SyncHeap {
     /// The pool's granularity: the size blocks are rounded to.
     gran: u64,
     books: Arc<Mutex<Books>>,
+    /// `aclrtFree` calls whose trim waits for work queued before them
+    /// ([`Emulator::after_queued_work`]): the pool is trimmed when the last one's turn comes.
+    trims_waiting: Arc<AtomicUsize>,
 }
 
 #[derive(Default)]
@@ -108,7 +112,7 @@ pub(crate) fn padded(size: u64, extra: bool, op: &'static str) -> Result<u64> {
 
 impl SyncHeap {
     pub(crate) fn new(pool: EmuPool, stream: EmuStream, gran: u64) -> SyncHeap {
-        SyncHeap { pool, stream, gran, books: Arc::default() }
+        SyncHeap { pool, stream, gran, books: Arc::default(), trims_waiting: Arc::default() }
     }
 
     /// Whether `addr` lies in this heap's pool.
@@ -178,12 +182,24 @@ impl SyncHeap {
             dev.run_pending(&self.stream)?;
             let _ = dev.query_stream(&self.stream)?;
             // `aclrtFree` gives memory back to the device on every runtime (the hidden
-            // pool is not released by a synchronization either way now), so trim it to
-            // what is still allocated: the free above has executed. A trim that races
-            // with another thread's `aclrtMalloc` (USED rose meanwhile) is refused and
-            // changes nothing; the next `aclrtFree` trims again.
-            let used = self.pool.get(UsedMemCurrent)?;
-            let _ = self.pool.trim_to(used);
+            // pool is not released by a synchronization either way now), so the pool is
+            // trimmed to what is still allocated. The block is free at once (statistics,
+            // reuse, the checker), but CANN's `aclrtFree` does not wait for queued work,
+            // and a host function queued before it may still read the block through a raw
+            // pointer: the trim waits until every stream has run what was queued before
+            // this call, and until every earlier `aclrtFree` has waited too (a trim
+            // releases every cached block, theirs included).
+            self.trims_waiting.fetch_add(1, Ordering::AcqRel);
+            let (pool, waiting) = (self.pool.clone(), Arc::clone(&self.trims_waiting));
+            dev.after_queued_work(move || {
+                if waiting.fetch_sub(1, Ordering::AcqRel) == 1 {
+                    // A trim that races with another thread's `aclrtMalloc` (USED rose
+                    // meanwhile) is refused and changes nothing; the next one trims.
+                    if let Ok(used) = pool.get(UsedMemCurrent) {
+                        let _ = pool.trim_to(used);
+                    }
+                }
+            });
             return Ok(());
         }
         if let Some(b) = books.blocks.get_mut(&base) {

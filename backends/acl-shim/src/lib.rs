@@ -140,8 +140,10 @@ mod heap;
 mod report;
 mod signatures;
 mod state;
+#[cfg(test)]
+mod tests;
 
 pub use mempool_emu::{
     ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, ENV_PROFILE, ENV_RACES,
-    ENV_WAIT_TIMEOUT,
+    ENV_WAIT_TIMEOUT, ENV_WORKER_DELAY,
 };

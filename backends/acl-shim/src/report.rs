@@ -91,6 +91,21 @@ struct Subs {
     threads: HashMap<u64, (Arc<Queue>, usize)>,
 }
 
+impl Subs {
+    /// Ends the subscription of `stream` of `device`, if any; a thread left with no
+    /// stream and no report is forgotten.
+    fn release(&mut self, device: u32, stream: usize) {
+        if let Some(thread) = self.by_stream.remove(&(device, stream))
+            && let Some(entry) = self.threads.get_mut(&thread)
+        {
+            entry.1 -= 1;
+            if entry.1 == 0 && lock(&entry.0.reports).is_empty() {
+                self.threads.remove(&thread);
+            }
+        }
+    }
+}
+
 /// Every subscription of the process.
 #[derive(Default)]
 pub(crate) struct Reports {
@@ -154,14 +169,14 @@ impl Reports {
                 format!("stream {stream:#x} is not subscribed by thread {thread:#x}"),
             ));
         }
-        s.by_stream.remove(&(device, stream));
-        if let Some(entry) = s.threads.get_mut(&thread) {
-            entry.1 -= 1;
-            if entry.1 == 0 && lock(&entry.0.reports).is_empty() {
-                s.threads.remove(&thread);
-            }
-        }
+        s.release(device, stream);
         Ok(())
+    }
+
+    /// Ends any subscription of `stream` of `device` (the stream is being destroyed).
+    /// Reports already queued stay for the thread to process.
+    pub(crate) fn forget(&self, device: u32, stream: usize) {
+        lock(&self.subs).release(device, stream);
     }
 
     /// The subscriber of `stream` of `device`.

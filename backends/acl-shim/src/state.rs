@@ -6,7 +6,7 @@ use crate::heap::SyncHeap;
 use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator};
 use mempool_hal::{Device, Error, PoolCall, PoolProps, Result, code};
 use std::cell::Cell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
@@ -60,11 +60,20 @@ pub(crate) struct StreamEntry {
     pub(crate) stream: EmuStream,
 }
 
+/// An event handle's target.
+#[derive(Clone)]
+pub(crate) struct EventEntry {
+    pub(crate) event: EmuEvent,
+    /// The flags it was created with (`aclrtCreateEventWithFlag`; CANN's default for
+    /// `aclrtCreateEvent`).
+    pub(crate) flags: u32,
+}
+
 /// Everything the exported functions share.
 pub(crate) struct Shim {
     pub(crate) devices: Vec<Emulator>,
     pub(crate) streams: Registry<StreamEntry>,
-    pub(crate) events: Registry<EmuEvent>,
+    pub(crate) events: Registry<EventEntry>,
     pub(crate) pools: Registry<EmuPool>,
     pub(crate) contexts: Registry<u32>,
     default_contexts: Vec<OnceLock<usize>>,
@@ -81,6 +90,10 @@ pub(crate) struct Shim {
     pub(crate) set_counts: Mutex<Vec<u64>>,
     /// The failure mode set on each stream handle (`aclrtSetStreamFailureMode`).
     pub(crate) failure_modes: Mutex<HashMap<(u32, usize), u64>>,
+    /// The stream handles that ran `aclrtLaunchHostFunc`: CANN subscribes such a stream
+    /// to its own callback thread for good, so user subscriptions and callbacks on it
+    /// answer 107011 until it is destroyed.
+    pub(crate) host_func_streams: Mutex<HashSet<usize>>,
     /// Callback subscriptions (`aclrtSubscribeReport`).
     pub(crate) reports: crate::report::Reports,
 }
@@ -129,6 +142,7 @@ impl Shim {
             host_allocs: Mutex::new(BTreeMap::new()),
             set_counts: Mutex::new(vec![0; n as usize]),
             failure_modes: Mutex::new(HashMap::new()),
+            host_func_streams: Mutex::new(HashSet::new()),
             reports: crate::report::Reports::default(),
         })
     }
@@ -157,6 +171,15 @@ impl Shim {
             ));
         }
         Ok(HostMemory::Pinned(Arc::clone(b)))
+    }
+
+    /// Forgets what the library keeps about stream handle `h` of `device` (its failure
+    /// mode, its host-function mark, its callback subscription): the stream is being
+    /// destroyed.
+    pub(crate) fn forget_stream(&self, device: u32, h: usize) {
+        self.failure_modes.lock().unwrap_or_else(PoisonError::into_inner).remove(&(device, h));
+        self.host_func_streams.lock().unwrap_or_else(PoisonError::into_inner).remove(&h);
+        self.reports.forget(device, h);
     }
 
     /// The emulator of `device` (checked by the callers).
@@ -292,17 +315,21 @@ impl Shim {
 
     /// The stream behind handle `h` (null: the current device's default stream), whatever
     /// device it belongs to; a current device is still needed (CANN's `aclrtStreamQuery`
-    /// checks the context but not which one the stream belongs to).
+    /// checks the context but not which one the stream belongs to, and its stream
+    /// synchronizations switch to the stream's context).
     pub(crate) fn stream_of_any_device(&self, h: usize, op: &'static str) -> Result<StreamEntry> {
-        let device = current(op)?;
         if h == 0 {
+            let device = current(op)?;
             return Ok(StreamEntry { device, stream: self.default_stream(device)? });
         }
-        self.streams.get(h).ok_or_else(|| stale(op, "stream", h))
+        // The handle first (107017), then the context (107002), as CANN checks them.
+        let e = self.streams.get(h).ok_or_else(|| stale(op, "stream", h))?;
+        current(op)?;
+        Ok(e)
     }
 
     /// The event behind handle `h`.
-    pub(crate) fn event(&self, h: usize, op: &'static str) -> Result<EmuEvent> {
+    pub(crate) fn event(&self, h: usize, op: &'static str) -> Result<EventEntry> {
         self.events.get(h).ok_or_else(|| stale(op, "event", h))
     }
 

@@ -56,9 +56,10 @@ fn run_mode_soc_name_version_and_device() {
     unsafe {
         assert_eq!(aclrtGetRunMode(&mut mode), 0);
         assert_eq!(mode, ACL_HOST);
-        assert_eq!(CStr::from_ptr(aclrtGetSocName()).to_str(), Ok("mempool-emu"));
+        let soc = format!("mempool-emu-{}", env!("CARGO_PKG_VERSION"));
+        assert_eq!(CStr::from_ptr(aclrtGetSocName()).to_str(), Ok(soc.as_str()), "the library's own version");
         assert_eq!(aclrtGetVersion(&mut a, &mut b, &mut c), 0);
-        assert_eq!(format!("{a}.{b}.{c}"), env!("CARGO_PKG_VERSION"), "the library's version");
+        assert_eq!((a, b, c), (1, 17, 0), "the ACL API version, as CANN answers");
     }
     std::thread::spawn(|| {
         let mut d = -1;
@@ -142,7 +143,7 @@ fn timeouts_answer_507046_and_507047_while_a_stream_is_blocked() {
     // SAFETY: live handles; `flag` outlives the stream's work (the stream is synchronized
     // before it goes out of scope).
     unsafe {
-        assert_eq!(aclrtCreateEventWithFlag(&mut ev, ACL_EVENT_TIME_LINE), 0);
+        assert_eq!(aclrtCreateEventWithFlag(&mut ev, ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE), 0);
         assert_eq!(aclrtLaunchHostFunc(s, Some(wait_for_flag), (&raw const flag).cast_mut().cast()), 0);
         assert_eq!(aclrtRecordEvent(ev, s), 0);
         assert_eq!(aclrtStreamQuery(s, &mut status), 0);

@@ -111,7 +111,12 @@ impl EmulatorBuilder {
     /// `InvalidParam` (100000) naming the variable and its value when a value does not
     /// parse, or is out of the range [`EmulatorBuilder::build`] enforces.
     pub fn with_env(self) -> Result<Self> {
-        Ok(EmulatorBuilder { config: env::read_vars(self.config, |name| std::env::var_os(name))?, ..self })
+        let config = env::read_vars(self.config, |name| std::env::var_os(name))?;
+        let worker_delay = match env::read_worker_delay(|name| std::env::var_os(name))? {
+            Some((max, seed)) => Some(WorkerDelay { max, seed }),
+            None => self.worker_delay,
+        };
+        Ok(EmulatorBuilder { config, worker_delay })
     }
 
     /// Device 0 of a new emulated platform.

@@ -27,9 +27,24 @@ pub const ENV_PROFILE: &str = "MEMPOOL_EMU_PROFILE";
 ///
 /// [`Config::wait_timeout`]: crate::Config::wait_timeout
 pub const ENV_WAIT_TIMEOUT: &str = "MEMPOOL_EMU_WAIT_TIMEOUT";
+/// Random delays of the stream workers, for tests that show a program's result does not
+/// depend on timing: before each operation a stream's worker sleeps a pseudo-random time
+/// below the given maximum, `500us`, `2ms` or `1s` (a number alone is microseconds; 1 µs
+/// to 1 s), from a sequence fixed by an optional seed after a comma (`2ms,7`; default 1).
+/// Unset: no delay.
+pub const ENV_WORKER_DELAY: &str = "MEMPOOL_EMU_WORKER_DELAY";
 /// Every variable above, for tools that clear or forward them all.
-pub const ENV_ALL: [&str; 8] =
-    [ENV_DEVICES, ENV_DEVICE_MEMORY, ENV_GRANULARITY, ENV_MODE, ENV_CHECKER, ENV_RACES, ENV_PROFILE, ENV_WAIT_TIMEOUT];
+pub const ENV_ALL: [&str; 9] = [
+    ENV_DEVICES,
+    ENV_DEVICE_MEMORY,
+    ENV_GRANULARITY,
+    ENV_MODE,
+    ENV_CHECKER,
+    ENV_RACES,
+    ENV_PROFILE,
+    ENV_WAIT_TIMEOUT,
+    ENV_WORKER_DELAY,
+];
 
 /// Parses a byte count: a number, optionally followed by a binary unit `K`, `M`, `G` or `T`
 /// (either case, with or without `B` or `iB`): `4096`, `64K`, `2M`, `8GiB`.
@@ -130,6 +145,40 @@ pub(crate) fn read_vars(mut config: Config, var: impl Fn(&str) -> Option<OsStrin
     Ok(config)
 }
 
+/// The worker delay of [`ENV_WORKER_DELAY`] that `var` has set: `(max, seed)`, or `None`
+/// when unset or empty.
+///
+/// # Errors
+///
+/// `InvalidParam` (100000) naming the variable when the value does not parse or is out of
+/// range.
+pub(crate) fn read_worker_delay(var: impl Fn(&str) -> Option<OsString>) -> Result<Option<(std::time::Duration, u64)>> {
+    let Some(raw) = var(ENV_WORKER_DELAY) else { return Ok(None) };
+    let v = raw.to_string_lossy().trim().to_string();
+    if v.is_empty() {
+        return Ok(None);
+    }
+    let why = "not a worker delay (a maximum from 1us to 1s: 500us, 2ms, 1s or microseconds alone; optionally \
+               a comma and a seed: 2ms,7)";
+    let (max, seed) = match v.split_once(',') {
+        Some((m, seed)) => (m.trim(), seed.trim().parse::<u64>().map_err(|_| bad(ENV_WORKER_DELAY, &v, why))?),
+        None => (v.as_str(), 1),
+    };
+    let (num, scale) = if let Some(n) = max.strip_suffix("us") {
+        (n, 1)
+    } else if let Some(n) = max.strip_suffix("ms") {
+        (n, 1_000)
+    } else if let Some(n) = max.strip_suffix('s') {
+        (n, 1_000_000)
+    } else {
+        (max, 1)
+    };
+    let us =
+        num.trim().parse::<u64>().ok().and_then(|n| n.checked_mul(scale)).filter(|us| (1..=1_000_000).contains(us));
+    let us = us.ok_or_else(|| bad(ENV_WORKER_DELAY, &v, why))?;
+    Ok(Some((std::time::Duration::from_micros(us), seed)))
+}
+
 /// A wait time-out: a whole number of milliseconds, optionally with the unit `ms` or `s`,
 /// from 1 ms to one hour.
 fn parse_wait(text: &str) -> Option<std::time::Duration> {
@@ -189,6 +238,26 @@ mod tests {
         assert_eq!((c.devices, c.mode, c.checker, c.races), (1, ExecutionMode::Threaded, true, false));
         assert_eq!(c.profile, Profile::Documented);
         assert_eq!(with(&[(ENV_PROFILE, "documented")])?.profile, Profile::Documented);
+        Ok(())
+    }
+
+    #[test]
+    fn worker_delays_take_a_unit_and_an_optional_seed() -> Result<()> {
+        let read = |v: &str| {
+            let v = OsString::from(v);
+            read_worker_delay(move |n| (n == ENV_WORKER_DELAY).then(|| v.clone()))
+        };
+        let us = std::time::Duration::from_micros;
+        assert_eq!(read("500us")?, Some((us(500), 1)));
+        assert_eq!(read("2ms,7")?, Some((us(2_000), 7)));
+        assert_eq!(read("1s")?, Some((us(1_000_000), 1)));
+        assert_eq!(read("250")?, Some((us(250), 1)));
+        assert_eq!(read(" ")?, None);
+        assert_eq!(read_worker_delay(|_| None)?, None);
+        for bad in ["0", "2s", "fast", "2ms,", "2ms,x", "-1ms"] {
+            let e = read(bad).expect_err(bad);
+            assert!(e.message().contains(ENV_WORKER_DELAY), "{bad}: {e}");
+        }
         Ok(())
     }
 

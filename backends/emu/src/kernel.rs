@@ -199,6 +199,81 @@ impl Emulator {
         )
     }
 
+    /// Destroys `stream` as CANN's runtime does (`aclrtDestroyStream`,
+    /// `aclrtDestroyStreamForce`), unlike [`Device::destroy_stream`](mempool_hal::Device::destroy_stream),
+    /// which returns at once and lets the queued work run: this returns only when the
+    /// stream has nothing pending. With `discard` off, the queued work runs first; with it
+    /// on, work not yet started is dropped and never runs, and an operation already running
+    /// completes. Either way **every operation queued before the call has completed or will
+    /// never run when it returns**, and the host has observed the stream (what ran and what
+    /// was dropped), so memory the work used may be freed from any stream afterwards. It is
+    /// no synchronization: no pool releases anything.
+    ///
+    /// The wait is bounded by the [wait timeout](crate::Config::wait_timeout): past it, the
+    /// work not yet started is dropped as with `discard`, and the call answers an error
+    /// naming the stream; only the operation running then (a host function that does not
+    /// return, say) may still finish later.
+    ///
+    /// # Errors
+    ///
+    /// A destroyed or foreign stream: `InvalidHandle` (107017); the wait timed out, or a
+    /// host function destroys its own stream: `Internal` (507000).
+    pub fn destroy_stream_waiting(&self, stream: &EmuStream, discard: bool) -> Result<()> {
+        const OP: &str = "destroy_stream";
+        let s = stream.live(self.platform.id, OP)?;
+        let first = if discard { s.close_discarding() } else { s.close() };
+        if !first {
+            return Err(Error::stale_handle(OP, format_args!("stream {}", s.id)));
+        }
+        match s.drain_observing(self.platform.config.wait_timeout, OP) {
+            Ok((tail, clock)) => {
+                s.observe(tail);
+                self.platform.observe_clock(&clock);
+                Ok(())
+            }
+            // Its worker dropped the rest of its work: nothing more will run.
+            Err(_) if s.is_abandoned() => Ok(()),
+            Err(e) => {
+                s.discard_pending();
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs `f` once every stream of the platform (any device) has run the work enqueued on
+    /// it before this call: at once when none has work pending, else on the worker of the
+    /// stream that finishes last (a stream destroyed meanwhile counts as finished when its
+    /// worker has run or dropped that work). The drop-in ACL library gives memory that
+    /// `aclrtFree` freed back to the device only then, so a host function queued earlier
+    /// that reads it through a raw pointer never faults.
+    pub fn after_queued_work(&self, f: impl FnOnce() + Send + 'static) {
+        /// Runs its function when the last stream's hold of it goes.
+        struct Last(std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>);
+        impl Drop for Last {
+            fn drop(&mut self) {
+                let f = self.0.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+                if let Some(f) = f {
+                    f();
+                }
+            }
+        }
+        let last = std::sync::Arc::new(Last(std::sync::Mutex::new(Some(Box::new(f)))));
+        for s in self.platform.live_streams().into_iter().filter(|s| !s.is_idle()) {
+            let hold = std::sync::Arc::clone(&last);
+            // A stream destroyed since the list was read takes nothing: its work was
+            // enqueued before, and the destroy runs or drops it.
+            let _ = enqueue_touching(
+                &s,
+                &[],
+                "after_queued_work",
+                Box::new(move || {
+                    drop(hold);
+                    Ok(())
+                }),
+            );
+        }
+    }
+
     /// Keeps `value` until `stream` reaches this point, then drops it there: the drop-in
     /// ACL library keeps page-locked host memory that queued copies and memsets use alive
     /// until they have run, even if the program frees it earlier.

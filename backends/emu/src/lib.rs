@@ -192,7 +192,7 @@ pub use config::{Config, ExecutionMode, MAX_DEVICE_MEMORY, MAX_DEVICES, MAX_GRAN
 pub use device::{Emulator, EmulatorBuilder};
 pub use env::{
     ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, ENV_PROFILE, ENV_RACES,
-    ENV_WAIT_TIMEOUT, parse_bytes,
+    ENV_WAIT_TIMEOUT, ENV_WORKER_DELAY, parse_bytes,
 };
 pub use event::EmuEvent;
 pub use kernel::{KernelAccess, KernelMem};

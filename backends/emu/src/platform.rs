@@ -174,6 +174,11 @@ impl Platform {
         out
     }
 
+    /// Every stream of the platform that is not destroyed, on any device.
+    pub(crate) fn live_streams(&self) -> Vec<Arc<StreamShared>> {
+        lock(&self.streams).live.values().filter(|s| !s.is_destroyed()).cloned().collect()
+    }
+
     /// How many streams the registry holds (alive, running or kept for observation).
     pub(crate) fn registered_streams(&self) -> usize {
         let r = lock(&self.streams);

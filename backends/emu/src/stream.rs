@@ -67,6 +67,10 @@ pub(crate) struct StreamState {
     /// Deferred mode: the highest position the worker may run.
     allowed: u64,
     closing: bool,
+    /// The stream was destroyed by a destroy that discards the work not yet started
+    /// ([`StreamShared::close_discarding`]): the worker drops each remaining operation
+    /// instead of running it, and counts it complete.
+    discard: bool,
 }
 
 /// One stream, shared by its handles, its worker and the pool blocks freed on it.
@@ -187,6 +191,7 @@ impl StreamShared {
                 running_host_fn: 0,
                 allowed: if deferred { 0 } else { u64::MAX },
                 closing: false,
+                discard: false,
             }),
             work_cv: Condvar::new(),
             completed: AtomicU64::new(0),
@@ -219,15 +224,27 @@ impl StreamShared {
                     match st.ops.front() {
                         Some(op) if op.pos <= st.allowed => {
                             let op = st.ops.pop_front();
+                            if st.discard {
+                                st.running_host_fn = 0;
+                                break op.map(|op| (op, true));
+                            }
                             st.running_host_fn = op.as_ref().filter(|op| op.host_fn).map_or(0, |op| op.pos);
-                            break op;
+                            break op.map(|op| (op, false));
                         }
                         None if st.closing => break None,
                         _ => st = self.work_cv.wait(st).unwrap_or_else(PoisonError::into_inner),
                     }
                 }
             };
-            let Some(op) = op else { return };
+            let Some((op, discarded)) = op else { return };
+            if discarded {
+                // Never started, and now never will: dropped (what it held goes with it)
+                // and counted complete, so every wait for it ends.
+                let pos = op.pos;
+                drop(op);
+                self.complete(pos);
+                continue;
+            }
             if let (Some(d), Some(x)) = (self.delay, rng.as_mut()) {
                 // xorshift64: a fixed sequence per seed and stream.
                 *x ^= *x << 13;
@@ -259,25 +276,30 @@ impl StreamShared {
             if let Some(e) = failure {
                 lock(&self.failure).get_or_insert(e);
             }
-            {
-                // Under the state lock, so an event recorded meanwhile either sees the
-                // operation complete or leaves its stamp for this to set.
-                let mut st = lock(&self.state);
-                st.running_host_fn = 0;
-                if !st.stamps.is_empty() {
-                    let now = Instant::now();
-                    st.stamps.retain(|(pos, stamp)| {
-                        if *pos <= op.pos {
-                            let _ = stamp.set(now);
-                        }
-                        *pos > op.pos
-                    });
-                }
-                let _g = lock(&self.done_mx);
-                self.completed.store(op.pos, Ordering::Release);
-            }
-            self.done_cv.notify_all();
+            self.complete(op.pos);
         }
+    }
+
+    /// The worker's last step for the operation at `pos`: time stamps and `completed`.
+    fn complete(&self, pos: u64) {
+        {
+            // Under the state lock, so an event recorded meanwhile either sees the
+            // operation complete or leaves its stamp for this to set.
+            let mut st = lock(&self.state);
+            st.running_host_fn = 0;
+            if !st.stamps.is_empty() {
+                let now = Instant::now();
+                st.stamps.retain(|(p, stamp)| {
+                    if *p <= pos {
+                        let _ = stamp.set(now);
+                    }
+                    *p > pos
+                });
+            }
+            let _g = lock(&self.done_mx);
+            self.completed.store(pos, Ordering::Release);
+        }
+        self.done_cv.notify_all();
     }
 
     /// Locks the host-side state.
@@ -577,6 +599,25 @@ impl StreamShared {
         st.allowed = u64::MAX;
         self.work_cv.notify_one();
         true
+    }
+
+    /// Marks the stream destroyed, as [`StreamShared::close`] (`false` when it already
+    /// was), and drops the work not yet started: an operation already running completes,
+    /// the rest never runs.
+    pub(crate) fn close_discarding(&self) -> bool {
+        let first = self.close();
+        if first {
+            self.discard_pending();
+        }
+        first
+    }
+
+    /// Drops the work of a destroyed stream that has not started (see
+    /// [`StreamShared::close_discarding`]); what is running completes.
+    pub(crate) fn discard_pending(&self) {
+        let mut st = self.state();
+        st.discard = true;
+        self.work_cv.notify_one();
     }
 
     /// The position of the `n`-th operation still queued (not started) and how many of

@@ -45,22 +45,40 @@ struct Sides {
     pageable: bool,
 }
 
-/// Resolves a copy's sides from the kind (arguments checked by [`copy_args`]). A host
-/// side is `aclrtMallocHost` memory or pageable memory; device sides are checked by the
-/// emulator.
+/// Whether a copy's kind is corrected from the addresses (async copies, as CANN's
+/// `MemcpyAsyncCheckLocation` does) or taken as given (sync copies, which CANN leaves to
+/// the driver).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Corrected,
+    AsGiven,
+}
+
+/// Resolves a copy's sides (arguments checked by [`copy_args`]). A host side is
+/// `aclrtMallocHost` memory or pageable memory; device sides are checked by the emulator,
+/// so a device range that is freed, released or of a destroyed pool is refused, never
+/// touched.
+///
+/// Device memory is any pool's, of any device (they share one platform), the hidden pool
+/// of `aclrtMalloc` included, and a pool destroyed since. With [`Kind::Corrected`], each
+/// side is where its address lies, as CANN corrects an async copy's kind: a side the kind
+/// names as device but that lies in pageable memory is refused (107000) unless the kind
+/// is DEFAULT, and a copy whose two sides are host memory answers 207000 (CANN does no
+/// async host-to-host copy on a host). With [`Kind::AsGiven`], the kind decides, but a
+/// side it names as host that lies in device memory is refused (107000): nothing is ever
+/// copied raw through a device range, around the checker.
 fn copy_sides(
     s: &Shim,
-    dst: *mut c_void,
-    src: *const c_void,
+    (dst, src): (*mut c_void, *const c_void),
     count: usize,
     kind: aclrtMemcpyKind,
+    how: Kind,
     op: &'static str,
 ) -> mempool_hal::Result<Sides> {
-    // DEFAULT: device memory is any pool's, of any device (they share one platform),
-    // including a pool destroyed since, whose pointer is then refused rather than copied
-    // through as host memory.
+    // CANN corrects kinds 0-4 only: kind 5 is taken as given.
+    let how = if kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE { Kind::AsGiven } else { how };
     let is_dev = |p: *const c_void| s.devices[0].is_pool_address(dptr(p));
-    let (dst_dev, src_dev) = match kind {
+    let (dst_named, src_named) = match kind {
         ACL_MEMCPY_HOST_TO_HOST => (false, false),
         ACL_MEMCPY_HOST_TO_DEVICE | ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE => (true, false),
         ACL_MEMCPY_DEVICE_TO_HOST => (false, true),
@@ -68,22 +86,58 @@ fn copy_sides(
         ACL_MEMCPY_DEFAULT => (is_dev(dst), is_dev(src)),
         other => return Err(err(code::ACL_ERROR_INVALID_PARAM, op, format!("memcpy kind {other} is not 0-5"))),
     };
+    let (dst_dev, src_dev) = (is_dev(dst), is_dev(src));
     let mut sides = Sides {
         dst: CopySide::Device(dptr(dst)),
         src: CopySide::Device(dptr(src)),
         pinned: Vec::new(),
         pageable: false,
     };
-    for (p, on_device, side) in [(dst.cast_const(), dst_dev, &mut sides.dst), (src, src_dev, &mut sides.src)] {
-        if on_device {
+    let mut host_sides = 0;
+    for (what, p, named, on_device, side) in [
+        ("dst", dst.cast_const(), dst_named, dst_dev, &mut sides.dst),
+        ("src", src, src_named, src_dev, &mut sides.src),
+    ] {
+        if on_device && !named && how == Kind::AsGiven {
+            return Err(err(
+                code::ACL_ERROR_RT_PARAM_INVALID,
+                op,
+                format!(
+                    "memcpy kind {kind} names {what} {p:p} as host memory, but it lies in device memory the runtime \
+                     handed out (aclrtMalloc or a pool, live or freed)"
+                ),
+            ));
+        }
+        let device = match how {
+            Kind::AsGiven => named,
+            Kind::Corrected => on_device,
+        };
+        if device {
             s.check_device_range(p as u64, count as u64, op)?;
             continue;
         }
         *side = CopySide::Host(p.cast_mut().cast());
+        host_sides += 1;
         match s.host_memory(p as usize, count, op)? {
             HostMemory::Pinned(b) => sides.pinned.push(b),
-            HostMemory::Pageable => sides.pageable = true,
+            HostMemory::Pageable => {
+                if how == Kind::Corrected && named && kind != ACL_MEMCPY_DEFAULT {
+                    return Err(err(
+                        code::ACL_ERROR_RT_PARAM_INVALID,
+                        op,
+                        format!("memcpy kind {kind} names {what} {p:p} as device memory, but it is host memory"),
+                    ));
+                }
+                sides.pageable = true;
+            }
         }
+    }
+    if how == Kind::Corrected && host_sides == 2 {
+        return Err(err(
+            code::ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            op,
+            "both sides are host memory: the runtime does no async host-to-host copy (use memcpy, or aclrtMemcpy)",
+        ));
     }
     // CANN asks for a current context in every copy, host-to-host too.
     current(op)?;
@@ -110,7 +164,7 @@ pub unsafe extern "C" fn aclrtMemcpy(
             return Ok(());
         }
         let sh = shim(OP)?;
-        let c = copy_sides(sh, dst, src, count, kind, OP)?;
+        let c = copy_sides(sh, (dst, src), count, kind, Kind::AsGiven, OP)?;
         // SAFETY: the C caller guarantees host sides are valid for `count` bytes during
         // the call (the ACL contract); device sides are checked by the emulator.
         unsafe { sh.devices[0].memcpy_raw(c.dst, c.src, count as u64) }
@@ -145,7 +199,7 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
         }
         let sh = shim(OP)?;
         let e = sh.stream(stream as usize, OP)?;
-        let c = copy_sides(sh, dst, src, count, kind, OP)?;
+        let c = copy_sides(sh, (dst, src), count, kind, Kind::Corrected, OP)?;
         let dev = sh.dev(e.device);
         if c.pageable {
             dev.synchronize_stream(&e.stream)?;

@@ -26,7 +26,7 @@ pub unsafe extern "C" fn aclrtSetDevice(device: i32) -> aclError {
 fn reset_device(device: i32, force: bool, op: &'static str) -> mempool_hal::Result<()> {
     let s = shim(op)?;
     let d = s.device_id(i64::from(device), op)?;
-    {
+    let left = {
         let mut counts = s.set_counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let n = &mut counts[d as usize];
         if *n == 0 {
@@ -37,9 +37,13 @@ fn reset_device(device: i32, force: bool, op: &'static str) -> mempool_hal::Resu
             ));
         }
         *n = if force { 0 } else { *n - 1 };
-    }
+        *n
+    };
     s.dev(d).synchronize_device()?;
-    if current(op).ok() == Some(d) {
+    // As CANN: the thread's current context stays, unless the count reached 0 (CANN tears
+    // the device's primary context down then) and the primary context was current. An
+    // explicit context (`aclrtCreateContext`) stays current either way.
+    if left == 0 && current_context() == Some(s.default_context(d)) {
         set_current(None);
     }
     Ok(())
@@ -120,8 +124,13 @@ pub unsafe extern "C" fn aclrtGetRunMode(mode: *mut aclrtRunMode) -> aclError {
     })
 }
 
+/// The ACL API version of the headers (`ACL_MAJOR_VERSION` and the others).
+const ACL_API_VERSION: (i32, i32, i32) = (1, 17, 0);
+
 /// `aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t
-/// *patchVersion)`: the version of this library.
+/// *patchVersion)`: the version of CANN's ACL API whose headers this library follows,
+/// 1.17.0 (`ACL_MAJOR_VERSION`, `ACL_MINOR_VERSION`, `ACL_PATCH_VERSION`), as CANN answers;
+/// the library's own version is in `aclrtGetSocName`.
 ///
 /// # Safety
 ///
@@ -133,39 +142,61 @@ pub unsafe extern "C" fn aclrtGetVersion(major: *mut i32, minor: *mut i32, patch
         non_null(major, OP, "majorVersion")?;
         non_null(minor, OP, "minorVersion")?;
         non_null(patch, OP, "patchVersion")?;
-        let v = |s: &str| s.parse::<i32>().unwrap_or(0);
+        let (a, b, c) = ACL_API_VERSION;
         // SAFETY: all non-null, and the caller passes writable `int32_t`s.
         unsafe {
-            major.write(v(env!("CARGO_PKG_VERSION_MAJOR")));
-            minor.write(v(env!("CARGO_PKG_VERSION_MINOR")));
-            patch.write(v(env!("CARGO_PKG_VERSION_PATCH")));
+            major.write(a);
+            minor.write(b);
+            patch.write(c);
         }
         Ok(())
     })
 }
 
-/// `const char *aclrtGetSocName(void)`: `"mempool-emu"`, a static string (never NULL).
+/// What `aclrtGetSocName` answers: `mempool-emu-` and this library's version, which is
+/// how a program (or the probe) tells the drop-in library from CANN and finds its
+/// version (`aclrtGetVersion` answers CANN's API version).
+const SOC_NAME: &std::ffi::CStr =
+    match std::ffi::CStr::from_bytes_with_nul(concat!("mempool-emu-", env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
+        Ok(c) => c,
+        Err(_) => c"mempool-emu",
+    };
+
+/// `const char *aclrtGetSocName(void)`: `"mempool-emu-"` and this library's version (for
+/// example `mempool-emu-0.1.0`), a static string (never NULL).
 ///
 /// # Safety
 ///
 /// See the module docs.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtGetSocName() -> *const c_char {
-    c"mempool-emu".as_ptr()
+    SOC_NAME.as_ptr()
 }
 
+/// `ACL_ERROR_RT_INVALID_MEMORY_TYPE`: a memory attribute out of range.
+const ACL_ERROR_RT_INVALID_MEMORY_TYPE: aclError = 107_016;
+
 /// `aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)`: the
-/// current device's memory (every attribute reports the same device memory).
+/// current device's memory (every attribute reports the same device memory). An attribute
+/// outside `ACL_DDR_MEM` (0) to `ACL_MEM_P2P_HUGE1G` (17) answers 107016
+/// (`ACL_ERROR_RT_INVALID_MEMORY_TYPE`), as CANN, before the context is needed.
 ///
 /// # Safety
 ///
 /// See the module docs.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtGetMemInfo(_attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError {
+pub unsafe extern "C" fn aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError {
     const OP: &str = "aclrtGetMemInfo";
     ffi(OP, || {
         non_null(free, OP, "free")?;
         non_null(total, OP, "total")?;
+        if !(0..=17).contains(&i64::from(attr)) {
+            return Err(err(
+                ACL_ERROR_RT_INVALID_MEMORY_TYPE,
+                OP,
+                format!("memory attribute {attr} is not one of ACL_DDR_MEM (0) to ACL_MEM_P2P_HUGE1G (17)"),
+            ));
+        }
         let s = shim(OP)?;
         let info = s.dev(current(OP)?).mem_info()?;
         // SAFETY: both non-null, and the caller passes writable `size_t`s.

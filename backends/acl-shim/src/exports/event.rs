@@ -1,8 +1,62 @@
 //! Events: creating (with flags), recording, waiting, resetting, synchronizing (plain and timed), querying, and their times.
 
 use super::prelude::*;
+use crate::state::EventEntry;
 
-/// `aclError aclrtCreateEvent(aclrtEvent *event)`.
+/// What `aclrtCreateEvent` gives an event: CANN's default flags (its `RT_EVENT_DEFAULT`
+/// holds a wait flag of the runtime's own, so such an event may be waited on and reset).
+const DEFAULT_FLAGS: u32 = sys::ACL_EVENT_SYNC | sys::ACL_EVENT_TIME_LINE;
+/// The highest flags value `aclrtCreateEventWithFlag` accepts (CANN's `RT_EVENT_FLAG_MAX`).
+const MAX_FLAGS: u32 = 0x3F;
+/// `ACL_EVENT_DEVICE_USE_ONLY` and `ACL_EVENT_EXTERNAL`: each only alone.
+const ALONE_FLAGS: [u32; 2] = [0x10, 0x20];
+/// The flags that give an event a wait task (`ACL_EVENT_SYNC`, `ACL_EVENT_EXTERNAL`):
+/// without one, CANN refuses to wait on it or reset it (207000).
+const WAITABLE_FLAGS: u32 = sys::ACL_EVENT_SYNC | 0x20;
+
+/// `aclrtCreateEvent` (`flags` `None`: the default flags) and `aclrtCreateEventWithFlag`:
+/// flags 0, above 0x3F, or `ACL_EVENT_DEVICE_USE_ONLY` / `ACL_EVENT_EXTERNAL` with
+/// another flag answer 107000, as CANN checks them.
+fn create_event(event: *mut aclrtEvent, flags: Option<u32>, op: &'static str) -> mempool_hal::Result<()> {
+    non_null(event, op, "event")?;
+    if let Some(f) = flags
+        && (f == 0 || f > MAX_FLAGS || ALONE_FLAGS.iter().any(|&a| f & a != 0 && f != a))
+    {
+        return Err(err(
+            code::ACL_ERROR_RT_PARAM_INVALID,
+            op,
+            format!(
+                "event flags {f:#x} are not valid (one or more of 0x1-0x20 up to 0x3F; ACL_EVENT_DEVICE_USE_ONLY and \
+                 ACL_EVENT_EXTERNAL alone)"
+            ),
+        ));
+    }
+    let s = shim(op)?;
+    let ev = s.dev(current(op)?).create_event()?;
+    let h = s.events.insert(EventEntry { event: ev, flags: flags.unwrap_or(DEFAULT_FLAGS) });
+    // SAFETY: non-null, and the caller passes a writable `aclrtEvent`.
+    unsafe { event.write(h as aclrtEvent) };
+    Ok(())
+}
+
+/// Refuses to wait on or reset an event created without a wait flag (`ACL_EVENT_SYNC`):
+/// 207000, as CANN (a timing-only event, `ACL_EVENT_TIME_LINE`, cannot be waited on).
+fn waitable(e: &EventEntry, h: aclrtEvent, op: &'static str) -> mempool_hal::Result<()> {
+    if e.flags & WAITABLE_FLAGS == 0 {
+        return Err(err(
+            code::ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            op,
+            format!(
+                "event {h:p} was created with flags {:#x}, without ACL_EVENT_SYNC: it cannot be waited on or reset",
+                e.flags
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `aclError aclrtCreateEvent(aclrtEvent *event)`: an event of the current device that
+/// streams may wait on.
 ///
 /// # Safety
 ///
@@ -10,35 +64,22 @@ use super::prelude::*;
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtCreateEvent(event: *mut aclrtEvent) -> aclError {
     const OP: &str = "aclrtCreateEvent";
-    ffi(OP, || {
-        non_null(event, OP, "event")?;
-        let s = shim(OP)?;
-        let ev = s.dev(current(OP)?).create_event()?;
-        let h = s.events.insert(ev);
-        // SAFETY: non-null, and the caller passes a writable `aclrtEvent`.
-        unsafe { event.write(h as aclrtEvent) };
-        Ok(())
-    })
+    ffi(OP, || create_event(event, None, OP))
 }
 
 /// `aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag)`: as
-/// `aclrtCreateEvent`; every event keeps time stamps whatever the flags.
+/// `aclrtCreateEvent`, with the flags kept and checked as CANN checks them: 0, above
+/// 0x3F, or `ACL_EVENT_DEVICE_USE_ONLY` / `ACL_EVENT_EXTERNAL` mixed with another flag
+/// answer 107000; an event without `ACL_EVENT_SYNC` cannot be waited on or reset
+/// (207000). Every event keeps time stamps whatever its flags.
 ///
 /// # Safety
 ///
 /// See the module docs.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtCreateEventWithFlag(event: *mut aclrtEvent, _flag: u32) -> aclError {
+pub unsafe extern "C" fn aclrtCreateEventWithFlag(event: *mut aclrtEvent, flag: u32) -> aclError {
     const OP: &str = "aclrtCreateEventWithFlag";
-    ffi(OP, || {
-        non_null(event, OP, "event")?;
-        let s = shim(OP)?;
-        let ev = s.dev(current(OP)?).create_event()?;
-        let h = s.events.insert(ev);
-        // SAFETY: non-null, and the caller passes a writable `aclrtEvent`.
-        unsafe { event.write(h as aclrtEvent) };
-        Ok(())
-    })
+    ffi(OP, || create_event(event, Some(flag), OP))
 }
 
 /// `aclError aclrtDestroyEvent(aclrtEvent event)`: needs no current context (as on
@@ -53,7 +94,7 @@ pub unsafe extern "C" fn aclrtDestroyEvent(event: aclrtEvent) -> aclError {
     ffi(OP, || {
         non_null(event, OP, "event")?;
         let s = shim(OP)?;
-        let ev = s.event(event as usize, OP)?;
+        let ev = s.event(event as usize, OP)?.event;
         s.events.remove(event as usize);
         s.dev(current(OP).unwrap_or(0)).destroy_event(&ev)
     })
@@ -70,7 +111,7 @@ pub unsafe extern "C" fn aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream
     ffi(OP, || {
         non_null(event, OP, "event")?;
         let s = shim(OP)?;
-        let ev = s.event(event as usize, OP)?;
+        let ev = s.event(event as usize, OP)?.event;
         let e = s.stream(stream as usize, OP)?;
         s.dev(e.device).record_event(&ev, &e.stream)
     })
@@ -89,7 +130,8 @@ pub unsafe extern "C" fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtE
         let s = shim(OP)?;
         let e = s.stream(stream as usize, OP)?;
         let ev = s.event(event as usize, OP)?;
-        s.dev(e.device).stream_wait_event(&e.stream, &ev)
+        waitable(&ev, event, OP)?;
+        s.dev(e.device).stream_wait_event(&e.stream, &ev.event)
     })
 }
 
@@ -106,9 +148,22 @@ pub unsafe extern "C" fn aclrtResetEvent(event: aclrtEvent, stream: aclrtStream)
         non_null(event, OP, "event")?;
         let s = shim(OP)?;
         let ev = s.event(event as usize, OP)?;
+        waitable(&ev, event, OP)?;
         let e = s.stream(stream as usize, OP)?;
-        s.dev(e.device).reset_event(&ev, &e.stream)
+        s.dev(e.device).reset_event(&ev.event, &e.stream)
     })
+}
+
+/// `aclrtSynchronizeEvent` (`timeout` `None`) and `aclrtSynchronizeEventWithTimeout`: no
+/// current context needed (as on CANN).
+fn synchronize_event(
+    event: aclrtEvent,
+    timeout: Option<std::time::Duration>,
+    op: &'static str,
+) -> mempool_hal::Result<()> {
+    let s = shim(op)?;
+    let ev = s.event(event as usize, op)?.event;
+    s.dev(current(op).unwrap_or(0)).synchronize_event_timeout(&ev, timeout)
 }
 
 /// `aclError aclrtSynchronizeEvent(aclrtEvent event)`: needs no current context (as on
@@ -122,9 +177,7 @@ pub unsafe extern "C" fn aclrtSynchronizeEvent(event: aclrtEvent) -> aclError {
     const OP: &str = "aclrtSynchronizeEvent";
     ffi(OP, || {
         non_null(event, OP, "event")?;
-        let s = shim(OP)?;
-        let ev = s.event(event as usize, OP)?;
-        s.dev(current(OP).unwrap_or(0)).synchronize_event(&ev)
+        synchronize_event(event, None, OP)
     })
 }
 
@@ -140,10 +193,7 @@ pub unsafe extern "C" fn aclrtSynchronizeEventWithTimeout(event: aclrtEvent, tim
     const OP: &str = "aclrtSynchronizeEventWithTimeout";
     ffi(OP, || {
         non_null(event, OP, "event")?;
-        let t = timeout_ms(timeout, OP)?;
-        let s = shim(OP)?;
-        let ev = s.event(event as usize, OP)?;
-        s.dev(current(OP).unwrap_or(0)).synchronize_event_timeout(&ev, t)
+        synchronize_event(event, timeout_ms(timeout, OP)?, OP)
     })
 }
 
@@ -160,7 +210,7 @@ pub unsafe extern "C" fn aclrtQueryEventStatus(event: aclrtEvent, status: *mut a
         non_null(event, OP, "event")?;
         non_null(status, OP, "status")?;
         let s = shim(OP)?;
-        let ev = s.event(event as usize, OP)?;
+        let ev = s.event(event as usize, OP)?.event;
         let st = match s.dev(current(OP).unwrap_or(0)).query_event(&ev)? {
             EventStatus::Complete => ACL_EVENT_RECORDED_STATUS_COMPLETE,
             EventStatus::NotReady => ACL_EVENT_RECORDED_STATUS_NOT_READY,
@@ -186,7 +236,7 @@ pub unsafe extern "C" fn aclrtEventElapsedTime(ms: *mut f32, start: aclrtEvent, 
         non_null(start, OP, "startEvent")?;
         non_null(end, OP, "endEvent")?;
         let s = shim(OP)?;
-        let (a, b) = (s.event(start as usize, OP)?, s.event(end as usize, OP)?);
+        let (a, b) = (s.event(start as usize, OP)?.event, s.event(end as usize, OP)?.event);
         let v = s.dev(current(OP).unwrap_or(0)).event_elapsed_ms(&a, &b)?;
         // SAFETY: non-null, and the caller passes a writable float.
         unsafe { ms.write(v) };
@@ -208,7 +258,7 @@ pub unsafe extern "C" fn aclrtEventGetTimestamp(event: aclrtEvent, timestamp: *m
         non_null(event, OP, "event")?;
         non_null(timestamp, OP, "timestamp")?;
         let s = shim(OP)?;
-        let ev = s.event(event as usize, OP)?;
+        let ev = s.event(event as usize, OP)?.event;
         let us = s.dev(current(OP).unwrap_or(0)).event_timestamp_us(&ev)?;
         // SAFETY: non-null, and the caller passes a writable `uint64_t`.
         unsafe { timestamp.write(us) };

@@ -31,6 +31,10 @@ pub unsafe extern "C" fn aclrtLaunchHostFunc(stream: aclrtStream, func: aclrtHos
         let s = shim(OP)?;
         let e = s.stream(stream as usize, OP)?;
         s.reports.refuse_subscribed(e.device, stream as usize, OP)?;
+        if !stream.is_null() {
+            // CANN subscribes the stream to its own callback thread for good.
+            s.host_func_streams.lock().unwrap_or_else(PoisonError::into_inner).insert(stream as usize);
+        }
         let args = SendPtr(args);
         s.dev(e.device).launch_host_func(
             &e.stream,
@@ -41,6 +45,25 @@ pub unsafe extern "C" fn aclrtLaunchHostFunc(stream: aclrtStream, func: aclrtHos
             }),
         )
     })
+}
+
+/// Refuses a callback subscription or launch on a stream that ran `aclrtLaunchHostFunc`
+/// (107011, `ACL_ERROR_RT_STREAM_SUBSCRIBE`): CANN subscribed it to its own callback
+/// thread then, for the stream's life, and the two mechanisms exclude each other.
+fn refuse_host_func_stream(s: &Shim, stream: aclrtStream, op: &'static str) -> mempool_hal::Result<()> {
+    if !stream.is_null()
+        && s.host_func_streams.lock().unwrap_or_else(PoisonError::into_inner).contains(&(stream as usize))
+    {
+        return Err(err(
+            sys::ACL_ERROR_RT_STREAM_SUBSCRIBE,
+            op,
+            format!(
+                "stream {stream:p} ran aclrtLaunchHostFunc, which subscribes it to the runtime's callback thread for \
+                 good: use aclrtLaunchHostFunc on it, or callbacks on another stream"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// `aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream)` (null stream:
@@ -57,6 +80,7 @@ pub unsafe extern "C" fn aclrtSubscribeReport(thread: u64, stream: aclrtStream) 
     ffi(OP, || {
         let s = shim(OP)?;
         let e = s.stream(stream as usize, OP)?;
+        refuse_host_func_stream(s, stream, OP)?;
         s.reports.subscribe(thread, e.device, stream as usize, OP)
     })
 }
@@ -104,6 +128,7 @@ pub unsafe extern "C" fn aclrtLaunchCallback(
         };
         let s = shim(OP)?;
         let e = s.stream(stream as usize, OP)?;
+        refuse_host_func_stream(s, stream, OP)?;
         let target = s.reports.target(e.device, stream as usize, OP)?;
         let cb = Callback { func: f, data: user_data };
         let limit = s.dev(e.device).config().wait_timeout;

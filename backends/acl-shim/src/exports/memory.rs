@@ -111,7 +111,8 @@ pub unsafe extern "C" fn aclrtMallocHost(ptr: *mut *mut c_void, size: usize) -> 
 }
 
 /// `aclError aclrtFreeHost(void *hostPtr)`: the memory goes back once the copies and
-/// memsets queued on it have run.
+/// memsets queued on it have run. Device memory answers 107000, as CANN; other memory the
+/// runtime did not hand out, 100000 (CANN leaves it to the driver).
 ///
 /// # Safety
 ///
@@ -121,10 +122,19 @@ pub unsafe extern "C" fn aclrtFreeHost(ptr: *mut c_void) -> aclError {
     const OP: &str = "aclrtFreeHost";
     ffi(OP, || {
         non_null(ptr, OP, "hostPtr")?;
+        let s = shim(OP)?;
+        if s.devices[0].is_pool_address(dptr(ptr)) {
+            // CANN asks the driver where the pointer lies and refuses device memory.
+            return Err(err(
+                code::ACL_ERROR_RT_PARAM_INVALID,
+                OP,
+                format!("{ptr:p} is device memory (aclrtMalloc or a pool), not aclrtMallocHost memory"),
+            ));
+        }
         let block =
-            shim(OP)?.host_allocs.lock().unwrap_or_else(PoisonError::into_inner).remove(&(ptr as usize)).ok_or_else(
-                || err(code::ACL_ERROR_INVALID_PARAM, OP, format!("{ptr:p} was not allocated by aclrtMallocHost")),
-            )?;
+            s.host_allocs.lock().unwrap_or_else(PoisonError::into_inner).remove(&(ptr as usize)).ok_or_else(|| {
+                err(code::ACL_ERROR_INVALID_PARAM, OP, format!("{ptr:p} was not allocated by aclrtMallocHost"))
+            })?;
         // The last reference deallocates it (now, or when queued work using it has run).
         drop(block);
         Ok(())

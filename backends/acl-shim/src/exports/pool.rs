@@ -45,6 +45,15 @@ pub unsafe extern "C" fn aclrtMemPoolDestroy(pool: aclrtMemPool) -> aclError {
     })
 }
 
+/// Attributes 4-8 need a current context (107002): CANN reads the current context's
+/// device for them (and crashes without one); the reuse flags 1-3 do not.
+fn needs_context(id: AttrId, op: &'static str) -> mempool_hal::Result<()> {
+    if id.0 >= 4 {
+        current(op)?;
+    }
+    Ok(())
+}
+
 fn attr_width(attr: aclrtMemPoolAttr, op: &'static str) -> mempool_hal::Result<(AttrId, AttrWidth)> {
     let Ok(id) = u32::try_from(attr).map(AttrId) else {
         return Err(err(code::ACL_ERROR_RT_PARAM_INVALID, op, format!("unknown pool attribute id {attr}")));
@@ -74,6 +83,7 @@ pub unsafe extern "C" fn aclrtMemPoolSetAttr(
         if value.is_null() {
             return Err(err(code::ACL_ERROR_RT_PARAM_INVALID, OP, "value is null"));
         }
+        needs_context(id, OP)?;
         let raw = match width {
             // SAFETY: non-null; the caller passes a value of the attribute's documented
             // width; read unaligned to be safe.
@@ -105,6 +115,7 @@ pub unsafe extern "C" fn aclrtMemPoolGetAttr(
         if value.is_null() {
             return Err(err(code::ACL_ERROR_RT_PARAM_INVALID, OP, "value is null"));
         }
+        needs_context(id, OP)?;
         match p.get_attr_raw(id).map_err(|e| e.with_op(OP))? {
             // SAFETY: non-null; the caller passes room for the attribute's documented width.
             RawAttrValue::U32(v) => unsafe { value.cast::<u32>().write_unaligned(v) },
@@ -190,6 +201,8 @@ pub unsafe extern "C" fn aclrtMemPoolTrimTo(pool: aclrtMemPool, min_bytes_to_kee
         non_null(pool, OP, "pool")?;
         let s = shim(OP)?;
         let p = s.pool(pool as usize, OP, PoolCall::Lifetime)?;
+        // CANN reads the current context's device here (and crashes without one).
+        current(OP)?;
         p.trim_to(min_bytes_to_keep as u64).map_err(|e| e.with_op(OP))
     })
 }

@@ -2,6 +2,18 @@
 
 use super::prelude::*;
 
+/// `aclrtCreateStream` and `aclrtCreateStreamWithConfig`: a stream on the current device.
+fn create_stream(stream: *mut aclrtStream, op: &'static str) -> mempool_hal::Result<()> {
+    non_null(stream, op, "stream")?;
+    let s = shim(op)?;
+    let d = current(op)?;
+    let st = s.dev(d).create_stream()?;
+    let h = s.streams.insert(crate::state::StreamEntry { device: d, stream: st });
+    // SAFETY: non-null, and the caller passes a writable `aclrtStream`.
+    unsafe { stream.write(h as aclrtStream) };
+    Ok(())
+}
+
 /// `aclError aclrtCreateStream(aclrtStream *stream)`: on the current device.
 ///
 /// # Safety
@@ -10,16 +22,7 @@ use super::prelude::*;
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtCreateStream(stream: *mut aclrtStream) -> aclError {
     const OP: &str = "aclrtCreateStream";
-    ffi(OP, || {
-        non_null(stream, OP, "stream")?;
-        let s = shim(OP)?;
-        let d = current(OP)?;
-        let st = s.dev(d).create_stream()?;
-        let h = s.streams.insert(crate::state::StreamEntry { device: d, stream: st });
-        // SAFETY: non-null, and the caller passes a writable `aclrtStream`.
-        unsafe { stream.write(h as aclrtStream) };
-        Ok(())
-    })
+    ffi(OP, || create_stream(stream, OP))
 }
 
 /// `aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t
@@ -32,19 +35,27 @@ pub unsafe extern "C" fn aclrtCreateStream(stream: *mut aclrtStream) -> aclError
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtCreateStreamWithConfig(stream: *mut aclrtStream, _priority: u32, _flag: u32) -> aclError {
     const OP: &str = "aclrtCreateStreamWithConfig";
-    ffi(OP, || {
-        non_null(stream, OP, "stream")?;
-        let s = shim(OP)?;
-        let d = current(OP)?;
-        let st = s.dev(d).create_stream()?;
-        let h = s.streams.insert(crate::state::StreamEntry { device: d, stream: st });
-        // SAFETY: non-null, and the caller passes a writable `aclrtStream`.
-        unsafe { stream.write(h as aclrtStream) };
-        Ok(())
-    })
+    ffi(OP, || create_stream(stream, OP))
 }
 
-/// `aclError aclrtDestroyStream(aclrtStream stream)`: queued work still runs.
+/// `aclrtDestroyStream` (`force` off) and `aclrtDestroyStreamForce` (`force` on), as
+/// CANN's `Stream::TearDown` does them: the call returns when the stream has nothing
+/// pending. The plain form waits for the queued work; the force form drops the work not
+/// yet started (it never runs) and waits only for what is running. Either way, every
+/// task queued before the call has completed or never runs when it returns (a wait past
+/// the wait time-out drops what has not started and answers 507000). The stream's
+/// failure mode, host-function mark and callback subscription go with it.
+fn destroy_stream(stream: aclrtStream, force: bool, op: &'static str) -> mempool_hal::Result<()> {
+    non_null(stream, op, "stream (the default stream cannot be destroyed)")?;
+    let s = shim(op)?;
+    let e = s.stream(stream as usize, op)?;
+    s.streams.remove(stream as usize);
+    s.forget_stream(e.device, stream as usize);
+    s.dev(e.device).destroy_stream_waiting(&e.stream, force).map_err(|err| err.with_op(op))
+}
+
+/// `aclError aclrtDestroyStream(aclrtStream stream)`: waits for the stream's queued work,
+/// then destroys it.
 ///
 /// # Safety
 ///
@@ -52,19 +63,11 @@ pub unsafe extern "C" fn aclrtCreateStreamWithConfig(stream: *mut aclrtStream, _
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtDestroyStream(stream: aclrtStream) -> aclError {
     const OP: &str = "aclrtDestroyStream";
-    ffi(OP, || {
-        let s = shim(OP)?;
-        if stream.is_null() {
-            return Err(err(code::ACL_ERROR_INVALID_PARAM, OP, "the default stream cannot be destroyed"));
-        }
-        let e = s.stream(stream as usize, OP)?;
-        s.streams.remove(stream as usize);
-        s.dev(e.device).destroy_stream(&e.stream)
-    })
+    ffi(OP, || destroy_stream(stream, false, OP))
 }
 
-/// `aclError aclrtDestroyStreamForce(aclrtStream stream)`: as `aclrtDestroyStream` (work
-/// already queued still runs: the emulator cannot drop it).
+/// `aclError aclrtDestroyStreamForce(aclrtStream stream)`: drops the stream's work not yet
+/// started (it never runs), waits for what is running, then destroys it.
 ///
 /// # Safety
 ///
@@ -72,17 +75,24 @@ pub unsafe extern "C" fn aclrtDestroyStream(stream: aclrtStream) -> aclError {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtDestroyStreamForce(stream: aclrtStream) -> aclError {
     const OP: &str = "aclrtDestroyStreamForce";
-    ffi(OP, || {
-        non_null(stream, OP, "stream")?;
-        let s = shim(OP)?;
-        let e = s.stream(stream as usize, OP)?;
-        s.streams.remove(stream as usize);
-        s.failure_modes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&(e.device, stream as usize));
-        s.dev(e.device).destroy_stream(&e.stream)
-    })
+    ffi(OP, || destroy_stream(stream, true, OP))
 }
 
-/// `aclError aclrtSynchronizeStream(aclrtStream stream)` (null: the default stream).
+/// `aclrtSynchronizeStream` (`timeout` `None`) and `aclrtSynchronizeStreamWithTimeout`: the
+/// stream of any device (CANN switches to the stream's context to synchronize it), with a
+/// current context needed (107002).
+fn synchronize_stream(
+    stream: aclrtStream,
+    timeout: Option<std::time::Duration>,
+    op: &'static str,
+) -> mempool_hal::Result<()> {
+    let s = shim(op)?;
+    let e = s.stream_of_any_device(stream as usize, op)?;
+    s.dev(e.device).synchronize_stream_timeout(&e.stream, timeout)
+}
+
+/// `aclError aclrtSynchronizeStream(aclrtStream stream)` (null: the default stream of the
+/// current device). A stream of another device is synchronized too, as on CANN.
 ///
 /// # Safety
 ///
@@ -90,11 +100,7 @@ pub unsafe extern "C" fn aclrtDestroyStreamForce(stream: aclrtStream) -> aclErro
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtSynchronizeStream(stream: aclrtStream) -> aclError {
     const OP: &str = "aclrtSynchronizeStream";
-    ffi(OP, || {
-        let s = shim(OP)?;
-        let e = s.stream(stream as usize, OP)?;
-        s.dev(e.device).synchronize_stream(&e.stream)
-    })
+    ffi(OP, || synchronize_stream(stream, None, OP))
 }
 
 /// `aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)` (null:
@@ -107,12 +113,7 @@ pub unsafe extern "C" fn aclrtSynchronizeStream(stream: aclrtStream) -> aclError
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtSynchronizeStreamWithTimeout(stream: aclrtStream, timeout: i32) -> aclError {
     const OP: &str = "aclrtSynchronizeStreamWithTimeout";
-    ffi(OP, || {
-        let t = timeout_ms(timeout, OP)?;
-        let s = shim(OP)?;
-        let e = s.stream(stream as usize, OP)?;
-        s.dev(e.device).synchronize_stream_timeout(&e.stream, t)
-    })
+    ffi(OP, || synchronize_stream(stream, timeout_ms(timeout, OP)?, OP))
 }
 
 /// `aclError aclrtSynchronizeDevice(void)`: the current device.
@@ -168,7 +169,7 @@ pub unsafe extern "C" fn aclrtSetStreamFailureMode(stream: aclrtStream, mode: u6
         let s = shim(OP)?;
         let e = s.stream(stream as usize, OP)?;
         let mode = mode & sys::ACL_STOP_ON_FAILURE;
-        let mut modes = s.failure_modes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut modes = s.failure_modes.lock().unwrap_or_else(PoisonError::into_inner);
         let key = (e.device, stream as usize);
         if modes.get(&key) == Some(&sys::ACL_STOP_ON_FAILURE) && mode == sys::ACL_CONTINUE_ON_FAILURE {
             return Err(err(

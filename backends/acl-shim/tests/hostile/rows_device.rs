@@ -143,12 +143,35 @@ pub(super) fn misc_rows(t: &mut Table) {
         t.add(L, format!("stream: {input}"), HANDLE, move |f| launch(f.h(h), Some(ignore_args), 0));
     }
     t.add(L, "a stream of another device", STREAM_CONTEXT, move |f| launch(f.s1, Some(ignore_args), 0));
-    t.add(L, "garbage args (passed through untouched)", OK, move |f| {
-        let rc = launch(f.s, Some(ignore_args), 0xdead_beef);
-        // SAFETY: a live stream.
-        check(unsafe { aclrtSynchronizeStream(sv(f.s)) }, "synchronizing");
-        rc
+    // On a stream of its own: a stream that ran a host function takes no callbacks.
+    t.add(L, "garbage args (passed through untouched)", OK, move |_| {
+        let mut s: aclrtStream = null_mut();
+        // SAFETY: a valid out-pointer, then the stream it received.
+        unsafe {
+            check(aclrtCreateStream(&mut s), "creating a stream");
+            let rc = launch(s as usize, Some(ignore_args), 0xdead_beef);
+            check(aclrtDestroyStream(s), "destroying it (its work runs first)");
+            rc
+        }
     });
+    for entry in ["aclrtSubscribeReport", "aclrtLaunchCallback"] {
+        t.add(entry, "a stream that ran aclrtLaunchHostFunc (107011, as CANN)", STREAM_SUBSCRIBE, move |_| {
+            let mut s: aclrtStream = null_mut();
+            // SAFETY: a valid out-pointer, then the stream it received; the callback is
+            // never launched.
+            unsafe {
+                check(aclrtCreateStream(&mut s), "creating a stream");
+                check(launch(s as usize, Some(ignore_args), 0), "a host function");
+                let rc = if entry == "aclrtSubscribeReport" {
+                    aclrtSubscribeReport(7, s)
+                } else {
+                    aclrtLaunchCallback(Some(ignore_args), null_mut(), ACL_CALLBACK_NO_BLOCK, s)
+                };
+                check(aclrtDestroyStream(s), "destroying it");
+                rc
+            }
+        });
+    }
     t.fresh(L, "the default stream, without a current device", NO_CONTEXT, move |_| launch(0, Some(ignore_args), 0));
     t.add(L, "a stream subscribed for callbacks (aclrtSubscribeReport)", STREAM_SUBSCRIBE, move |f| {
         // SAFETY: a live handle; thread ids are only compared.
@@ -171,8 +194,15 @@ pub(super) fn misc_rows(t: &mut Table) {
         // SAFETY: one valid and one null out-pointer; refused before any write.
         untouched(unsafe { aclrtGetMemInfo(ACL_HBM_MEM, &mut free, null_mut()) }, free)
     });
-    for attr in [-1, 99] {
-        t.add(M, format!("attribute {attr} (not used: every attribute reports device memory)"), OK, move |_| {
+    for attr in [0, 17] {
+        t.add(M, format!("attribute {attr} (every attribute reports device memory)"), OK, move |_| {
+            let (mut free, mut total) = (0, 0);
+            // SAFETY: valid out-pointers.
+            unsafe { aclrtGetMemInfo(attr, &mut free, &mut total) }
+        });
+    }
+    for attr in [-1, 18, 99] {
+        t.add(M, format!("attribute {attr} (outside 0-17: 107016, as CANN)"), 107_016, move |_| {
             let (mut free, mut total) = (0, 0);
             // SAFETY: valid out-pointers.
             unsafe { aclrtGetMemInfo(attr, &mut free, &mut total) }

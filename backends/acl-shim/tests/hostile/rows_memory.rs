@@ -101,7 +101,9 @@ pub(super) fn sync_memory_rows(t: &mut Table) {
         ("a host heap address not from aclrtMallocHost".to_string(), Ptr::Buf),
     ]);
     for (input, p) in ptrs {
-        t.add(FH, input, PARAM, move |f| {
+        // Device memory is 107000, as CANN (it asks the driver where the pointer lies).
+        let want = if matches!(p, Ptr::A(_) | Ptr::D(_)) { RT_PARAM } else { PARAM };
+        t.add(FH, input, want, move |f| {
             // SAFETY: pointers are looked up in the shim's registry and only freed when
             // found there.
             unsafe { aclrtFreeHost(sv(f.ptr(p))) }
@@ -219,7 +221,16 @@ pub(super) fn copy_rows(t: &mut Table) {
                     cases.push(("src", false));
                 }
                 for (side, is_dst) in cases {
-                    t.add(entry, format!("{name}, {side}: {what}"), RT_PARAM, move |f| {
+                    // An async copy's kind is corrected from the addresses, as on CANN:
+                    // aclrtMallocHost memory named as device is host memory there, so the
+                    // copy is host-to-host (refused, 207000) or a plain copy to or from
+                    // the device.
+                    let want = match (is_async, p) {
+                        (true, Ptr::Host(_)) if kind == ACL_MEMCPY_DEVICE_TO_DEVICE => OK,
+                        (true, Ptr::Host(_)) => FEATURE,
+                        _ => RT_PARAM,
+                    };
+                    t.add(entry, format!("{name}, {side}: {what}"), want, move |f| {
                         let (mut d, mut s) = sides(f, kind);
                         if is_dst {
                             d = f.ptr(p);

@@ -170,12 +170,21 @@ pub(super) fn pool_attr_rows(t: &mut Table) {
             rc
         }
     });
-    t.fresh(S, "a live pool, without a current device (the pool names its device)", OK, |f| {
+    // Attributes 4-8 need the current context on CANN (it crashes without one): 107002.
+    t.fresh(S, "attribute 4 of a live pool, without a current device", NO_CONTEXT, |f| {
         let v = POOL_SIZE as u64;
         // SAFETY: a `uint64_t`, the width of attribute 4; a live pool.
         unsafe { aclrtMemPoolSetAttr(sv(f.p), 4, (&raw const v).cast_mut().cast()) }
     });
-    t.fresh(G, "a live pool, without a current device (the pool names its device)", OK, move |f| get(f.p, 7, true));
+    t.fresh(G, "attribute 7 of a live pool, without a current device", NO_CONTEXT, move |f| get(f.p, 7, true));
+    t.fresh(S, "attribute 1 of a live pool, without a current device (the reuse flags need none)", OK, |f| {
+        let v = 0u32;
+        // SAFETY: a `uint32_t`, the width of attribute 1; a live pool.
+        unsafe { aclrtMemPoolSetAttr(sv(f.p), 1, (&raw const v).cast_mut().cast()) }
+    });
+    t.fresh(G, "attribute 1 of a live pool, without a current device (the reuse flags need none)", OK, move |f| {
+        get(f.p, 1, true)
+    });
 }
 
 pub(super) fn pool_alloc_rows(t: &mut Table) {
@@ -272,7 +281,7 @@ pub(super) fn pool_alloc_rows(t: &mut Table) {
         t.add(T, format!("keep {input}"), INTERNAL, move |f| trim(f.p, keep));
     }
     t.add(T, "keep RESERVED (nothing to do)", OK, move |f| trim(f.p, 2 * GRAN));
-    t.fresh(T, "keep the pool size, without a current device (the pool names its device)", OK, move |f| {
+    t.fresh(T, "keep the pool size, without a current device (107002, as CANN)", NO_CONTEXT, move |f| {
         trim(f.p, POOL_SIZE)
     });
 }

@@ -52,7 +52,8 @@ pub(super) fn runtime_rows(t: &mut Table) {
     t.fresh("aclrtGetSocName", "without a current device (a static name)", OK, |_| {
         // SAFETY: takes no arguments; the answer is a static NUL-terminated string.
         let name = unsafe { std::ffi::CStr::from_ptr(aclrtGetSocName()) };
-        if name.to_bytes() == b"mempool-emu" { OK } else { INTERNAL }
+        let want = format!("mempool-emu-{}", env!("CARGO_PKG_VERSION"));
+        if name.to_bytes() == want.as_bytes() { OK } else { INTERNAL }
     });
     t.add("aclrtMallocAlign32", "null devPtr", PARAM, |_| {
         // SAFETY: a null out-pointer, refused before any write.
@@ -195,8 +196,8 @@ pub(super) fn stream_extra_rows(t: &mut Table) {
             unsafe { aclrtSynchronizeStreamWithTimeout(sv(f.s), timeout) }
         });
     }
-    t.add("aclrtSynchronizeStreamWithTimeout", "a stream of another device", STREAM_CONTEXT, |f| {
-        // SAFETY: a live handle, checked against the current device.
+    t.add("aclrtSynchronizeStreamWithTimeout", "a stream of another device (synchronized, as on CANN)", OK, |f| {
+        // SAFETY: a live handle.
         unsafe { aclrtSynchronizeStreamWithTimeout(sv(f.s1), 100) }
     });
     t.fresh("aclrtSynchronizeStreamWithTimeout", "without a current device", NO_CONTEXT, |f| {
@@ -258,15 +259,36 @@ pub(super) fn event_extra_rows(t: &mut Table) {
         // SAFETY: a valid out-pointer.
         untouched(unsafe { aclrtCreateEventWithFlag(&mut e, ACL_EVENT_TIME_LINE) }, e as usize)
     });
-    t.add("aclrtCreateEventWithFlag", "flags u32::MAX (accepted), then destroyed", OK, |_| {
+    // CANN keeps the flags and checks them: one or more of 0x1-0x20, at most 0x3F, and
+    // ACL_EVENT_DEVICE_USE_ONLY (0x10) and ACL_EVENT_EXTERNAL (0x20) only alone.
+    for flags in [0, 0x40, u32::MAX, 0x11, 0x21] {
+        t.add("aclrtCreateEventWithFlag", format!("flags {flags:#x}"), RT_PARAM, move |_| {
+            let mut e = SENTINEL as aclrtEvent;
+            // SAFETY: a valid out-pointer.
+            untouched(unsafe { aclrtCreateEventWithFlag(&mut e, flags) }, e as usize)
+        });
+    }
+    t.add("aclrtCreateEventWithFlag", "flags 0xF, then destroyed", OK, |_| {
         let mut e: aclrtEvent = null_mut();
         // SAFETY: a valid out-pointer, then the handle it received.
         unsafe {
-            let rc = aclrtCreateEventWithFlag(&mut e, u32::MAX);
+            let rc = aclrtCreateEventWithFlag(&mut e, 0x0F);
             check(aclrtDestroyEvent(e), "destroying it");
             rc
         }
     });
+    for (entry, wait) in [("aclrtStreamWaitEvent", true), ("aclrtResetEvent", false)] {
+        t.add(entry, "an event created without ACL_EVENT_SYNC (ACL_EVENT_TIME_LINE only)", FEATURE, move |f| {
+            let mut e: aclrtEvent = null_mut();
+            // SAFETY: a valid out-pointer, then the handles it and the fixture hold.
+            unsafe {
+                check(aclrtCreateEventWithFlag(&mut e, ACL_EVENT_TIME_LINE), "creating a timing event");
+                let rc = if wait { aclrtStreamWaitEvent(sv(f.s), e) } else { aclrtResetEvent(e, sv(f.s)) };
+                check(aclrtDestroyEvent(e), "destroying it");
+                rc
+            }
+        });
+    }
     t.add("aclrtResetEvent", "null event", PARAM, |f| {
         // SAFETY: handles are looked up, never dereferenced.
         unsafe { aclrtResetEvent(null_mut(), sv(f.s)) }

@@ -30,8 +30,9 @@ pub(super) fn stream_rows(t: &mut Table) {
         // SAFETY: a live handle, checked against the current device.
         unsafe { aclrtDestroyStream(sv(f.s1)) }
     });
-    t.add("aclrtSynchronizeStream", "a stream of another device", STREAM_CONTEXT, |f| {
-        // SAFETY: a live handle, checked against the current device.
+    // CANN switches to the stream's context and synchronizes it.
+    t.add("aclrtSynchronizeStream", "a stream of another device (synchronized, as on CANN)", OK, |f| {
+        // SAFETY: a live handle.
         unsafe { aclrtSynchronizeStream(sv(f.s1)) }
     });
     t.add("aclrtSynchronizeStream", "null (the default stream)", OK, |_| {
