@@ -56,13 +56,13 @@ pub(crate) fn run_all() -> Result<(), String> {
 /// tests do it, and any memcheck error or definitely lost block fails (see
 /// [`xtask::c::memcheck`]).
 fn valgrind(extra: &[(String, String)]) -> Result<(), String> {
-    eprintln!("==> the C smoke program and two samples under valgrind memcheck");
+    eprintln!("==> the C smoke program, two samples and the teardown program under valgrind memcheck");
     if !valgrind_installed() {
         return Err("valgrind is not installed; this step needs it (e.g. apt-get install valgrind)".into());
     }
     let test = Step::new(
-        "tests/c/smoke.c and two samples under valgrind memcheck",
-        &["test", "-p", "mempool-tests", "--test", "c_smoke", "--test", "c_samples"],
+        "tests/c/smoke.c, two samples and tests/c/teardown/teardown.c under valgrind memcheck",
+        &["test", "-p", "mempool-tests", "--test", "c_smoke", "--test", "c_samples", "--test", "c_teardown"],
     )
     .env(VALGRIND_VAR, "1");
     run(&[test], extra)

@@ -6,6 +6,8 @@
 //! - `shim` ([`shim`]): the drop-in ACL library laid out for loading; C and C++ programs
 //!   compiled against the project's ACL headers run on it.
 //! - `soak` ([`soak`]): the model-based property test, 100,000 cases per profile and mode.
+//! - `teardown` ([`teardown`]): the teardown patterns of CANN's programs on the drop-in
+//!   library, 1,000 runs with random delays (`cargo test` runs 52).
 //! - `loom` ([`loom`]): the model check of the emulator's concurrency core; a small
 //!   configuration of it is also a test of this crate.
 //! - `bench` ([`bench`], [`report`]): the benchmarks and their report.
@@ -24,6 +26,7 @@ mod loom;
 mod report;
 mod shim;
 mod soak;
+mod teardown;
 mod tidy;
 mod util;
 
@@ -39,6 +42,8 @@ tasks:
             on it, a source file compiled first (C11 or C++17) against the project's headers
             (backends/acl-shim/include: #include <acl/acl.h>) and linked as -lacl_rt, or as
             -lascendcl with --lib ascendcl
+  teardown  the teardown patterns of CANN's programs (tests/c/teardown), C and C++, both
+            profiles, 1,000 runs with random worker delays (cargo test runs 52)
   soak      the reference model against the emulator, 100,000 cases per profile and mode (release)
   loom      the model check of the emulator's concurrency core: small programs in every
             interleaving with up to 3 preemptions (LOOM_MAX_PREEMPTIONS sets the bound;
@@ -58,6 +63,7 @@ fn main() -> ExitCode {
         Some("features") => features::run_all(&[]),
         Some("shim") => shim::run_all(&args[1..]),
         Some("soak") => soak::run_all(),
+        Some("teardown") => teardown::run_all(),
         Some("loom") => loom::run_all(),
         Some("bench") => bench::run_all(),
         Some("tidy") => ci::tidy(),

@@ -687,3 +687,49 @@ fn c_and_cpp_programs_compile_against_the_headers_and_the_c_one_runs_on_the_libr
     let _ = std::fs::remove_dir_all(&dir);
     println!("{asserts} static assertions and {} prototypes checked in C11 and C++17", PROTOTYPES.len());
 }
+
+/// A program that includes only `acl/acl_rt.h` reaches the process calls, as with CANN's
+/// headers, where `aclInit`, `aclFinalize`, `aclFinalizeReference` and
+/// `aclGetRecentErrMsg` are declared in that header, and `acl/acl.h` includes it.
+#[test]
+fn a_program_including_only_acl_rt_h_calls_the_process_functions() {
+    let lib = library();
+    let lib_dir = lib.parent().expect("the library has a folder");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("acl-rt-only-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp folder");
+    let body = "#include <acl/acl_rt.h>\n\
+                #include <stdio.h>\n\
+                int main(void) {\n\
+                    uint64_t refs = 9;\n\
+                    int32_t major = 0, minor = 0, patch = 0;\n\
+                    if (aclInit(NULL) != ACL_SUCCESS) return 1;\n\
+                    if (aclrtGetVersion(&major, &minor, &patch) != ACL_SUCCESS) return 2;\n\
+                    if (major != ACL_MAJOR_VERSION || minor != ACL_MINOR_VERSION || patch != ACL_PATCH_VERSION) return 3;\n\
+                    if (aclFinalizeReference(&refs) != ACL_SUCCESS || refs != 0) return 4;\n\
+                    if (aclFinalize() != ACL_ERROR_REPEAT_FINALIZE) return 5;\n\
+                    if (aclGetRecentErrMsg() == NULL) return 6;\n\
+                    printf(\"acl_rt.h alone: %d.%d.%d\\n\", (int)major, (int)minor, (int)patch);\n\
+                    return 0;\n\
+                }\n";
+    let c = dir.join("rt_only.c");
+    std::fs::write(&c, body).expect("write the C program");
+    let exe = dir.join("rt_only");
+    compile(
+        &compiler("CC", "cc"),
+        &["-std=c11"],
+        &c,
+        &exe,
+        &[format!("-L{}", lib_dir.display()), "-lacl_rt".to_string(), format!("-Wl,-rpath,{}", lib_dir.display())],
+    );
+    let cpp = dir.join("rt_only.cpp");
+    std::fs::write(&cpp, body.replace("(void)", "()")).expect("write the C++ program");
+    compile(&compiler("CXX", "c++"), &["-std=c++11", "-c"], &cpp, &dir.join("rt_only_cpp.o"), &[]);
+    let mut run = Command::new(&exe);
+    for var in acl_rt::ENV_ALL {
+        run.env_remove(var);
+    }
+    let out = run.output().expect("the C program runs");
+    assert!(out.status.success(), "the program failed: {} {}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), "acl_rt.h alone: 1.17.0");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,7 @@
+/* The teardown patterns (teardown.h) compiled as C11. */
+#include "teardown.h"
+
+int main(void)
+{
+    return teardown_main("teardown.c");
+}
