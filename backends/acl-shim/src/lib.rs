@@ -43,6 +43,7 @@
 //! | `MEMPOOL_EMU_CHECKER` | the stream-order checker: `on`/`1`/`true`/`yes` or `off`/`0`/`false`/`no` | on |
 //! | `MEMPOOL_EMU_RACES` | the checker's race mode (unordered overlapping accesses, one a write), same values | off |
 //! | `MEMPOOL_EMU_WAIT_TIMEOUT` | the longest any wait may take, in milliseconds (`250`, `250ms`, `2s`; 1 ms to 1 hour): a synchronization that waits longer for a host function that does not return answers 507000 with a message naming the stream, and the stream catches up when the function returns | 60 s |
+//! | `MEMPOOL_EMU_WORKER_DELAY` | random delays of the stream workers before each operation, for tests that show a result does not depend on timing: a maximum (`500us`, `2ms`, `1s`; a number alone is microseconds) and an optional seed (`2ms,7`) | none |
 //! | `MEMPOOL_EMU_PROFILE` | the pools' behaviour (contract §12): `documented` (reuse, release at synchronization, destroy waits for queued work) or `cann-open` (the open CANN runtime: no reuse, no release at synchronization, destroy does not wait) | documented |
 //!
 //! A value that does not parse or is out of range makes every call fail with 507000 and a
@@ -69,8 +70,10 @@
 //!   process-wide; `aclrtResetDevice` undoes one count and `aclrtResetDeviceForce` all of
 //!   them (507007 when none is left).
 //! - **Queries.** `aclrtGetRunMode` answers `ACL_HOST` (before `aclInit` too),
-//!   `aclrtGetSocName` `"mempool-emu"`, `aclrtGetVersion` this crate's version,
-//!   `aclrtGetDevice` the current device. `aclrtStreamQuery` answering complete counts as
+//!   `aclrtGetSocName` `"mempool-emu-"` and this crate's version (how a program tells
+//!   this library from CANN), `aclrtGetVersion` CANN's ACL API version 1.17.0,
+//!   `aclrtGetDevice` the current device; `aclrtGetMemInfo` refuses an attribute outside
+//!   0-17 (107016). `aclrtStreamQuery` answering complete counts as
 //!   the host observing the stream, as a synchronization does (the stream-order checker
 //!   takes it so).
 //! - **Timed waits.** `aclrtSynchronizeStreamWithTimeout` and
@@ -80,14 +83,34 @@
 //!   `pthread_t`) that runs the callbacks `aclrtLaunchCallback` puts on the stream, one per
 //!   `aclrtProcessReport` call on that thread (507012 when none arrives in time, 107012 on
 //!   a thread that subscribed nothing); with `ACL_CALLBACK_BLOCK` the stream waits for the
-//!   callback. A stream nobody subscribed: 107015; subscribed twice: 107011.
+//!   callback. A stream nobody subscribed: 107015; subscribed twice, or a stream that ran
+//!   `aclrtLaunchHostFunc` (CANN subscribes it to its own callback thread for good): 107011.
+//! - **Events.** `aclrtCreateEventWithFlag` keeps its flags and checks them as CANN does
+//!   (0, above 0x3F, or `ACL_EVENT_DEVICE_USE_ONLY` / `ACL_EVENT_EXTERNAL` with another
+//!   flag: 107000); an event created without `ACL_EVENT_SYNC` cannot be waited on or reset
+//!   (207000).
+//! - **Destroys and resets.** As CANN's stream teardown: `aclrtDestroyStream` waits for
+//!   the stream's queued work; `aclrtDestroyStreamForce` drops the work not yet started
+//!   (it never runs) and waits for what is running; a device reset synchronizes the
+//!   device. So every task queued on a stream before a destroy or a reset has completed
+//!   when the call returns, or never runs (past the wait time-out the call answers 507000
+//!   and drops what has not started). `aclrtResetDevice` leaves the thread's current
+//!   context as CANN does: it stops being current only when the device's count reaches 0
+//!   and its default context was current.
+//! - **Copies.** An async copy's kind is corrected from the addresses (CANN's rules): a
+//!   side lying in device memory is device memory whatever the kind says; pageable memory
+//!   named as device (other than by DEFAULT) is 107000; two host sides are 207000 (no async
+//!   host-to-host copy on a host). A sync copy takes the kind as given, but refuses (107000)
+//!   a side named host that lies in device memory. Nothing is copied raw through a device
+//!   range: freed ranges are refused, never read or written.
 //! - **Last error.** `aclrtGetLastError` / `aclrtPeekAtLastError` answer the code of the
 //!   calling thread's last failed call; Get then forgets it.
 //!
 //! - **Missing context and argument order.** Which calls need a current context, and the
 //!   order of a call's checks, follow CANN call by call: event destroy, synchronize, query
-//!   and elapsed time and `aclrtFree` need none, `aclrtMallocHost` and every copy do
-//!   (107002); pool malloc and free answer 107003 without one, and check the stream handle
+//!   and elapsed time, `aclrtFree` and pool attributes 1-3 need none, `aclrtMallocHost`,
+//!   every copy, pool attributes 4-8 and `aclrtMemPoolTrimTo` do (107002); a stream of
+//!   another device is synchronized (CANN switches to its context); pool malloc and free answer 107003 without one, and check the stream handle
 //!   (107017) before the context and the pool; an event never recorded has no elapsed time
 //!   (507000); `aclrtLaunchHostFunc` on a stream subscribed with `aclrtSubscribeReport` is
 //!   107011.
@@ -97,10 +120,13 @@
 //!   when its last piece is freed with `aclrtFree`. A copy or memset must stay inside one
 //!   live piece (its padded size). `aclrtGetMemInfo` counts the blocks, so its USED
 //!   (total - free) grows by a granule for the first small allocation and not for the
-//!   next ones that fit. Out of device memory: 207001. `aclrtFree` waits for the hidden
-//!   pool's stream only: it is not a synchronization, so it releases nothing of the
+//!   next ones that fit. Out of device memory: 207001. `aclrtFree` does not wait for
+//!   queued work (as on CANN) and is not a synchronization, so it releases nothing of the
 //!   program's own pools (their release comes at the program's next synchronization,
-//!   contract §6).
+//!   contract §6). The freed block is free at once (statistics, reuse, the checker), but
+//!   its memory goes back to the device only when every stream has run the work queued
+//!   before the call, so a host function queued earlier that reads it never faults.
+//!   `aclrtFreeHost` of device memory: 107000.
 //! - **Lazy setup.** A device's default stream (the null stream) and the hidden pool and
 //!   stream of `aclrtMalloc` are made at their first use, once, under a per-device lock:
 //!   threads racing on that first use share one set, and none is left behind.

@@ -55,12 +55,13 @@ typedef void *aclrtContext;
 #define ACL_ERROR_RT_INVALID_DEVICEID 107001 /* device id out of range */
 #define ACL_ERROR_RT_CONTEXT_NULL 107002     /* no current device/context on this thread */
 #define ACL_ERROR_RT_STREAM_CONTEXT 107003   /* stream used outside its context */
-#define ACL_ERROR_RT_STREAM_SUBSCRIBE 107011 /* stream already subscribed, or not by that thread */
+#define ACL_ERROR_RT_STREAM_SUBSCRIBE 107011 /* stream subscribed (or not by that thread), or it ran host functions */
 #define ACL_ERROR_RT_THREAD_SUBSCRIBE 107012 /* aclrtProcessReport on a thread with no subscription */
 #define ACL_ERROR_RT_STREAM_NO_CB_REG 107015 /* aclrtLaunchCallback on a stream nobody subscribed */
-#define ACL_ERROR_RT_INVALID_HANDLE 107017   /* destroyed or foreign stream/event/context */
+#define ACL_ERROR_RT_INVALID_MEMORY_TYPE 107016 /* aclrtGetMemInfo attribute outside 0-17 */
+#define ACL_ERROR_RT_INVALID_HANDLE 107017   /* destroyed or unknown stream or event */
 
-#define ACL_ERROR_RT_FEATURE_NOT_SUPPORT 207000 /* the runtime lacks the pool API */
+#define ACL_ERROR_RT_FEATURE_NOT_SUPPORT 207000 /* async host-to-host copy, wait on a non-SYNC event, ... */
 #define ACL_ERROR_RT_MEMORY_ALLOCATION 207001   /* host/driver allocation failed */
 
 #define ACL_ERROR_RT_INTERNAL_ERROR 507000        /* pool exhausted, HIGH write, trim misuse, ... */

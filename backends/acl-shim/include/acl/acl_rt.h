@@ -25,13 +25,15 @@ extern "C" {
 
 /* ---------------------------------------------------------------- versions, flags and modes */
 
-/* The version of CANN's ACL API these headers follow (1.17.0). aclrtGetVersion answers the
- * version of this library instead. */
+/* The version of CANN's ACL API these headers follow (1.17.0), which aclrtGetVersion answers
+ * as CANN does; aclrtGetSocName names this library and its own version. */
 #define ACL_MAJOR_VERSION 1
 #define ACL_MINOR_VERSION 17
 #define ACL_PATCH_VERSION 0
 
-/* Flags of aclrtCreateEventWithFlag: accepted; every event keeps time stamps. */
+/* Flags of aclrtCreateEventWithFlag, kept and checked as CANN checks them: 0, above 0x3F, or
+ * DEVICE_USE_ONLY / EXTERNAL with another flag are refused (107000); an event without SYNC
+ * cannot be waited on or reset (207000). Every event keeps time stamps. */
 #define ACL_EVENT_SYNC 0x00000001U
 #define ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x00000002U
 #define ACL_EVENT_TIME_LINE 0x00000008U
@@ -222,14 +224,14 @@ aclError aclrtGetDeviceCount(uint32_t *count);
 aclError aclrtGetDevice(int32_t *deviceId);
 /* Always ACL_HOST; works before aclInit and without a current device. */
 aclError aclrtGetRunMode(aclrtRunMode *runMode);
-/* The version of this library. */
+/* CANN's ACL API version, 1.17.0 (ACL_MAJOR_VERSION, ACL_MINOR_VERSION, ACL_PATCH_VERSION). */
 aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion);
-/* "mempool-emu", a static string. */
+/* "mempool-emu-" and this library's version (e.g. "mempool-emu-0.1.0"), a static string. */
 const char *aclrtGetSocName(void);
 
 /* The new context becomes current. */
 aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId);
-/* A device's default context cannot be destroyed (ACL_ERROR_RT_INVALID_HANDLE). */
+/* A device's default context cannot be destroyed (ACL_ERROR_RT_CONTEXT_NULL). */
 aclError aclrtDestroyContext(aclrtContext context);
 aclError aclrtSetCurrentContext(aclrtContext context);
 aclError aclrtGetCurrentContext(aclrtContext *context);
@@ -241,10 +243,13 @@ aclError aclrtGetCurrentContext(aclrtContext *context);
 aclError aclrtCreateStream(aclrtStream *stream);
 /* The priority and flags are accepted and do not change how the stream runs. */
 aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag);
-/* Work already queued still runs. */
+/* Waits for the work already queued, then destroys the stream. */
 aclError aclrtDestroyStream(aclrtStream stream);
-/* As aclrtDestroyStream: work already queued still runs here. */
+/* Drops the work not yet started (it never runs) and waits for what is running; the plain
+ * aclrtDestroyStream waits for all the queued work. Either way, every task queued before
+ * the call has completed when it returns, or never runs. */
 aclError aclrtDestroyStreamForce(aclrtStream stream);
+/* A stream of another device is synchronized too (CANN switches to its context). */
 aclError aclrtSynchronizeStream(aclrtStream stream);
 /* timeout in ms, -1 for none; expiry: ACL_ERROR_RT_STREAM_SYNC_TIMEOUT. */
 aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);

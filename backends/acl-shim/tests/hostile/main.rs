@@ -39,6 +39,7 @@ use common::{message, props};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
@@ -491,6 +492,38 @@ fn run_row(fx: &Fx, row: &Row) -> Result<(), String> {
 
 // ------------------------------------------------------------------ the test
 
+/// Codes the library returns that other tests see through the C ABI (rows may expect
+/// them too), and where.
+const CODES_SEEN_ELSEWHERE: &[(aclError, &str)] = &[
+    (ACL_ERROR_REPEAT_INITIALIZE, "tests/runtime.rs (lifecycle), setup::calls_before_acl_init"),
+    (ACL_ERROR_INVALID_FILE, "tests/runtime.rs (lifecycle)"),
+    (ACL_ERROR_REPEAT_FINALIZE, "tests/runtime.rs (lifecycle), tests/headers.rs (acl_rt.h alone)"),
+    (code::ACL_ERROR_RT_MEMORY_ALLOCATION, "tests/device_memory.rs (aclrtMalloc on a full device)"),
+    (ACL_ERROR_RT_REPORT_TIMEOUT, "tests/runtime.rs (callbacks)"),
+    (code::ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "tests/runtime.rs (timeouts)"),
+    (code::ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, "tests/runtime.rs (timeouts)"),
+];
+
+/// The codes of the C ABI contract's error table (`c_abi.md`, rows `| code | name | when |`)
+/// against the codes the rows expect and [`CODES_SEEN_ELSEWHERE`]: each code returned is in
+/// the table, and each code in the table is returned somewhere.
+fn error_table(rows: &[Row]) -> Vec<String> {
+    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../crates/mempool-hal/src/contract/c_abi.md");
+    let text = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
+    let listed: std::collections::BTreeSet<aclError> =
+        text.lines().filter_map(|l| l.strip_prefix("| ")?.split(" |").next()?.parse::<aclError>().ok()).collect();
+    let seen: std::collections::BTreeSet<aclError> =
+        rows.iter().map(|r| r.want).chain(CODES_SEEN_ELSEWHERE.iter().map(|c| c.0)).collect();
+    let mut failures: Vec<String> = seen
+        .difference(&listed)
+        .map(|c| format!("code {c} is returned but not in the error table of {}", page.display()))
+        .collect();
+    failures.extend(
+        listed.difference(&seen).map(|c| format!("code {c} is in the error table, but no test sees it returned")),
+    );
+    failures
+}
+
 /// The exported functions: the declaration table of `mempool_ascend::sys`, which the
 /// library's exports are checked against at compile time, and `aclGetRecentErrMsg`.
 fn exported() -> Vec<&'static str> {
@@ -613,9 +646,11 @@ fn main() {
     let names = trial_names(&t.rows);
     let (n_rows, n_fresh) = (t.rows.len(), t.rows.iter().filter(|r| r.fresh).count());
     let cover = coverage(&t.rows);
+    let table_codes = error_table(&t.rows);
     let mut trials = vec![
         Trial::test("setup::calls_before_acl_init", move || outcome(before)),
         Trial::test("setup::every_export_has_a_row", move || outcome(cover)),
+        Trial::test("setup::the_error_table_lists_exactly_the_codes_returned", move || outcome(table_codes)),
     ];
     for (row, name) in t.rows.into_iter().zip(names) {
         let fx = fx.clone();
