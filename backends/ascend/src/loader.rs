@@ -162,17 +162,30 @@ impl Runtime {
     /// The runtime's message for the last error on this thread (`aclGetRecentErrMsg`).
     pub fn recent_error_message(&self) -> Option<String> {
         let f = self.resolve(&self.syms.aclGetRecentErrMsg, "aclGetRecentErrMsg").ok()?;
-        // SAFETY: the function takes no arguments and returns a NUL-terminated string
-        // owned by the runtime (or null), valid until the next ACL call on this thread;
-        // it is copied at once.
-        unsafe {
-            let p: *const c_char = f();
-            if p.is_null() {
-                return None;
-            }
-            let s = std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned();
-            (!s.is_empty()).then_some(s)
+        string_of(f)
+    }
+
+    /// The SoC the runtime names (`aclrtGetSocName`): CANN names the chip, the project's
+    /// drop-in library `mempool-emu-` and its version; `None` when the runtime lacks the
+    /// call or answers NULL.
+    pub fn soc_name(&self) -> Option<String> {
+        let f = self.resolve(&self.syms.aclrtGetSocName, "aclrtGetSocName").ok()?;
+        string_of(f)
+    }
+}
+
+/// The string a runtime call without arguments returns, copied; `None` for NULL or empty.
+fn string_of(f: unsafe extern "C" fn() -> *const c_char) -> Option<String> {
+    // SAFETY: the function takes no arguments and returns a NUL-terminated string owned by
+    // the runtime (or null), valid until the next ACL call on this thread; it is copied at
+    // once.
+    unsafe {
+        let p: *const c_char = f();
+        if p.is_null() {
+            return None;
         }
+        let s = std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned();
+        (!s.is_empty()).then_some(s)
     }
 }
 

@@ -35,8 +35,12 @@ pub const BLOCK: Duration = Duration::from_millis(1500);
 pub struct ProbeReport {
     /// The runtime library in use.
     pub library: PathBuf,
-    /// `aclrtGetVersion`: (major, minor, patch).
+    /// `aclrtGetVersion`: (major, minor, patch), the ACL API version.
     pub version: std::result::Result<(i32, i32, i32), String>,
+    /// `aclrtGetSocName`: the chip on CANN; `mempool-emu-<version>` on the project's
+    /// drop-in library, which is how the two are told apart (both answer the ACL API
+    /// version to `aclrtGetVersion`).
+    pub soc_name: Option<String>,
     /// The pool granularity in bytes.
     pub granularity: u64,
     /// Whether a block freed on a stream serves the next allocation on that stream.
@@ -82,6 +86,15 @@ impl ProbeReport {
         vec![
             ["library".into(), self.library.display().to_string(), "-".into(), "-".into()],
             ["version (aclrtGetVersion)".into(), version, "-".into(), "-".into()],
+            [
+                "SoC (aclrtGetSocName)".into(),
+                self.soc_name.clone().unwrap_or_else(|| "none".into()),
+                "-".into(),
+                match &self.soc_name {
+                    Some(n) if n.starts_with("mempool-emu") => "the project's drop-in library".into(),
+                    _ => "-".into(),
+                },
+            ],
             ["granularity".into(), format!("{} bytes", self.granularity), "-".into(), "-".into()],
             [
                 "same-stream reuse (§4 a)".into(),
@@ -140,6 +153,7 @@ pub fn run(dev: &Ascend) -> ProbeReport {
     ProbeReport {
         library: dev.runtime().path().to_path_buf(),
         version: result::device::version(dev.runtime()).map_err(err),
+        soc_name: dev.runtime().soc_name(),
         granularity: dev.pool_granularity(),
         same_stream_reuse: same_stream_reuse(dev).map_err(err),
         event_dependency_reuse: event_dependency_reuse(dev).map_err(err),

@@ -198,6 +198,8 @@ macro_rules! acl_functions {
             )*
             /// `aclGetRecentErrMsg`.
             pub aclGetRecentErrMsg: std::sync::OnceLock<Option<fn_aclGetRecentErrMsg>>,
+            /// `aclrtGetSocName`.
+            pub aclrtGetSocName: std::sync::OnceLock<Option<fn_aclrtGetSocName>>,
         }
     };
 }

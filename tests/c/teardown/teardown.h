@@ -120,14 +120,42 @@ static void *device_buffer(void)
     return buf;
 }
 
-/* CANN's samples: kernels queued, then at once DestroyStreamForce, FreeHost, Free,
- * ResetDeviceForce, Finalize (force = 1), or the same with the plain destroy. */
-static void destroy_then_free(int force)
+/* A program's start: aclInit, device 0, a stream. */
+static aclrtStream begin(void)
 {
     CHECK_ACL(aclInit(NULL));
     CHECK_ACL(aclrtSetDevice(0));
     aclrtStream s = NULL;
     CHECK_ACL(aclrtCreateStream(&s));
+    return s;
+}
+
+/* A program's end, as CANN's samples end: aclrtResetDeviceForce, aclFinalize. */
+static void end(void)
+{
+    CHECK_ACL(aclrtResetDeviceForce(0));
+    CHECK_ACL(aclFinalize());
+}
+
+/* A 64 MiB pool on device 0. */
+static aclrtMemPool new_pool(void)
+{
+    aclrtMemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 0;
+    props.maxSize = (size_t)64 << 20;
+    aclrtMemPool pool = NULL;
+    CHECK_ACL(aclrtMemPoolCreate(&pool, &props));
+    return pool;
+}
+
+/* CANN's samples: kernels queued, then at once DestroyStreamForce, FreeHost, Free,
+ * ResetDeviceForce, Finalize (force = 1), or the same with the plain destroy. */
+static void destroy_then_free(int force)
+{
+    aclrtStream s = begin();
     void *host = NULL;
     CHECK_ACL(aclrtMallocHost(&host, 4096));
     void *buf = device_buffer();
@@ -139,18 +167,14 @@ static void destroy_then_free(int force)
     }
     CHECK_ACL(aclrtFreeHost(host));
     CHECK_ACL(aclrtFree(buf));
-    CHECK_ACL(aclrtResetDeviceForce(0));
-    CHECK_ACL(aclFinalize());
+    end();
     check_never_ran();
 }
 
 /* A device reset with the stream's kernels still queued (no destroy). */
 static void reset_with_queued_work(int force)
 {
-    CHECK_ACL(aclInit(NULL));
-    CHECK_ACL(aclrtSetDevice(0));
-    aclrtStream s = NULL;
-    CHECK_ACL(aclrtCreateStream(&s));
+    aclrtStream s = begin();
     void *buf = device_buffer();
     queue_readers(s, buf, BUF_LEN, 2000);
     CHECK_ACL(force ? aclrtResetDeviceForce(0) : aclrtResetDevice(0));
@@ -158,8 +182,7 @@ static void reset_with_queued_work(int force)
     CHECK_ACL(aclrtSetDevice(0));
     CHECK_ACL(aclrtDestroyStream(s));
     CHECK_ACL(aclrtFree(buf));
-    CHECK_ACL(aclrtResetDeviceForce(0));
-    CHECK_ACL(aclFinalize());
+    end();
     check_never_ran();
 }
 
@@ -167,19 +190,9 @@ static void reset_with_queued_work(int force)
  * another stream, the pool destroyed. */
 static void pool_buffer(void)
 {
-    CHECK_ACL(aclInit(NULL));
-    CHECK_ACL(aclrtSetDevice(0));
-    aclrtStream s = NULL, s2 = NULL;
-    CHECK_ACL(aclrtCreateStream(&s));
+    aclrtStream s = begin(), s2 = NULL;
     CHECK_ACL(aclrtCreateStream(&s2));
-    aclrtMemPoolProps props;
-    memset(&props, 0, sizeof props);
-    props.allocType = ACL_MEM_ALLOCATION_TYPE_PINNED;
-    props.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
-    props.location.id = 0;
-    props.maxSize = (size_t)64 << 20;
-    aclrtMemPool pool = NULL;
-    CHECK_ACL(aclrtMemPoolCreate(&pool, &props));
+    aclrtMemPool pool = new_pool();
     void *buf = NULL;
     CHECK_ACL(aclrtMemPoolMallocAsync(&buf, BUF_LEN, pool, s));
     CHECK_ACL(aclrtMemsetAsync(buf, BUF_LEN, 2, BUF_LEN, s));
@@ -190,8 +203,7 @@ static void pool_buffer(void)
     CHECK_ACL(aclrtSynchronizeStream(s2));
     CHECK_ACL(aclrtMemPoolDestroy(pool));
     CHECK_ACL(aclrtDestroyStream(s2));
-    CHECK_ACL(aclrtResetDeviceForce(0));
-    CHECK_ACL(aclFinalize());
+    end();
     check_never_ran();
 }
 
@@ -199,10 +211,7 @@ static void pool_buffer(void)
  * then the force destroy and the frees. */
 static void copies(void)
 {
-    CHECK_ACL(aclInit(NULL));
-    CHECK_ACL(aclrtSetDevice(0));
-    aclrtStream s = NULL;
-    CHECK_ACL(aclrtCreateStream(&s));
+    aclrtStream s = begin();
     void *host = NULL;
     CHECK_ACL(aclrtMallocHost(&host, BUF_LEN));
     void *buf = device_buffer();
@@ -214,18 +223,14 @@ static void copies(void)
     check_rule("aclrtDestroyStreamForce (copies)");
     CHECK_ACL(aclrtFreeHost(host));
     CHECK_ACL(aclrtFree(buf));
-    CHECK_ACL(aclrtResetDeviceForce(0));
-    CHECK_ACL(aclFinalize());
+    end();
     check_never_ran();
 }
 
 /* The force destroy comes while the first host function runs: it completes first. */
 static void host_function_running(void)
 {
-    CHECK_ACL(aclInit(NULL));
-    CHECK_ACL(aclrtSetDevice(0));
-    aclrtStream s = NULL;
-    CHECK_ACL(aclrtCreateStream(&s));
+    aclrtStream s = begin();
     void *buf = device_buffer();
     queue_readers(s, buf, BUF_LEN, 5000);
     while (!__atomic_load_n(&tasks[0].started, __ATOMIC_SEQ_CST)) {
@@ -235,8 +240,7 @@ static void host_function_running(void)
     CHECK_TRUE(__atomic_load_n(&tasks[0].done, __ATOMIC_SEQ_CST) == 1);
     check_rule("aclrtDestroyStreamForce (a host function running)");
     CHECK_ACL(aclrtFree(buf));
-    CHECK_ACL(aclrtResetDeviceForce(0));
-    CHECK_ACL(aclFinalize());
+    end();
     check_never_ran();
 }
 
@@ -244,28 +248,21 @@ static void host_function_running(void)
  * memory stays mapped until they have run. */
 static void free_under_queued_work(void)
 {
-    CHECK_ACL(aclInit(NULL));
-    CHECK_ACL(aclrtSetDevice(0));
-    aclrtStream s = NULL;
-    CHECK_ACL(aclrtCreateStream(&s));
+    aclrtStream s = begin();
     void *buf = device_buffer();
     queue_readers(s, buf, BUF_LEN, 2000);
     CHECK_ACL(aclrtFree(buf));
     CHECK_ACL(aclrtSynchronizeStream(s));
     CHECK_TRUE(all_done());
     CHECK_ACL(aclrtDestroyStream(s));
-    CHECK_ACL(aclrtResetDeviceForce(0));
-    CHECK_ACL(aclFinalize());
+    end();
 }
 
 /* Copies whose kind names a device range as host memory, live and freed, sync and async:
  * corrected (async) or refused (sync), never copied raw. */
 static void wrong_kind_copies(void)
 {
-    CHECK_ACL(aclInit(NULL));
-    CHECK_ACL(aclrtSetDevice(0));
-    aclrtStream s = NULL;
-    CHECK_ACL(aclrtCreateStream(&s));
+    aclrtStream s = begin();
     static unsigned char host[4096];
     memset(host, 0, sizeof host);
     void *live = device_buffer();
@@ -288,13 +285,7 @@ static void wrong_kind_copies(void)
     CHECK_CODE(aclrtMemcpyAsync(freed, sizeof host, host, sizeof host, ACL_MEMCPY_DEVICE_TO_HOST, s),
                ACL_ERROR_RT_PARAM_INVALID);
     /* A pool block freed and released: the same answers. */
-    aclrtMemPoolProps props;
-    memset(&props, 0, sizeof props);
-    props.allocType = ACL_MEM_ALLOCATION_TYPE_PINNED;
-    props.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
-    props.maxSize = (size_t)64 << 20;
-    aclrtMemPool pool = NULL;
-    CHECK_ACL(aclrtMemPoolCreate(&pool, &props));
+    aclrtMemPool pool = new_pool();
     void *block = NULL;
     CHECK_ACL(aclrtMemPoolMallocAsync(&block, BUF_LEN, pool, s));
     CHECK_ACL(aclrtMemPoolFreeAsync(block, s));
@@ -309,8 +300,7 @@ static void wrong_kind_copies(void)
     CHECK_ACL(aclrtMemPoolDestroy(pool));
     CHECK_ACL(aclrtFree(live));
     CHECK_ACL(aclrtDestroyStream(s));
-    CHECK_ACL(aclrtResetDeviceForce(0));
-    CHECK_ACL(aclFinalize());
+    end();
 }
 
 static int teardown_main(const char *name)
