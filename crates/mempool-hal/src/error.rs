@@ -1,5 +1,6 @@
-//! One error type for every backend: a portable [`ErrorKind`], the vendor code
-//! (the ACL number), the operation that failed and a message.
+//! One error type for every backend: a portable [`ErrorKind`], the vendor code and the
+//! [`Vendor`] whose numbering it is (an ACL number, or a CUDA `CUresult`), the operation
+//! that failed and a message.
 
 use crate::stats::PoolStats;
 use std::fmt;
@@ -38,6 +39,14 @@ pub mod code {
     pub const ACL_ERROR_RT_STREAM_SYNC_TIMEOUT: i32 = 507_046;
     /// An event synchronization with a time limit ran out of time.
     pub const ACL_ERROR_RT_EVENT_SYNC_TIMEOUT: i32 = 507_047;
+}
+
+/// `""` for ACL codes (as messages have always read), `"CUDA "` for a `CUresult`.
+fn vendor_prefix(v: Vendor) -> &'static str {
+    match v {
+        Vendor::Acl => "",
+        Vendor::Cuda => "CUDA ",
+    }
 }
 
 /// The portable classification of an [`Error`]. Match on this; log the vendor code.
@@ -135,16 +144,45 @@ pub struct OomInfo {
     pub device_free: Option<u64>,
 }
 
+/// Whose numbering an [`Error`]'s code is in.
+///
+/// The emulator and the Ascend backend report ACL numbers (see [`code`]), so a log line
+/// reads the same whichever of them produced it; the CUDA backend reports the driver's
+/// `CUresult`, since those are the numbers its users look up. Match on
+/// [`Error::kind`] for portable handling.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Vendor {
+    /// Ascend CANN's ACL numbering ([`code`]): the emulator's and the Ascend backend's.
+    #[default]
+    Acl,
+    /// A CUDA driver `CUresult` (`CUDA_ERROR_INVALID_VALUE` is 1, `CUDA_ERROR_OUT_OF_MEMORY`
+    /// 2, ...).
+    Cuda,
+}
+
+impl Vendor {
+    /// A short name, as printed in messages: `"ACL"` or `"CUDA"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Vendor::Acl => "ACL",
+            Vendor::Cuda => "CUDA",
+        }
+    }
+}
+
 /// The one error type of every backend.
 ///
-/// It carries a portable [`ErrorKind`], the vendor code (ACL numbering, see [`code`]),
-/// the operation that failed (`"malloc_async"`, `"aclrtMemPoolCreate"`, ...) and a
-/// message. Out-of-memory errors carry an [`OomInfo`].
+/// It carries a portable [`ErrorKind`], the vendor code with its [`Vendor`] (ACL
+/// numbering, see [`code`], unless the error comes from the CUDA driver), the operation
+/// that failed (`"malloc_async"`, `"aclrtMemPoolCreate"`, ...) and a message.
+/// Out-of-memory errors carry an [`OomInfo`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{op}: {message} ({kind}, code {code})")]
+#[error("{op}: {message} ({kind}, {}code {code})", vendor_prefix(*.vendor))]
 pub struct Error {
     kind: ErrorKind,
     code: i32,
+    vendor: Vendor,
     op: &'static str,
     message: String,
     oom: Option<Box<OomInfo>>,
@@ -153,7 +191,20 @@ pub struct Error {
 impl Error {
     /// Makes an error. Backends use this; users usually only read errors.
     pub fn new(kind: ErrorKind, code: i32, op: &'static str, message: impl Into<String>) -> Self {
-        Error { kind, code, op, message: message.into(), oom: None }
+        Error { kind, code, vendor: Vendor::Acl, op, message: message.into(), oom: None }
+    }
+
+    /// Makes an error whose code is a CUDA driver `CUresult`.
+    pub fn cuda(kind: ErrorKind, code: i32, op: &'static str, message: impl Into<String>) -> Self {
+        Error { vendor: Vendor::Cuda, ..Error::new(kind, code, op, message) }
+    }
+
+    /// Returns the same error with its code renumbered as `vendor`'s `code` (a backend
+    /// translating the emulator's ACL numbers into its own vendor's, say).
+    pub fn with_vendor_code(mut self, vendor: Vendor, code: i32) -> Self {
+        self.vendor = vendor;
+        self.code = code;
+        self
     }
 
     /// Makes an out-of-memory error (code 507000) carrying `info`.
@@ -177,6 +228,7 @@ impl Error {
         Error {
             kind: ErrorKind::OutOfMemory,
             code: code::ACL_ERROR_RT_INTERNAL_ERROR,
+            vendor: Vendor::Acl,
             op,
             message,
             oom: Some(Box::new(info)),
@@ -232,9 +284,15 @@ impl Error {
         self.kind
     }
 
-    /// The vendor code (ACL numbering).
+    /// The vendor code, in the numbering of [`Error::vendor`]: an ACL number (see
+    /// [`code`]) or a CUDA `CUresult`.
     pub fn code(&self) -> i32 {
         self.code
+    }
+
+    /// Whose numbering [`Error::code`] is in.
+    pub fn vendor(&self) -> Vendor {
+        self.vendor
     }
 
     /// The operation that failed.
@@ -281,6 +339,18 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cuda_error_says_whose_code_it_is() {
+        let e = Error::cuda(ErrorKind::InvalidParam, 1, "cuMemPoolCreate", "bad props");
+        assert_eq!((e.vendor(), e.code(), e.kind()), (Vendor::Cuda, 1, ErrorKind::InvalidParam));
+        assert_eq!(e.to_string(), "cuMemPoolCreate: bad props (invalid parameter, CUDA code 1)");
+        let a = Error::invalid_param("set_attr", "no");
+        assert_eq!(a.vendor(), Vendor::Acl);
+        assert_eq!(a.to_string(), "set_attr: no (invalid parameter, code 107000)");
+        let r = a.with_vendor_code(Vendor::Cuda, 1);
+        assert_eq!((r.vendor(), r.code(), r.kind()), (Vendor::Cuda, 1, ErrorKind::InvalidParam));
+    }
 
     #[test]
     fn display_names_op_kind_and_code() {

@@ -72,7 +72,7 @@ mod stats;
 
 pub use attr::{AttrId, RawAttrValue};
 pub use device::{Device, EventStatus, HostFn, MemInfo, StreamStatus};
-pub use error::{Error, ErrorKind, OomInfo, PoolCall, Result, code};
+pub use error::{Error, ErrorKind, OomInfo, PoolCall, Result, Vendor, code};
 pub use pool::{MemPool, MemPoolExt};
 pub use profile::Profile;
 pub use props::{
