@@ -1,0 +1,226 @@
+/*
+ * cuda.h: the CUDA driver API of the mempool-hal drop-in library (libcuda.so.1 on the
+ * CPU emulator, crate mempool-cuda-shim).
+ *
+ * Written by the mempool-hal project from the driver API's documented names, values and
+ * struct layouts (64-bit targets). It declares exactly the functions the library exports:
+ * the stream-ordered memory pool calls and the calls around them. The `headers` test
+ * checks every declaration against the library. C11 or later, C++11 or later.
+ */
+#ifndef MEMPOOL_CUDA_SHIM_CUDA_H
+#define MEMPOOL_CUDA_SHIM_CUDA_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The driver API version: 1000 * major + 10 * minor (12.8), as cuDriverGetVersion answers. */
+#define CUDA_VERSION 12080
+
+/* Calling convention of the API and of host functions: the platform's default. */
+#ifndef CUDAAPI
+#define CUDAAPI
+#endif
+#ifndef CUDA_CB
+#define CUDA_CB
+#endif
+
+/* ------------------------------------------------------------------ types */
+
+typedef unsigned long long cuuint64_t;
+typedef unsigned long long CUdeviceptr_v2;
+typedef CUdeviceptr_v2 CUdeviceptr;           /* a device address */
+typedef int CUdevice_v1;
+typedef CUdevice_v1 CUdevice;                 /* a device ordinal */
+
+typedef struct CUctx_st *CUcontext;           /* a context (each device's primary one) */
+typedef struct CUstream_st *CUstream;         /* a stream; NULL is the default stream */
+typedef struct CUevent_st *CUevent;           /* an event */
+typedef struct CUmemPoolHandle_st *CUmemoryPool; /* a memory pool */
+
+/* A host function run in stream order (cuLaunchHostFunc). */
+typedef void (CUDA_CB *CUhostFn)(void *userData);
+
+/* Result codes: the ones the library returns. */
+typedef enum cudaError_enum {
+    CUDA_SUCCESS = 0,
+    CUDA_ERROR_INVALID_VALUE = 1,
+    CUDA_ERROR_OUT_OF_MEMORY = 2,
+    CUDA_ERROR_NOT_INITIALIZED = 3,
+    CUDA_ERROR_INVALID_DEVICE = 101,
+    CUDA_ERROR_INVALID_CONTEXT = 201,
+    CUDA_ERROR_INVALID_HANDLE = 400,
+    CUDA_ERROR_NOT_READY = 600,
+    CUDA_ERROR_NOT_SUPPORTED = 801,
+    CUDA_ERROR_UNKNOWN = 999
+} CUresult;
+
+/* Device attributes the library answers (cuDeviceGetAttribute); others are refused. */
+typedef enum CUdevice_attribute_enum {
+    CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41,
+    CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115,
+    CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES = 119
+} CUdevice_attribute;
+
+/* cuStreamCreate flags. */
+typedef enum CUstream_flags_enum {
+    CU_STREAM_DEFAULT = 0x0,
+    CU_STREAM_NON_BLOCKING = 0x1
+} CUstream_flags;
+
+/* cuEventCreate flags. */
+typedef enum CUevent_flags_enum {
+    CU_EVENT_DEFAULT = 0x0,
+    CU_EVENT_BLOCKING_SYNC = 0x1,
+    CU_EVENT_DISABLE_TIMING = 0x2,
+    CU_EVENT_INTERPROCESS = 0x4
+} CUevent_flags;
+
+/* CUmemPoolProps.allocType. */
+typedef enum CUmemAllocationType_enum {
+    CU_MEM_ALLOCATION_TYPE_INVALID = 0x0,
+    CU_MEM_ALLOCATION_TYPE_PINNED = 0x1
+} CUmemAllocationType;
+
+/* CUmemPoolProps.handleTypes. */
+typedef enum CUmemAllocationHandleType_enum {
+    CU_MEM_HANDLE_TYPE_NONE = 0x0,
+    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 0x1
+} CUmemAllocationHandleType;
+
+/* CUmemLocation.type. */
+typedef enum CUmemLocationType_enum {
+    CU_MEM_LOCATION_TYPE_INVALID = 0x0,
+    CU_MEM_LOCATION_TYPE_DEVICE = 0x1
+} CUmemLocationType;
+
+/* Pool attributes: 1-3 take an int, 4-8 a cuuint64_t. */
+typedef enum CUmemPool_attribute_enum {
+    CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES = 1,
+    CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC = 2,
+    CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES = 3,
+    CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4,
+    CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT = 5,
+    CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH = 6,
+    CU_MEMPOOL_ATTR_USED_MEM_CURRENT = 7,
+    CU_MEMPOOL_ATTR_USED_MEM_HIGH = 8
+} CUmemPool_attribute;
+
+/* Where memory lives (8 bytes). */
+typedef struct CUmemLocation_st {
+    CUmemLocationType type;  /* @0: CU_MEM_LOCATION_TYPE_DEVICE */
+    int id;                  /* @4: the device ordinal */
+} CUmemLocation;
+
+/* The properties of a pool (88 bytes, 8-byte aligned). */
+typedef struct CUmemPoolProps_st {
+    CUmemAllocationType allocType;         /* @0: CU_MEM_ALLOCATION_TYPE_PINNED */
+    CUmemAllocationHandleType handleTypes; /* @4: NONE or POSIX_FILE_DESCRIPTOR */
+    CUmemLocation location;                /* @8 */
+    void *win32SecurityAttributes;         /* @16: ignored */
+    size_t maxSize;                        /* @24: bytes; 0 is the whole device */
+    unsigned short usage;                  /* @32: must be 0 */
+    unsigned char reserved[54];            /* @34: must be zero */
+} CUmemPoolProps;
+
+#ifdef __cplusplus
+#define MEMPOOL_CUDA_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define MEMPOOL_CUDA_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+MEMPOOL_CUDA_STATIC_ASSERT(sizeof(CUmemLocation) == 8, "CUmemLocation is 8 bytes");
+MEMPOOL_CUDA_STATIC_ASSERT(sizeof(CUmemPoolProps) == 88, "CUmemPoolProps is 88 bytes");
+MEMPOOL_CUDA_STATIC_ASSERT(offsetof(CUmemPoolProps, location) == 8, "CUmemPoolProps.location is at 8");
+MEMPOOL_CUDA_STATIC_ASSERT(offsetof(CUmemPoolProps, maxSize) == 24, "CUmemPoolProps.maxSize is at 24");
+MEMPOOL_CUDA_STATIC_ASSERT(offsetof(CUmemPoolProps, usage) == 32, "CUmemPoolProps.usage is at 32");
+MEMPOOL_CUDA_STATIC_ASSERT(sizeof(CUdeviceptr) == 8, "CUdeviceptr is 64 bits");
+
+/* ------------------------------------------------------------------ the names programs use */
+
+/* The exported symbols carry the _v2 suffix; programs call them by these names. */
+#define cuDevicePrimaryCtxRelease cuDevicePrimaryCtxRelease_v2
+#define cuStreamDestroy cuStreamDestroy_v2
+#define cuEventDestroy cuEventDestroy_v2
+#define cuMemcpyHtoDAsync cuMemcpyHtoDAsync_v2
+#define cuMemcpyDtoHAsync cuMemcpyDtoHAsync_v2
+#define cuMemcpyDtoDAsync cuMemcpyDtoDAsync_v2
+#define cuMemAllocHost cuMemAllocHost_v2
+#define cuMemGetInfo cuMemGetInfo_v2
+
+/* ------------------------------------------------------------------ functions */
+
+/* Initialization and version. */
+CUresult CUDAAPI cuInit(unsigned int Flags);
+CUresult CUDAAPI cuDriverGetVersion(int *driverVersion);
+
+/* Devices. */
+CUresult CUDAAPI cuDeviceGetCount(int *count);
+CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal);
+CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev);
+
+/* Contexts. */
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
+CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev);
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx);
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx);
+CUresult CUDAAPI cuCtxSynchronize(void);
+
+/* Streams. */
+CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags);
+CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream);
+CUresult CUDAAPI cuStreamSynchronize(CUstream hStream);
+CUresult CUDAAPI cuStreamQuery(CUstream hStream);
+CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags);
+
+/* Events. */
+CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags);
+CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream);
+CUresult CUDAAPI cuEventSynchronize(CUevent hEvent);
+CUresult CUDAAPI cuEventQuery(CUevent hEvent);
+CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent);
+CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
+
+/* Host functions. */
+CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData);
+
+/* Copies and memsets. */
+CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
+                                      CUstream hStream);
+CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream);
+CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+                                      CUstream hStream);
+CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream);
+
+/* Page-locked host memory and memory information. */
+CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize);
+CUresult CUDAAPI cuMemFreeHost(void *p);
+CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total);
+
+/* Result codes. */
+CUresult CUDAAPI cuGetErrorName(CUresult error, const char **pStr);
+CUresult CUDAAPI cuGetErrorString(CUresult error, const char **pStr);
+
+/* Memory pools. */
+CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps);
+CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool);
+CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value);
+CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value);
+CUresult CUDAAPI cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep);
+CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream);
+CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
+CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream);
+CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev);
+CUresult CUDAAPI cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev);
+CUresult CUDAAPI cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool);
+
+/* This library's own: "mempool-emu-" and its version. The driver has no such symbol, so
+   a program or loader that finds it knows it runs on the emulator. */
+const char *mempool_cuda_shim_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MEMPOOL_CUDA_SHIM_CUDA_H */

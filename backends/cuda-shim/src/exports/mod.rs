@@ -1,0 +1,66 @@
+//! The exported C functions: the driver calls of stream-ordered pools and the calls
+//! around them that programs and the CUDA backend use.
+//!
+//! # Safety
+//!
+//! Every function is `unsafe extern "C"`: pointer arguments must be null or valid for
+//! what the driver API documents (an out-pointer writable for one value, a props struct
+//! readable, host buffers valid for their length: during the call for pageable memory,
+//! until the work has run for `cuMemAllocHost` memory, which the library keeps allocated
+//! that long). Handles are never dereferenced: they are registry ids checked on every
+//! call, so a null, garbage, destroyed or wrong-kind handle gets an error code (a null
+//! stream means the current context's default stream). Device pointers are checked by the
+//! emulator. No panic crosses the boundary.
+//!
+//! One file per object: [`init`], [`device`], [`context`], [`stream`], [`event`],
+//! [`memory`] (page-locked host memory and memory information), [`copy`] (copies and
+//! memsets), [`pool`], [`host_func`] and [`errors`]. Every function is re-exported here,
+//! so `exports::NAME` names each C function whatever its file. What every entry point
+//! uses (the unwind guard, errors, pointer checks) is in the crate's bottom layer, `ffi`.
+//!
+//! # The order of the checks
+//!
+//! Every call checks, in this order: that `cuInit` has succeeded
+//! (`CUDA_ERROR_NOT_INITIALIZED`; `cuInit`, `cuDriverGetVersion`, `cuGetErrorName` and
+//! `cuGetErrorString` work before it), its pointer and value arguments
+//! (`CUDA_ERROR_INVALID_VALUE`), its handles (`CUDA_ERROR_INVALID_HANDLE`;
+//! `CUDA_ERROR_INVALID_DEVICE` for a device ordinal), then the current context where the
+//! call needs one (`CUDA_ERROR_INVALID_CONTEXT`).
+
+#![allow(non_snake_case)]
+
+pub mod context;
+pub mod copy;
+pub mod device;
+pub mod errors;
+pub mod event;
+pub mod host_func;
+pub mod init;
+pub mod memory;
+pub mod pool;
+pub mod stream;
+
+pub use context::*;
+pub use copy::*;
+pub use device::*;
+pub use errors::*;
+pub use event::*;
+pub use host_func::*;
+pub use init::*;
+pub use memory::*;
+pub use pool::*;
+pub use stream::*;
+
+/// What the files of this folder share: the bottom layer, the state, and the C types.
+mod prelude {
+    pub(super) use crate::ffi::{err, ffi, non_null, non_zero};
+    pub(super) use crate::state::{
+        EventEntry, HostBlock, HostMemory, PoolEntry, Shim, StreamEntry, current_context, init, set_current, shim,
+    };
+    pub(super) use crate::types::*;
+    pub(super) use mempool_emu::CopySide;
+    pub(super) use mempool_hal::attr::{AttrId, AttrWidth};
+    pub(super) use mempool_hal::{Device, DevicePtr, EventStatus, MemPool, RawAttrValue, StreamStatus};
+    pub(super) use std::ffi::{c_char, c_int, c_uint, c_void};
+    pub(super) use std::sync::{Arc, PoisonError};
+}

@@ -1,0 +1,93 @@
+//! A drop-in `libcuda.so.1` on a CPU: the CUDA driver calls of stream-ordered memory pools
+//! (`cuMemPool*`, `cuMemAllocAsync`, `cuMemFreeAsync`) and the calls around them
+//! (initialization, devices, primary contexts, streams, events, host functions, async
+//! copies and memsets, page-locked host memory, error names), on top of the `mempool-hal`
+//! CPU emulator.
+//!
+//! It lets the CUDA backend's loading and FFI code run in every test, and C and C++
+//! programs written against the driver API run on a machine without a GPU. Cargo builds
+//! it as `libcuda.so`; installed as `libcuda.so.1` it is found where the driver would be.
+//! A loader tells it from the driver by the symbol `mempool_cuda_shim_version`, which
+//! answers `"mempool-emu-"` and this crate's version.
+//!
+//! Handles are registry ids checked on every call: null, garbage, destroyed or wrong-kind
+//! handles get an error code, never a crash, and no panic crosses the C boundary (it
+//! becomes `CUDA_ERROR_UNKNOWN`, 999). The calling thread's last failure is kept as a
+//! message ([`last_error_message`]); the driver API has no C call for it. Device pointers
+//! are host addresses, so a host function launched with `cuLaunchHostFunc` can work on
+//! device memory directly, standing in for a kernel.
+//!
+//! # What the calls answer
+//!
+//! The driver's result codes: `CUDA_ERROR_INVALID_VALUE` (1) for bad arguments,
+//! `CUDA_ERROR_OUT_OF_MEMORY` (2), `CUDA_ERROR_NOT_INITIALIZED` (3) for any call before
+//! `cuInit` but `cuInit`, `cuDriverGetVersion`, `cuGetErrorName` and `cuGetErrorString`,
+//! `CUDA_ERROR_INVALID_DEVICE` (101), `CUDA_ERROR_INVALID_CONTEXT` (201) where a call
+//! needs a current context and has none, `CUDA_ERROR_INVALID_HANDLE` (400),
+//! `CUDA_ERROR_NOT_READY` (600) from the queries, `CUDA_ERROR_NOT_SUPPORTED` (801) and
+//! `CUDA_ERROR_UNKNOWN` (999). The emulator's own errors are translated by their kind
+//! (`mempool_hal::ErrorKind`): a stream-order violation the checker finds, for one, is
+//! `CUDA_ERROR_INVALID_VALUE` with a message naming the streams and operations. The order
+//! of each call's checks is in [`exports`].
+//!
+//! - **Contexts.** Each device has its primary context (`cuDevicePrimaryCtxRetain`,
+//!   counted; `cuDevicePrimaryCtxRelease_v2` undoes one retain and, at the last,
+//!   synchronizes the device). Calls that must find a device from the thread need a
+//!   current one (`cuCtxSetCurrent`): the NULL stream, `cuStreamCreate`, `cuEventCreate`,
+//!   `cuCtxSynchronize`, `cuMemAllocHost_v2`, `cuMemGetInfo_v2`. A call given a stream,
+//!   event or pool works on that object's device whatever is current.
+//! - **The NULL stream** is a plain per-device stream of its own here: the driver's
+//!   legacy synchronization with the other streams is not modelled.
+//! - **Pools** are the driver's: reuse attributes 1-3 on at creation, any release
+//!   threshold (above the pool's size keeps everything), a trim below USED releases what it
+//!   can, synchronizations (stream, event, context) release memory above the threshold.
+//!   Each device has a default pool (the whole device), made at its first use, which is
+//!   its current pool until `cuDeviceSetMemPool`; `cuMemAllocAsync` allocates from the
+//!   current pool; the default pool cannot be destroyed.
+//! - **Copies.** `cuMemAllocHost_v2` memory is copied and set in stream order and stays
+//!   allocated until the queued work using it has run, even if `cuMemFreeHost` comes
+//!   first. An async copy with pageable host memory waits for the stream's earlier work
+//!   and copies before it returns.
+//! - **Events.** An event never recorded is complete for `cuEventQuery` and
+//!   `cuEventSynchronize`; `cuEventElapsedTime` refuses it, and events made with
+//!   `CU_EVENT_DISABLE_TIMING` (`CUDA_ERROR_INVALID_HANDLE`).
+//! - **Streams.** `cuStreamDestroy_v2` returns at once and the queued work still runs.
+//! - **Host functions** of all streams of a device run one at a time on one thread.
+//!
+//! # Settings
+//!
+//! The emulated platform is configured from the environment at `cuInit`, with the
+//! emulator's variables ([`ENV_ALL`]): `MEMPOOL_EMU_DEVICES` (how many devices, 1 by
+//! default), `MEMPOOL_EMU_DEVICE_MEMORY` (bytes per device, 16 GiB), `MEMPOOL_EMU_GRANULARITY`
+//! (2 MiB), `MEMPOOL_EMU_MODE`, `MEMPOOL_EMU_CHECKER`, `MEMPOOL_EMU_RACES`,
+//! `MEMPOOL_EMU_PROFILE`, `MEMPOOL_EMU_WAIT_TIMEOUT` and `MEMPOOL_EMU_WORKER_DELAY`
+//! (`docs/emulator.md`). A value that does not parse makes `cuInit` fail with
+//! `CUDA_ERROR_UNKNOWN` naming the variable.
+//!
+//! # C and C++ headers
+//!
+//! `backends/cuda-shim/include/cuda.h` is the project's own header: it declares exactly
+//! the functions this library exports, with the driver's names, types, values and struct
+//! layouts (64-bit targets), and maps the names programs use (`cuStreamDestroy`,
+//! `cuMemcpyHtoDAsync`, ...) onto the exported `_v2` symbols:
+//!
+//! ```text
+//! cargo build -p mempool-cuda-shim
+//! cc -std=c11 -I backends/cuda-shim/include prog.c target/debug/libcuda.so -Wl,-rpath,target/debug
+//! ```
+//!
+//! The `headers` test checks every declaration against the library and runs a C program
+//! on it.
+
+#![deny(missing_docs)]
+
+pub mod exports;
+mod ffi;
+mod state;
+pub mod types;
+
+pub use ffi::last_error_message;
+pub use mempool_emu::{
+    ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, ENV_PROFILE, ENV_RACES,
+    ENV_WAIT_TIMEOUT, ENV_WORKER_DELAY,
+};

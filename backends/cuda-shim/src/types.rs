@@ -1,0 +1,166 @@
+//! The C types and values of the driver API this library implements, declared from their
+//! documented names, numbers and layouts (64-bit Linux): handles, the pool properties
+//! struct, and the enum values the exports accept. `include/cuda.h` declares the same for
+//! C; its `_Static_assert`s and the `headers` test hold the two together.
+
+#![allow(non_camel_case_types, non_snake_case)]
+
+pub use crate::ffi::{
+    CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE,
+    CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_READY, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY,
+    CUDA_ERROR_UNKNOWN, CUDA_SUCCESS, CUresult,
+};
+use std::ffi::{c_int, c_uint, c_void};
+use std::mem::{align_of, offset_of, size_of};
+
+/// A device ordinal (`CUdevice`, an `int`).
+pub type CUdevice = c_int;
+/// A device address (`CUdeviceptr`, an `unsigned long long`).
+pub type CUdeviceptr = u64;
+/// A 64-bit attribute value (`cuuint64_t`).
+pub type cuuint64_t = u64;
+
+/// The opaque target of a [`CUcontext`] (never dereferenced: handles are registry ids).
+#[repr(C)]
+#[derive(Debug)]
+pub struct CUctx_st {
+    _opaque: [u8; 0],
+}
+/// The opaque target of a [`CUstream`].
+#[repr(C)]
+#[derive(Debug)]
+pub struct CUstream_st {
+    _opaque: [u8; 0],
+}
+/// The opaque target of a [`CUevent`].
+#[repr(C)]
+#[derive(Debug)]
+pub struct CUevent_st {
+    _opaque: [u8; 0],
+}
+/// The opaque target of a [`CUmemoryPool`].
+#[repr(C)]
+#[derive(Debug)]
+pub struct CUmemPoolHandle_st {
+    _opaque: [u8; 0],
+}
+
+/// A context handle.
+pub type CUcontext = *mut CUctx_st;
+/// A stream handle; null is the current context's default stream.
+pub type CUstream = *mut CUstream_st;
+/// An event handle.
+pub type CUevent = *mut CUevent_st;
+/// A memory pool handle.
+pub type CUmemoryPool = *mut CUmemPoolHandle_st;
+/// A host function run in stream order (`CUhostFn`): `void (*)(void *userData)`.
+pub type CUhostFn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
+
+/// `CUmemAllocationType`: pinned device memory, the only type a pool takes.
+pub const CU_MEM_ALLOCATION_TYPE_PINNED: c_int = 1;
+/// `CUmemAllocationHandleType`: no shareable handle.
+pub const CU_MEM_HANDLE_TYPE_NONE: c_int = 0;
+/// `CUmemAllocationHandleType`: a POSIX file descriptor (accepted at creation; this
+/// library exports no call that shares a pool).
+pub const CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: c_int = 1;
+/// `CUmemLocationType`: device memory.
+pub const CU_MEM_LOCATION_TYPE_DEVICE: c_int = 1;
+
+/// `CUmemPool_attribute` 1 (`int`): reuse memory freed on another stream when the free is
+/// ordered before the allocation through events.
+pub const CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: c_int = 1;
+/// 2 (`int`): reuse memory whose free has already run, without ordering.
+pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: c_int = 2;
+/// 3 (`int`): reuse by inserting a dependency on the freeing stream.
+pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: c_int = 3;
+/// 4 (`cuuint64_t`): bytes kept reserved at synchronization.
+pub const CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: c_int = 4;
+/// 5 (`cuuint64_t`, read-only): bytes reserved now.
+pub const CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: c_int = 5;
+/// 6 (`cuuint64_t`, reset with 0): high-water mark of reserved bytes.
+pub const CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: c_int = 6;
+/// 7 (`cuuint64_t`, read-only): bytes of live allocations.
+pub const CU_MEMPOOL_ATTR_USED_MEM_CURRENT: c_int = 7;
+/// 8 (`cuuint64_t`, reset with 0): high-water mark of used bytes.
+pub const CU_MEMPOOL_ATTR_USED_MEM_HIGH: c_int = 8;
+
+/// `CUstream_flags`: the default.
+pub const CU_STREAM_DEFAULT: c_uint = 0;
+/// `CUstream_flags`: the stream does not synchronize with the NULL stream.
+pub const CU_STREAM_NON_BLOCKING: c_uint = 1;
+
+/// `CUevent_flags`: the default (timing on).
+pub const CU_EVENT_DEFAULT: c_uint = 0;
+/// `CUevent_flags`: the host blocks instead of spinning in `cuEventSynchronize`.
+pub const CU_EVENT_BLOCKING_SYNC: c_uint = 1;
+/// `CUevent_flags`: no timing (`cuEventElapsedTime` refuses the event).
+pub const CU_EVENT_DISABLE_TIMING: c_uint = 2;
+/// `CUevent_flags`: an event shared between processes (needs `CU_EVENT_DISABLE_TIMING`).
+pub const CU_EVENT_INTERPROCESS: c_uint = 4;
+
+/// `CUdevice_attribute` 41: the device shares one address space with the host.
+pub const CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: c_int = 41;
+/// `CUdevice_attribute` 115: the device supports `cuMemAllocAsync` and pools.
+pub const CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: c_int = 115;
+/// `CUdevice_attribute` 119: the handle types pools can be shared with (a bit mask).
+pub const CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: c_int = 119;
+
+/// `CUmemLocation`: where memory lives (8 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CUmemLocation {
+    /// `type` @0: [`CU_MEM_LOCATION_TYPE_DEVICE`] for a pool.
+    pub type_: c_int,
+    /// `id` @4: the device ordinal.
+    pub id: c_int,
+}
+
+/// `CUmemPoolProps`: the properties a pool is created with (88 bytes, 8-byte aligned).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CUmemPoolProps {
+    /// @0: [`CU_MEM_ALLOCATION_TYPE_PINNED`].
+    pub allocType: c_int,
+    /// @4: [`CU_MEM_HANDLE_TYPE_NONE`] or [`CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR`].
+    pub handleTypes: c_int,
+    /// @8: the device.
+    pub location: CUmemLocation,
+    /// @16: Windows only; ignored.
+    pub win32SecurityAttributes: *mut c_void,
+    /// @24: the most the pool may reserve, in bytes; 0 is the whole device.
+    pub maxSize: usize,
+    /// @32: usage flags; must be 0 here.
+    pub usage: u16,
+    /// @34: must be zero.
+    pub reserved: [u8; 54],
+}
+
+impl CUmemPoolProps {
+    /// Valid properties of a pool of `max_size` bytes (0: the whole device) on `device`.
+    pub fn device(device: CUdevice, max_size: usize) -> CUmemPoolProps {
+        CUmemPoolProps {
+            allocType: CU_MEM_ALLOCATION_TYPE_PINNED,
+            handleTypes: CU_MEM_HANDLE_TYPE_NONE,
+            location: CUmemLocation { type_: CU_MEM_LOCATION_TYPE_DEVICE, id: device },
+            win32SecurityAttributes: std::ptr::null_mut(),
+            maxSize: max_size,
+            usage: 0,
+            reserved: [0; 54],
+        }
+    }
+}
+
+const _: () = {
+    assert!(size_of::<CUmemLocation>() == 8);
+    assert!(size_of::<CUmemPoolProps>() == 88);
+    assert!(align_of::<CUmemPoolProps>() == 8);
+    assert!(offset_of!(CUmemPoolProps, allocType) == 0);
+    assert!(offset_of!(CUmemPoolProps, handleTypes) == 4);
+    assert!(offset_of!(CUmemPoolProps, location) == 8);
+    assert!(offset_of!(CUmemPoolProps, win32SecurityAttributes) == 16);
+    assert!(offset_of!(CUmemPoolProps, maxSize) == 24);
+    assert!(offset_of!(CUmemPoolProps, usage) == 32);
+    assert!(offset_of!(CUmemPoolProps, reserved) == 34);
+    assert!(size_of::<CUdeviceptr>() == 8);
+    assert!(size_of::<CUstream>() == 8);
+};

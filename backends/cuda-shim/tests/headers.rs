@@ -1,0 +1,252 @@
+//! `include/cuda.h` against the library it describes.
+//!
+//! - The functions the header declares are exactly the library's exports (both ways), and
+//!   every `_v2` name macro names one of them.
+//! - A C11 program that takes the address of every declared function, and checks the
+//!   header's constants and struct layout against the Rust side with `_Static_assert`, is
+//!   compiled with every warning an error and linked against the built `libcuda.so`
+//!   (by its path, so the driver of the machine, if any, is never picked); the same checks
+//!   compile as C++17.
+//! - `tests/c/pool.c`, a program in the driver API's style, runs on the library and prints
+//!   its summary line.
+//!
+//! A missing C or C++ compiler fails the test: it is not skipped.
+
+mod common;
+
+use common::{CRATE, exported_functions, library};
+use cuda::types::*;
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::mem::{offset_of, size_of};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn header() -> String {
+    let p = Path::new(CRATE).join("include/cuda.h");
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The functions the header declares: lines `CUresult CUDAAPI name(` and
+/// `const char *name(`.
+fn declared_functions(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("CUresult CUDAAPI ").or_else(|| l.strip_prefix("const char *")))
+        .filter_map(|rest| rest.split_once('(').map(|(name, _)| name.trim().to_string()))
+        .collect()
+}
+
+/// The name macros: `#define cuName cuName_v2`.
+fn name_macros(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("#define cu"))
+        .filter_map(|rest| {
+            let mut parts = rest.split_whitespace();
+            Some((format!("cu{}", parts.next()?), parts.next()?.to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn the_header_declares_exactly_what_the_library_exports() {
+    let text = header();
+    let declared = declared_functions(&text);
+    let declared_set: BTreeSet<_> = declared.iter().cloned().collect();
+    assert_eq!(declared.len(), declared_set.len(), "a function is declared twice: {declared:?}");
+    let exported: BTreeSet<_> = exported_functions().into_iter().collect();
+    let missing: Vec<_> = exported.difference(&declared_set).collect();
+    let extra: Vec<_> = declared_set.difference(&exported).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "exported, not declared: {missing:?}; declared, not exported: {extra:?}"
+    );
+    assert_eq!(exported.len(), 43, "{exported:?}");
+    let macros = name_macros(&text);
+    assert_eq!(macros.len(), 8, "{macros:?}");
+    for (name, target) in macros {
+        assert_eq!(target, format!("{name}_v2"), "the macro {name}");
+        assert!(declared_set.contains(&target), "{name} names {target}, which is not declared");
+    }
+}
+
+/// Every constant the header defines, with its value on the Rust side.
+fn constants() -> Vec<(&'static str, i64)> {
+    vec![
+        ("CUDA_SUCCESS", CUDA_SUCCESS.into()),
+        ("CUDA_ERROR_INVALID_VALUE", CUDA_ERROR_INVALID_VALUE.into()),
+        ("CUDA_ERROR_OUT_OF_MEMORY", CUDA_ERROR_OUT_OF_MEMORY.into()),
+        ("CUDA_ERROR_NOT_INITIALIZED", CUDA_ERROR_NOT_INITIALIZED.into()),
+        ("CUDA_ERROR_INVALID_DEVICE", CUDA_ERROR_INVALID_DEVICE.into()),
+        ("CUDA_ERROR_INVALID_CONTEXT", CUDA_ERROR_INVALID_CONTEXT.into()),
+        ("CUDA_ERROR_INVALID_HANDLE", CUDA_ERROR_INVALID_HANDLE.into()),
+        ("CUDA_ERROR_NOT_READY", CUDA_ERROR_NOT_READY.into()),
+        ("CUDA_ERROR_NOT_SUPPORTED", CUDA_ERROR_NOT_SUPPORTED.into()),
+        ("CUDA_ERROR_UNKNOWN", CUDA_ERROR_UNKNOWN.into()),
+        ("CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING", CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING.into()),
+        ("CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED", CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED.into()),
+        (
+            "CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES",
+            CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES.into(),
+        ),
+        ("CU_STREAM_DEFAULT", CU_STREAM_DEFAULT.into()),
+        ("CU_STREAM_NON_BLOCKING", CU_STREAM_NON_BLOCKING.into()),
+        ("CU_EVENT_DEFAULT", CU_EVENT_DEFAULT.into()),
+        ("CU_EVENT_BLOCKING_SYNC", CU_EVENT_BLOCKING_SYNC.into()),
+        ("CU_EVENT_DISABLE_TIMING", CU_EVENT_DISABLE_TIMING.into()),
+        ("CU_EVENT_INTERPROCESS", CU_EVENT_INTERPROCESS.into()),
+        ("CU_MEM_ALLOCATION_TYPE_INVALID", 0),
+        ("CU_MEM_ALLOCATION_TYPE_PINNED", CU_MEM_ALLOCATION_TYPE_PINNED.into()),
+        ("CU_MEM_HANDLE_TYPE_NONE", CU_MEM_HANDLE_TYPE_NONE.into()),
+        ("CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR", CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR.into()),
+        ("CU_MEM_LOCATION_TYPE_INVALID", 0),
+        ("CU_MEM_LOCATION_TYPE_DEVICE", CU_MEM_LOCATION_TYPE_DEVICE.into()),
+        ("CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES", CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES.into()),
+        ("CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC", CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC.into()),
+        ("CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES", CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES.into()),
+        ("CU_MEMPOOL_ATTR_RELEASE_THRESHOLD", CU_MEMPOOL_ATTR_RELEASE_THRESHOLD.into()),
+        ("CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT", CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT.into()),
+        ("CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH", CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH.into()),
+        ("CU_MEMPOOL_ATTR_USED_MEM_CURRENT", CU_MEMPOOL_ATTR_USED_MEM_CURRENT.into()),
+        ("CU_MEMPOOL_ATTR_USED_MEM_HIGH", CU_MEMPOOL_ATTR_USED_MEM_HIGH.into()),
+        ("CUDA_VERSION", cuda::exports::DRIVER_VERSION.into()),
+    ]
+}
+
+/// The enum constants the header defines (`NAME = value,` lines and `#define CUDA_VERSION`).
+fn defined_constants(text: &str) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> = text
+        .lines()
+        .map(str::trim)
+        .filter_map(|l| l.split_once(" = ").map(|(name, _)| name))
+        .filter(|n| n.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+        .map(str::to_string)
+        .collect();
+    if text.contains("#define CUDA_VERSION ") {
+        out.insert("CUDA_VERSION".to_string());
+    }
+    out
+}
+
+#[test]
+fn every_constant_the_header_defines_is_checked() {
+    let defined = defined_constants(&header());
+    let checked: BTreeSet<String> = constants().into_iter().map(|(n, _)| n.to_string()).collect();
+    assert_eq!(defined, checked);
+}
+
+/// Static assertions of every constant and of the props layout, and a table with the
+/// address of every declared function (C and C++ alike).
+fn checks() -> String {
+    let mut s = String::from("#include <cuda.h>\n#include <stddef.h>\n\n");
+    let sa = |s: &mut String, cond: String| {
+        let _ = writeln!(s, "MEMPOOL_CUDA_STATIC_ASSERT({cond}, \"{}\");", cond.replace('"', "'"));
+    };
+    for (name, value) in constants() {
+        sa(&mut s, format!("(long long)({name}) == {value}LL"));
+    }
+    type P = CUmemPoolProps;
+    for (field, offset) in [
+        ("allocType", offset_of!(P, allocType)),
+        ("handleTypes", offset_of!(P, handleTypes)),
+        ("location", offset_of!(P, location)),
+        ("location.id", offset_of!(P, location) + offset_of!(CUmemLocation, id)),
+        ("win32SecurityAttributes", offset_of!(P, win32SecurityAttributes)),
+        ("maxSize", offset_of!(P, maxSize)),
+        ("usage", offset_of!(P, usage)),
+        ("reserved", offset_of!(P, reserved)),
+    ] {
+        sa(&mut s, format!("offsetof(CUmemPoolProps, {field}) == {offset}"));
+    }
+    sa(&mut s, format!("sizeof(CUmemPoolProps) == {}", size_of::<P>()));
+    sa(&mut s, format!("sizeof(((CUmemPoolProps *)0)->reserved) == {}", size_of::<[u8; 54]>()));
+    sa(&mut s, "sizeof(CUresult) == sizeof(int)".to_string());
+    sa(&mut s, "sizeof(CUmemPool_attribute) == sizeof(int)".to_string());
+    sa(&mut s, "sizeof(CUdevice_attribute) == sizeof(int)".to_string());
+    s.push_str("\nvoid *const every_function[] = {\n");
+    for f in declared_functions(&header()) {
+        let _ = writeln!(s, "    (void *)&{f},");
+    }
+    s.push_str("};\n");
+    s
+}
+
+fn compiler(var: &str, default: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| default.to_string())
+}
+
+fn compile(compiler: &str, std: &str, src: &Path, out: &Path, link: Option<&Path>) {
+    let mut cmd = Command::new(compiler);
+    cmd.arg(std).args(["-Wall", "-Wextra", "-Werror", "-I", &format!("{CRATE}/include")]).arg(src);
+    match link {
+        // By its path, with a run path to its folder: the program loads this library
+        // whatever `LD_LIBRARY_PATH` or the loader cache holds.
+        Some(lib) => {
+            let dir = lib.parent().expect("the library has a folder");
+            cmd.arg("-o").arg(out).arg(lib).arg(format!("-Wl,-rpath,{}", dir.display()));
+        }
+        None => {
+            cmd.arg("-c").arg("-o").arg(out);
+        }
+    }
+    let output = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("the compiler `{compiler}` could not run (it is required, not optional): {e}"));
+    assert!(
+        output.status.success(),
+        "{compiler} {} failed:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cuda-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp folder");
+    dir
+}
+
+#[test]
+fn the_header_compiles_as_c11_and_cpp17_and_links_every_function() {
+    let lib = library();
+    let dir = scratch("checks");
+    let c = dir.join("checks.c");
+    std::fs::write(&c, format!("{}\nint main(void) {{ return every_function[0] == NULL; }}\n", checks()))
+        .expect("write the C program");
+    let exe = dir.join("checks");
+    compile(&compiler("CC", "cc"), "-std=c11", &c, &exe, Some(&lib));
+    let out = Command::new(&exe).output().expect("the C program runs");
+    assert!(out.status.success(), "the C program failed: {}", out.status);
+    let cpp = dir.join("checks.cpp");
+    std::fs::write(&cpp, checks()).expect("write the C++ program");
+    compile(&compiler("CXX", "c++"), "-std=c++17", &cpp, &dir.join("checks_cpp.o"), None);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_program_in_the_driver_apis_style_runs_on_the_library() {
+    let lib = library();
+    let dir = scratch("pool");
+    let exe = dir.join("pool");
+    compile(&compiler("CC", "cc"), "-std=c11", &Path::new(CRATE).join("tests/c/pool.c"), &exe, Some(&lib));
+    let mut run = Command::new(&exe);
+    for var in cuda::ENV_ALL {
+        run.env_remove(var);
+    }
+    let out = run.env(cuda::ENV_DEVICE_MEMORY, "1G").output().expect("the C program runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the C program failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        stdout.trim_end(),
+        format!(
+            "cuda pool: 1 device(s), driver 12080, 1048576 bytes round-tripped, host function ran 1 time(s), on \
+             mempool-emu-{}",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

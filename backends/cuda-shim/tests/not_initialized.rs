@@ -1,0 +1,184 @@
+//! Before `cuInit`: every call but `cuInit`, `cuDriverGetVersion`, `cuGetErrorName`,
+//! `cuGetErrorString` (and the version marker) answers `CUDA_ERROR_NOT_INITIALIZED`, before
+//! looking at its arguments; `cuInit` with flags refuses and leaves the library
+//! uninitialized. A test binary of its own: `cuInit` is process-wide.
+//!
+//! The second test runs in a child process of this binary with a setting that does not
+//! parse: `cuInit` answers `CUDA_ERROR_UNKNOWN` naming it, and every other call stays
+//! `CUDA_ERROR_NOT_INITIALIZED`.
+
+mod common;
+
+use common::{exported_functions, message};
+use cuda::exports::*;
+use cuda::types::*;
+use std::collections::BTreeSet;
+use std::ffi::CStr;
+use std::ptr::null_mut;
+
+type Call = fn() -> CUresult;
+
+/// One call of every export that needs `cuInit`, with null or zero arguments.
+fn calls() -> Vec<(&'static str, Call)> {
+    vec![
+        // SAFETY: refused before any argument is looked at.
+        ("cuDeviceGetCount", || unsafe { cuDeviceGetCount(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuDeviceGet", || unsafe { cuDeviceGet(null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuDeviceGetAttribute", || unsafe { cuDeviceGetAttribute(null_mut(), 115, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuDevicePrimaryCtxRetain", || unsafe { cuDevicePrimaryCtxRetain(null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuDevicePrimaryCtxRelease_v2", || unsafe { cuDevicePrimaryCtxRelease_v2(0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxSetCurrent", || unsafe { cuCtxSetCurrent(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxGetCurrent", || unsafe { cuCtxGetCurrent(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxSynchronize", || unsafe { cuCtxSynchronize() }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamCreate", || unsafe { cuStreamCreate(null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamDestroy_v2", || unsafe { cuStreamDestroy_v2(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamSynchronize", || unsafe { cuStreamSynchronize(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamQuery", || unsafe { cuStreamQuery(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamWaitEvent", || unsafe { cuStreamWaitEvent(null_mut(), null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuEventCreate", || unsafe { cuEventCreate(null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuEventRecord", || unsafe { cuEventRecord(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuEventSynchronize", || unsafe { cuEventSynchronize(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuEventQuery", || unsafe { cuEventQuery(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuEventDestroy_v2", || unsafe { cuEventDestroy_v2(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuEventElapsedTime", || unsafe { cuEventElapsedTime(null_mut(), null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuLaunchHostFunc", || unsafe { cuLaunchHostFunc(null_mut(), None, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemcpyHtoDAsync_v2", || unsafe { cuMemcpyHtoDAsync_v2(0, std::ptr::null(), 0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemcpyDtoHAsync_v2", || unsafe { cuMemcpyDtoHAsync_v2(null_mut(), 0, 0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemcpyDtoDAsync_v2", || unsafe { cuMemcpyDtoDAsync_v2(0, 0, 0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemsetD8Async", || unsafe { cuMemsetD8Async(0, 0, 0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemAllocHost_v2", || unsafe { cuMemAllocHost_v2(null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemFreeHost", || unsafe { cuMemFreeHost(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemGetInfo_v2", || unsafe { cuMemGetInfo_v2(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemPoolCreate", || unsafe { cuMemPoolCreate(null_mut(), std::ptr::null()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemPoolDestroy", || unsafe { cuMemPoolDestroy(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemPoolSetAttribute", || unsafe { cuMemPoolSetAttribute(null_mut(), 0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemPoolGetAttribute", || unsafe { cuMemPoolGetAttribute(null_mut(), 0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemPoolTrimTo", || unsafe { cuMemPoolTrimTo(null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemAllocFromPoolAsync", || unsafe { cuMemAllocFromPoolAsync(null_mut(), 0, null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemAllocAsync", || unsafe { cuMemAllocAsync(null_mut(), 0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemFreeAsync", || unsafe { cuMemFreeAsync(0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuDeviceGetDefaultMemPool", || unsafe { cuDeviceGetDefaultMemPool(null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuDeviceGetMemPool", || unsafe { cuDeviceGetMemPool(null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuDeviceSetMemPool", || unsafe { cuDeviceSetMemPool(0, null_mut()) }),
+    ]
+}
+
+/// The exports that work before `cuInit`.
+const BEFORE_INIT: [&str; 5] =
+    ["cuInit", "cuDriverGetVersion", "cuGetErrorName", "cuGetErrorString", "mempool_cuda_shim_version"];
+
+fn every_call_is_uninitialized(failures: &mut Vec<String>) {
+    for (name, call) in calls() {
+        let rc = call();
+        if rc != CUDA_ERROR_NOT_INITIALIZED {
+            failures.push(format!("{name} answered {rc} before cuInit: {}", message()));
+        } else if !message().starts_with(&format!("{name}: ")) {
+            failures.push(format!("{name}: the message does not name it: {}", message()));
+        }
+    }
+}
+
+#[test]
+fn before_cu_init_only_the_process_calls_work() {
+    let names: BTreeSet<String> =
+        calls().iter().map(|(n, _)| n.to_string()).chain(BEFORE_INIT.iter().map(|n| n.to_string())).collect();
+    assert_eq!(names, exported_functions().into_iter().collect(), "every export is called here");
+
+    let mut failures = Vec::new();
+    every_call_is_uninitialized(&mut failures);
+    let mut version = 0;
+    let mut name: *const std::ffi::c_char = std::ptr::null();
+    let mut text: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: valid out-pointers; the strings are static.
+    unsafe {
+        assert_eq!(cuDriverGetVersion(&mut version), CUDA_SUCCESS);
+        assert_eq!(version, 12080);
+        assert_eq!(cuGetErrorName(CUDA_ERROR_NOT_INITIALIZED, &mut name), CUDA_SUCCESS);
+        assert_eq!(CStr::from_ptr(name).to_str(), Ok("CUDA_ERROR_NOT_INITIALIZED"));
+        assert_eq!(cuGetErrorString(CUDA_ERROR_NOT_INITIALIZED, &mut text), CUDA_SUCCESS);
+        assert!(!CStr::from_ptr(text).to_bytes().is_empty());
+        assert!(CStr::from_ptr(mempool_cuda_shim_version()).to_bytes().starts_with(b"mempool-emu-"));
+        assert_eq!(cuInit(1), CUDA_ERROR_INVALID_VALUE, "flags other than 0");
+    }
+    every_call_is_uninitialized(&mut failures);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    let mut count = 0;
+    // SAFETY: flags 0 and a valid out-pointer.
+    unsafe {
+        assert_eq!(cuInit(0), CUDA_SUCCESS, "{}", message());
+        assert_eq!(cuDeviceGetCount(&mut count), CUDA_SUCCESS);
+        assert_eq!(cuInit(0), CUDA_SUCCESS, "again");
+    }
+    assert!(count >= 1);
+}
+
+const CHILD: &str = "MEMPOOL_CUDA_SHIM_CHILD";
+
+#[test]
+fn a_setting_that_does_not_parse_fails_cu_init_and_leaves_the_library_uninitialized() {
+    const NAME: &str = "a_setting_that_does_not_parse_fails_cu_init_and_leaves_the_library_uninitialized";
+    if std::env::var(CHILD).is_ok() {
+        // SAFETY: takes an integer only.
+        let rc = unsafe { cuInit(0) };
+        assert_eq!(rc, CUDA_ERROR_UNKNOWN);
+        assert!(message().contains(cuda::ENV_DEVICES), "the message names the variable: {}", message());
+        // SAFETY: as above.
+        assert_eq!(unsafe { cuInit(0) }, CUDA_ERROR_UNKNOWN, "the failure is kept");
+        let mut failures = Vec::new();
+        every_call_is_uninitialized(&mut failures);
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        return;
+    }
+    let exe = std::env::current_exe().expect("the test binary knows its path");
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args([NAME, "--exact", "--test-threads=1", "--nocapture"]).env(CHILD, "1");
+    for var in cuda::ENV_ALL {
+        cmd.env_remove(var);
+    }
+    let out = cmd.env(cuda::ENV_DEVICES, "banana").output().expect("the child runs");
+    assert!(
+        out.status.success(),
+        "the child failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"), "the child ran the test");
+}

@@ -1,0 +1,364 @@
+//! The [`Device`](mempool_hal::Device) and [`MemPool`](mempool_hal::MemPool)
+//! implementation over the loaded driver: owned handles, liveness, and the device's
+//! primary context. Every driver call goes through [`result`](crate::result); this layer
+//! has no `unsafe` code but the declaration of `free_async`, whose contract is the trait's.
+
+#![deny(unsafe_code)]
+
+mod device;
+mod pool;
+mod staging;
+
+pub use device::POOL_GRANULARITY;
+pub use pool::CudaPool;
+pub use staging::StagingStats;
+
+use crate::loader::{LoadOptions, Runtime, load};
+use crate::{result, sys};
+use mempool_hal::{Error, ErrorKind, Result};
+use std::cell::Cell;
+use std::ffi::c_int;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The device instance whose context this thread last made current through this
+    /// backend (instances are never reused, unlike context addresses).
+    static CURRENT: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The first error met at the end of a device instance, kept for [`take_drop_error`].
+static DROP_ERROR: Mutex<Option<Error>> = Mutex::new(None);
+
+/// Takes the first error met when the last handle of a device instance was dropped (its
+/// final `cuCtxSynchronize`, the freeing of its page-locked staging buffers, or
+/// `cuDevicePrimaryCtxRelease_v2`), if any since the last call. `Drop` cannot return an
+/// error, so it keeps the first one here, for a program that wants to check its teardown.
+pub fn take_drop_error() -> Option<Error> {
+    DROP_ERROR.lock().unwrap_or_else(PoisonError::into_inner).take()
+}
+
+/// What every handle of one device instance shares: the driver, the device and its
+/// primary context.
+struct Shared {
+    rt: Arc<Runtime>,
+    /// The ordinal the instance was opened with.
+    device: u32,
+    /// The driver's `CUdevice` for it.
+    cu_device: sys::CUdevice,
+    /// The retained primary context, as an address.
+    ctx: usize,
+    instance: u64,
+    /// `cuDriverGetVersion`'s answer.
+    driver_version: c_int,
+    /// Page-locked staging buffers for host copies (shared with the host functions that
+    /// return them).
+    staging: Arc<staging::Staging>,
+    /// The handles of the pools this instance created, so that a handle of the device's
+    /// current pool ([`Cuda::current_pool`]) shares the liveness of the pool it names.
+    pools: Mutex<Vec<Weak<Handle>>>,
+}
+
+impl Shared {
+    /// Makes the device's primary context current on the calling thread (CUDA contexts are
+    /// bound per thread), so the backend works from any thread. When this thread last
+    /// entered this instance it is one thread-local compare.
+    #[inline]
+    fn enter(&self) -> Result<()> {
+        if CURRENT.with(Cell::get) == self.instance { Ok(()) } else { self.enter_slow() }
+    }
+
+    /// [`Shared::enter`] for the pool-management and device-wide paths: asks the driver
+    /// which context is current (`cuCtxGetCurrent`, one call) instead of trusting the
+    /// per-thread cache, which goes stale when other code on this thread switches context
+    /// (`cuCtxSetCurrent`, `cuCtxPushCurrent`, the CUDA runtime). The malloc/free/copy
+    /// paths keep the cheap [`Shared::enter`].
+    fn enter_checked(&self) -> Result<()> {
+        match result::context::current(&self.rt) {
+            Ok(c) if c as usize == self.ctx => {
+                CURRENT.with(|c| c.set(self.instance));
+                Ok(())
+            }
+            _ => self.enter_slow(),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn enter_slow(&self) -> Result<()> {
+        // `ctx` is the primary context this instance retained; it is released only when
+        // the last handle of the instance is dropped.
+        result::context::set_current(&self.rt, self.ctx as sys::CUcontext)?;
+        CURRENT.with(|c| c.set(self.instance));
+        Ok(())
+    }
+
+    /// The raw value of `h` if it is a live handle of this instance; otherwise a
+    /// stale-handle error (`InvalidHandle`, `CUDA_ERROR_INVALID_HANDLE`) naming `what`.
+    #[inline]
+    fn live(&self, h: &Handle, op: &'static str, what: &'static str) -> Result<usize> {
+        if h.is_live_in(self.instance) { Ok(h.raw) } else { Err(result::renumbered(Error::stale_handle(op, what))) }
+    }
+
+    /// Marks `h` destroyed if it is a live handle of this instance, so that no clone passes
+    /// it to the driver again; `false` if it was not (destroyed already, or foreign).
+    #[inline]
+    fn retire(&self, h: &Handle) -> bool {
+        h.instance == self.instance && h.alive.swap(false, Ordering::AcqRel)
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // No handle of this instance is left. Wait for the context's streams, so every
+        // staging copy has run and its host function has given its buffer back; then free
+        // the buffers (here, on a user thread) and give back the primary context reference
+        // taken at `open`. The first failure is kept for `take_drop_error`.
+        let mut first: Option<Error> = None;
+        let mut keep = |r: Result<()>| {
+            if let Err(e) = r {
+                first.get_or_insert(e);
+            }
+        };
+        let entered = self.enter_slow();
+        let entered_ok = entered.is_ok();
+        keep(entered);
+        if entered_ok {
+            keep(result::context::synchronize(&self.rt));
+        }
+        keep(self.staging.free_all(&self.rt));
+        keep(result::context::primary_release(&self.rt, self.cu_device));
+        CURRENT.with(|c| {
+            if c.get() == self.instance {
+                c.set(0);
+            }
+        });
+        if let Some(e) = first {
+            let message = format!("at the end of the instance of device {}: {}", self.device, e.message());
+            DROP_ERROR.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(e.with_message(message));
+        }
+    }
+}
+
+/// One device of the CUDA driver; implements [`Device`](mempool_hal::Device).
+///
+/// Cheap to clone. `Send + Sync`: every call first makes the device's primary context
+/// current on the calling thread. The instance holds one reference on the primary context
+/// (`cuDevicePrimaryCtxRetain` at [`Cuda::open`]) and gives it back when its last handle
+/// (the device, a clone, or a pool) is dropped, after synchronizing the context; an error
+/// there is kept for [`take_drop_error`].
+#[derive(Clone)]
+pub struct Cuda {
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for Cuda {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cuda")
+            .field("library", &self.shared.rt.path())
+            .field("device", &self.shared.device)
+            .field("driver_version", &self.shared.driver_version)
+            .finish()
+    }
+}
+
+/// A handle's liveness, shared by its clones: destroyed handles are never passed to the
+/// driver again (on hardware that would be undefined behaviour).
+#[derive(Debug)]
+struct Handle {
+    raw: usize,
+    instance: u64,
+    alive: AtomicBool,
+}
+
+impl Handle {
+    fn new<T>(raw: *mut T, instance: u64) -> Arc<Handle> {
+        Arc::new(Handle { raw: raw as usize, instance, alive: AtomicBool::new(true) })
+    }
+
+    /// Whether the handle belongs to device instance `instance` and is not destroyed.
+    #[inline]
+    fn is_live_in(&self, instance: u64) -> bool {
+        self.instance == instance && self.alive.load(Ordering::Acquire)
+    }
+}
+
+/// Implements identity equality and hashing for a handle newtype: clones name the same
+/// object, so two handles are equal when they name one object.
+macro_rules! identity {
+    ($t:ident) => {
+        impl PartialEq for $t {
+            fn eq(&self, other: &Self) -> bool {
+                Arc::ptr_eq(&self.0, &other.0)
+            }
+        }
+
+        impl Eq for $t {}
+
+        impl std::hash::Hash for $t {
+            fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+                (Arc::as_ptr(&self.0) as usize).hash(state);
+            }
+        }
+    };
+}
+
+/// A stream of the CUDA backend: a non-blocking stream (`CU_STREAM_NON_BLOCKING`), which
+/// does not synchronize with the legacy NULL stream.
+#[derive(Debug, Clone)]
+pub struct CudaStream(Arc<Handle>);
+
+identity!(CudaStream);
+
+impl CudaStream {
+    /// The driver's `CUstream`, to pass to other CUDA calls (a kernel launch, say). It is
+    /// valid until the stream is destroyed through the backend; using it is up to the
+    /// caller's own `unsafe` code.
+    pub fn as_raw(&self) -> sys::CUstream {
+        self.0.raw as sys::CUstream
+    }
+}
+
+/// An event of the CUDA backend, created with timing (`CU_EVENT_DEFAULT`).
+#[derive(Debug, Clone)]
+pub struct CudaEvent(Arc<Handle>);
+
+identity!(CudaEvent);
+
+impl CudaEvent {
+    /// The driver's `CUevent`, to pass to other CUDA calls. It is valid until the event is
+    /// destroyed through the backend; using it is up to the caller's own `unsafe` code.
+    pub fn as_raw(&self) -> sys::CUevent {
+        self.0.raw as sys::CUevent
+    }
+}
+
+impl Cuda {
+    /// Finds the driver with the default search (see [`loader`](crate::loader)) and opens
+    /// device `device` (an ordinal, from 0).
+    ///
+    /// In order: `cuDriverGetVersion`, `cuDeviceGet`, `cuDeviceGetAttribute` of
+    /// `CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED`, `cuDevicePrimaryCtxRetain` and
+    /// `cuCtxSetCurrent`: the primary context is current on the calling thread afterwards.
+    ///
+    /// # Errors
+    ///
+    /// `Unavailable` when no driver is found (the message lists every path tried);
+    /// `NotSupported` (801) naming the first missing symbol of a library that lacks the
+    /// calls, or for a device without memory pools (the attribute is 0, or a driver before
+    /// 11.2 does not know it); `InvalidDevice` (101) for a device that does not exist.
+    pub fn open(device: u32) -> Result<Cuda> {
+        Cuda::open_with(&LoadOptions::default(), device)
+    }
+
+    /// Like [`Cuda::open`] with explicit search options.
+    ///
+    /// # Errors
+    ///
+    /// As [`Cuda::open`].
+    pub fn open_with(opts: &LoadOptions, device: u32) -> Result<Cuda> {
+        let rt = load(opts)?;
+        let ordinal = c_int::try_from(device).map_err(|_| {
+            Error::cuda(ErrorKind::InvalidDevice, sys::CUDA_ERROR_INVALID_DEVICE, "cuDeviceGet", "device id too large")
+        })?;
+        let driver_version = result::device::driver_version(&rt)?;
+        let cu_device = result::device::get(&rt, ordinal)?;
+        // A driver older than the attribute (before 11.2, without pools) refuses its number.
+        let pools = match result::device::attribute(&rt, cu_device, sys::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) {
+            Err(e) if e.code() == sys::CUDA_ERROR_INVALID_VALUE => 0,
+            other => other?,
+        };
+        if pools == 0 {
+            return Err(Error::cuda(
+                ErrorKind::NotSupported,
+                sys::CUDA_ERROR_NOT_SUPPORTED,
+                "cuDeviceGetAttribute",
+                format!(
+                    "device {device} does not support stream-ordered memory pools \
+                     (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED is 0 or unknown; driver {})",
+                    version_string(driver_version)
+                ),
+            ));
+        }
+        let ctx = result::context::primary_retain(&rt, cu_device)?;
+        if let Err(e) = result::context::set_current(&rt, ctx) {
+            let _ = result::context::primary_release(&rt, cu_device);
+            return Err(e);
+        }
+        let instance = NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed);
+        CURRENT.with(|c| c.set(instance));
+        Ok(Cuda {
+            shared: Arc::new(Shared {
+                rt,
+                device,
+                cu_device,
+                ctx: ctx as usize,
+                instance,
+                driver_version,
+                staging: Arc::default(),
+                pools: Mutex::default(),
+            }),
+        })
+    }
+
+    /// The page-locked staging cache's counters (see [`Device::memcpy_h2d_async`]).
+    ///
+    /// [`Device::memcpy_h2d_async`]: mempool_hal::Device::memcpy_h2d_async
+    pub fn staging(&self) -> StagingStats {
+        self.shared.staging.stats()
+    }
+
+    /// The driver's version, as `cuDriverGetVersion` gives it: 1000 × major + 10 × minor
+    /// (12020 is CUDA 12.2).
+    pub fn driver_version(&self) -> i32 {
+        self.shared.driver_version
+    }
+
+    /// Whether the driver enforces a pool's maximum size itself (`CUmemPoolProps::maxSize`,
+    /// read from CUDA 12.2 on). When it does not, the backend does: see
+    /// [`CudaPool`]'s `malloc_async`.
+    pub fn driver_limits_pool_size(&self) -> bool {
+        self.shared.driver_version >= sys::VERSION_POOL_MAX_SIZE
+    }
+
+    /// The device's primary context, retained by this instance: every stream, event and
+    /// pool of the instance belongs to it. Valid while the instance lives; using it is up
+    /// to the caller's own `unsafe` code.
+    pub fn context_raw(&self) -> sys::CUcontext {
+        self.shared.ctx as sys::CUcontext
+    }
+
+    /// The driver's `CUdevice` of this instance.
+    pub fn device_raw(&self) -> sys::CUdevice {
+        self.shared.cu_device
+    }
+
+    /// The driver library in use.
+    pub fn runtime(&self) -> &Runtime {
+        &self.shared.rt
+    }
+
+    /// The raw stream of `s`, checked live, with the device's context current.
+    #[inline]
+    fn stream(&self, s: &CudaStream, op: &'static str) -> Result<sys::CUstream> {
+        let raw = self.shared.live(&s.0, op, "stream")?;
+        self.shared.enter()?;
+        Ok(raw as sys::CUstream)
+    }
+
+    /// The raw event of `e`, checked live, with the device's context current.
+    #[inline]
+    fn event(&self, e: &CudaEvent, op: &'static str) -> Result<sys::CUevent> {
+        let raw = self.shared.live(&e.0, op, "event")?;
+        self.shared.enter()?;
+        Ok(raw as sys::CUevent)
+    }
+}
+
+/// `12.2` for 12020.
+fn version_string(v: c_int) -> String {
+    format!("{}.{}", v / 1000, (v % 1000) / 10)
+}
