@@ -1,5 +1,6 @@
 //! The conformance suite (contract §10) over the emulator: every scenario in both execution
-//! modes and both profiles (contract §12), each combination an rstest case of its own, named
+//! modes and the three profiles (contract §12: `documented`, `cann-open`, `cuda`), each
+//! combination an rstest case of its own, named
 //! `<scenario>::mode_<n>_<mode>::profile_<n>_<profile>` (for instance
 //! `s11_same_stream_reuse::mode_2_Deferred::profile_2_CannOpen`). The emulator offers every
 //! capability the scenarios need, so none is skipped.
@@ -7,7 +8,7 @@
 //! The rules it checks: contract §10 (`mempool_hal::contract::conformance`), §12 (`mempool_hal::contract::profiles`).
 
 use mempool_emu::ExecutionMode::{self, Deferred, Threaded};
-use mempool_emu::Profile::{self, CannOpen, Documented};
+use mempool_emu::Profile::{self, CannOpen, Cuda, Documented};
 use mempool_tests::{EmuHarness, check_scenario_names, run_scenario};
 use rstest::rstest;
 
@@ -16,7 +17,7 @@ macro_rules! scenario_tests {
         const SCENARIOS: &[&str] = &[$(stringify!($name)),*];
         $(
             #[rstest]
-            fn $name(#[values(Threaded, Deferred)] mode: ExecutionMode, #[values(Documented, CannOpen)] profile: Profile) {
+            fn $name(#[values(Threaded, Deferred)] mode: ExecutionMode, #[values(Documented, CannOpen, Cuda)] profile: Profile) {
                 run_scenario(stringify!($name), &EmuHarness { mode, profile });
             }
         )*

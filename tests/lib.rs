@@ -76,6 +76,90 @@ impl Harness for AscendHarness {
     // `let_run` keeps the default: poll an event without synchronizing.
 }
 
+/// The conformance harness over the CUDA backend: devices opened on whatever
+/// `libcuda.so.1` the backend finds (the project's CPU library in `cargo test`, through
+/// `MEMPOOL_CUDA_LIBRARY`), on the `cuda` profile (contract §12).
+#[derive(Debug, Clone, Copy)]
+pub struct CudaHarness {
+    /// The driver's profile: [`Profile::Cuda`] for the CPU library and NVIDIA's driver.
+    pub profile: Profile,
+}
+
+impl Harness for CudaHarness {
+    type Device = mempool_cuda::Cuda;
+
+    fn device(&self) -> Result<mempool_cuda::Cuda> {
+        mempool_cuda::Cuda::open(0)
+    }
+
+    fn supports(&self, cap: Capability) -> bool {
+        match cap {
+            // The CPU library checks every pointer it is given; a real driver need not.
+            Capability::CheckedFree => true,
+            // Each `Cuda::open` is an instance of its own whose handles the others refuse.
+            Capability::ForeignHandles
+            | Capability::BlockingHostFunctions
+            | Capability::ObserveExecutionWithoutSync
+            | Capability::Threads => true,
+        }
+    }
+
+    fn profile(&self) -> Profile {
+        self.profile
+    }
+}
+
+/// The project's CPU `libcuda.so` that cargo built next to this test binary (the tests
+/// crate depends on the CUDA shim crate, whose cdylib lands in `target/<profile>/deps`).
+pub fn cuda_shim_library() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary knows its path");
+    let deps = exe.parent().expect("test binaries live in target/<profile>/deps");
+    let lib = deps.join("libcuda.so");
+    assert!(lib.exists(), "{} is missing: the CUDA shim crate's cdylib was not built", lib.display());
+    lib
+}
+
+/// A folder holding `libcuda.so.1` and `libcuda.so` (links to the built CPU library),
+/// private to one caller, removed when the value is dropped; give it to the backend as
+/// `MEMPOOL_CUDA_LIBRARY`.
+pub fn cuda_shim_home() -> ShimHome {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let lib = cuda_shim_library();
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let home = std::env::temp_dir().join(format!("mempool-cuda-shim-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&home).expect("the CUDA shim folder can be made");
+    for name in mempool_cuda::LIBRARY_NAMES {
+        let dst = home.join(name);
+        let _ = std::fs::remove_file(&dst);
+        std::os::unix::fs::symlink(&lib, &dst).expect("the CUDA shim folder can be laid out");
+    }
+    ShimHome(home)
+}
+
+/// The environment of a conformance child over the CPU `libcuda.so.1` in `home`: the
+/// library, and the 2 MiB granularity the CUDA backend assumes for pools.
+pub fn cuda_conformance_env(home: &ShimHome) -> Vec<(&'static str, std::ffi::OsString)> {
+    vec![
+        (mempool_cuda::ENV_LIBRARY, home.path().into()),
+        (mempool_emu::ENV_GRANULARITY, (2u64 << 20).to_string().into()),
+        (mempool_emu::ENV_DEVICE_MEMORY, (4u64 << 30).to_string().into()),
+    ]
+}
+
+/// In a child process of [`on_profile_with`] with [`cuda_conformance_env`]: opens the CUDA
+/// backend as the conformance harness will, and checks that it loaded the laid-out CPU
+/// library.
+pub fn check_cuda_conformance_runtime() {
+    let home = std::env::var_os(mempool_cuda::ENV_LIBRARY).expect("the parent sets MEMPOOL_CUDA_LIBRARY");
+    let dev = mempool_cuda::Cuda::open(0).expect("the CPU libcuda.so.1 is found through MEMPOOL_CUDA_LIBRARY");
+    assert!(
+        dev.runtime().path().starts_with(&home),
+        "loaded {} instead of the laid-out CPU library",
+        dev.runtime().path().display()
+    );
+    println!("driver: {}", dev.runtime().path().display());
+}
+
 /// Calls `$m!` with the names of the thirty scenarios of contract §10, in order (the names
 /// of their functions in `mempool_conformance::scenarios`): test files that make one test
 /// per scenario write it with these. [`check_scenario_names`] checks the list against the
@@ -256,6 +340,7 @@ pub fn on_profile_with(profile: Profile, env: &[(&str, std::ffi::OsString)], bod
         cmd.env_remove(var);
     }
     cmd.env_remove(mempool_ascend::ENV_LIBRARY);
+    cmd.env_remove(mempool_cuda::ENV_LIBRARY);
     cmd.envs(env.iter().map(|(k, v)| (k, v)));
     cmd.env(PROFILE_CHILD_VAR, "1").env(mempool_emu::ENV_PROFILE, profile.name());
     let out = cmd.output().unwrap_or_else(|e| panic!("cannot start {}: {e}", exe.display()));

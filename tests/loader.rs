@@ -147,10 +147,8 @@ fn auto_chooses() {
     let chosen = mempool::auto_with(&LoadOptions::only(&missing), 0).unwrap();
     assert!(!chosen.is_ascend());
     assert!(chosen.to_string().starts_with("CPU emulator (no Ascend runtime"), "{chosen}");
-    match chosen {
-        mempool::Auto::Emulator(_, why) => assert!(why.message().contains(&missing.display().to_string())),
-        mempool::Auto::Ascend(_) => unreachable!(),
-    }
+    let mempool::Auto::Emulator(_, why) = &chosen else { panic!("not the emulator: {chosen}") };
+    assert!(why.message().contains(&missing.display().to_string()));
     // A runtime that is found but refuses the device is an error, not a silent fallback.
     let err = mempool::auto_with(&LoadOptions::only(home.path().join("lib64")), 7).unwrap_err();
     assert_eq!(err.code(), 107_001);

@@ -13,7 +13,7 @@ fn generated_cases_reach_every_path() {
     let mut runner = TestRunner::deterministic();
     let mut outcomes: BTreeMap<String, u32> = BTreeMap::new();
     let mut tally = model::Tally::default();
-    for profile in Profile::ALL {
+    for profile in Profile::ASCEND {
         let cases = (setup(Mode::Deferred, profile), prop::collection::vec(op(), 1..64));
         for _ in 0..400 {
             let (setup, ops) = cases.new_tree(&mut runner).expect("a case").current();
@@ -157,7 +157,7 @@ fn a_fixed_program_agrees_in_both_modes_on_both_profiles() {
         "SyncDeviceOf: ok",
     ];
     for mode in [Mode::Deferred, Mode::Threaded] {
-        for profile in Profile::ALL {
+        for profile in Profile::ASCEND {
             let setup = Setup {
                 profile,
                 max_size: 16 * G,

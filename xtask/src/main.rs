@@ -3,8 +3,8 @@
 //! - `ci` ([`ci`]): what `.ci/run` runs.
 //! - `features` ([`features`]): the facade under every backend-feature combination, and the
 //!   downstream example.
-//! - `shim` ([`shim`]): the drop-in ACL library laid out for loading; C and C++ programs
-//!   compiled against the project's ACL headers run on it.
+//! - `shim` ([`shim`]): the drop-in ACL library (or, with `--cuda`, the CPU libcuda) laid
+//!   out for loading; C and C++ programs compiled against the project's headers run on it.
 //! - `soak` ([`soak`]): the model-based property test, 100,000 cases per profile and mode.
 //! - `teardown` ([`teardown`]): the teardown patterns of CANN's programs on the drop-in
 //!   library, 1,000 runs with random delays (`cargo test` runs 52).
@@ -42,6 +42,10 @@ tasks:
             on it, a source file compiled first (C11 or C++17) against the project's headers
             (backends/acl-shim/include: #include <acl/acl.h>) and linked as -lacl_rt, or as
             -lascendcl with --lib ascendcl
+            --cuda [--release] [PROGRAM|FILE.c|FILE.cpp [ARGS...]]: the same for the CPU
+            libcuda, laid out as target/<profile>/cuda-shim/lib64/libcuda.so.1 (and
+            libcuda.so); a source file is compiled against backends/cuda-shim/include
+            (#include <cuda.h>) and linked as -lcuda; prints the MEMPOOL_CUDA_LIBRARY to export
   teardown  the teardown patterns of CANN's programs (tests/c/teardown), C and C++, both
             profiles, 1,000 runs with random worker delays (cargo test runs 52)
   soak      the reference model against the emulator, 100,000 cases per profile and mode (release)

@@ -44,7 +44,7 @@
 //! | `MEMPOOL_EMU_RACES` | the checker's race mode (unordered overlapping accesses, one a write), same values | off |
 //! | `MEMPOOL_EMU_WAIT_TIMEOUT` | the longest any wait may take, in milliseconds (`250`, `250ms`, `2s`; 1 ms to 1 hour): a synchronization that waits longer for a host function that does not return answers 507000 with a message naming the stream, and the stream catches up when the function returns | 60 s |
 //! | `MEMPOOL_EMU_WORKER_DELAY` | random delays of the stream workers before each operation, for tests that show a result does not depend on timing: a maximum (`500us`, `2ms`, `1s`; a number alone is microseconds) and an optional seed (`2ms,7`) | none |
-//! | `MEMPOOL_EMU_PROFILE` | the pools' behaviour (contract §12): `documented` (reuse, release at synchronization, destroy waits for queued work) or `cann-open` (the open CANN runtime: no reuse, no release at synchronization, destroy does not wait) | documented |
+//! | `MEMPOOL_EMU_PROFILE` | the pools' behaviour (contract §12): `documented` (reuse, release at synchronization, destroy waits for queued work), `cann-open` (the open CANN runtime: no reuse, no release at synchronization, destroy does not wait) or `cuda` (CUDA's rules: reuse flags on at creation, trim below USED releases what it can, HIGH reset to CURRENT) | documented |
 //!
 //! A value that does not parse or is out of range makes every call fail with 507000 and a
 //! message naming the variable (`aclGetRecentErrMsg`), instead of running with a default.

@@ -127,6 +127,7 @@ impl ProbeReport {
                 match self.profile() {
                     Some(Profile::Documented) => "as documented".into(),
                     Some(Profile::CannOpen) => "differs: cann-open".into(),
+                    Some(Profile::Cuda) => "differs: cuda".into(),
                     None => "differs".into(),
                 },
             ],

@@ -83,6 +83,7 @@
 
 pub mod exports;
 mod ffi;
+mod signatures;
 mod state;
 pub mod types;
 

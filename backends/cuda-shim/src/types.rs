@@ -2,6 +2,11 @@
 //! documented names, numbers and layouts (64-bit Linux): handles, the pool properties
 //! struct, and the enum values the exports accept. `include/cuda.h` declares the same for
 //! C; its `_Static_assert`s and the `headers` test hold the two together.
+//!
+//! The handle targets and the structs are the CUDA backend's own declarations
+//! ([`mempool_cuda::sys`]), re-exported, so the exports have exactly the Rust types of the
+//! backend's table and the crate's `signatures` check compares the C signatures. The
+//! layout checks below hold them to the C ABI this library exports.
 
 #![allow(non_camel_case_types, non_snake_case)]
 
@@ -10,7 +15,7 @@ pub use crate::ffi::{
     CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_READY, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY,
     CUDA_ERROR_UNKNOWN, CUDA_SUCCESS, CUresult,
 };
-use std::ffi::{c_int, c_uint, c_void};
+use std::ffi::{c_int, c_uint};
 use std::mem::{align_of, offset_of, size_of};
 
 /// A device ordinal (`CUdevice`, an `int`).
@@ -20,41 +25,12 @@ pub type CUdeviceptr = u64;
 /// A 64-bit attribute value (`cuuint64_t`).
 pub type cuuint64_t = u64;
 
-/// The opaque target of a [`CUcontext`] (never dereferenced: handles are registry ids).
-#[repr(C)]
-#[derive(Debug)]
-pub struct CUctx_st {
-    _opaque: [u8; 0],
-}
-/// The opaque target of a [`CUstream`].
-#[repr(C)]
-#[derive(Debug)]
-pub struct CUstream_st {
-    _opaque: [u8; 0],
-}
-/// The opaque target of a [`CUevent`].
-#[repr(C)]
-#[derive(Debug)]
-pub struct CUevent_st {
-    _opaque: [u8; 0],
-}
-/// The opaque target of a [`CUmemoryPool`].
-#[repr(C)]
-#[derive(Debug)]
-pub struct CUmemPoolHandle_st {
-    _opaque: [u8; 0],
-}
-
-/// A context handle.
-pub type CUcontext = *mut CUctx_st;
-/// A stream handle; null is the current context's default stream.
-pub type CUstream = *mut CUstream_st;
-/// An event handle.
-pub type CUevent = *mut CUevent_st;
-/// A memory pool handle.
-pub type CUmemoryPool = *mut CUmemPoolHandle_st;
-/// A host function run in stream order (`CUhostFn`): `void (*)(void *userData)`.
-pub type CUhostFn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
+/// The opaque handle targets (never dereferenced: handles are registry ids), the handle
+/// types (a null [`CUstream`] is the current context's default stream) and the host
+/// function type (`CUhostFn`: `void (*)(void *userData)`), as the backend declares them.
+pub use mempool_cuda::sys::{
+    CUcontext, CUctx_st, CUevent, CUevent_st, CUhostFn, CUmemPoolHandle_st, CUmemoryPool, CUstream, CUstream_st,
+};
 
 /// `CUmemAllocationType`: pinned device memory, the only type a pool takes.
 pub const CU_MEM_ALLOCATION_TYPE_PINNED: c_int = 1;
@@ -105,39 +81,24 @@ pub const CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: c_int = 115;
 /// `CUdevice_attribute` 119: the handle types pools can be shared with (a bit mask).
 pub const CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: c_int = 119;
 
-/// `CUmemLocation`: where memory lives (8 bytes).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CUmemLocation {
-    /// `type` @0: [`CU_MEM_LOCATION_TYPE_DEVICE`] for a pool.
-    pub type_: c_int,
-    /// `id` @4: the device ordinal.
-    pub id: c_int,
-}
+/// `CUmemLocation` (where memory lives, 8 bytes) and `CUmemPoolProps` (the properties a
+/// pool is created with, 88 bytes, 8-byte aligned), as the backend declares them: fields
+/// `allocType` ([`CU_MEM_ALLOCATION_TYPE_PINNED`]), `handleTypes`
+/// ([`CU_MEM_HANDLE_TYPE_NONE`] or [`CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR`]),
+/// `location` (the device), `win32SecurityAttributes` (Windows only; ignored), `maxSize`
+/// (the most the pool may reserve, in bytes; 0 is the whole device), `usage` (must be 0
+/// here) and `reserved` (must be zero).
+pub use mempool_cuda::sys::{CUmemLocation, CUmemPoolProps};
 
-/// `CUmemPoolProps`: the properties a pool is created with (88 bytes, 8-byte aligned).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CUmemPoolProps {
-    /// @0: [`CU_MEM_ALLOCATION_TYPE_PINNED`].
-    pub allocType: c_int,
-    /// @4: [`CU_MEM_HANDLE_TYPE_NONE`] or [`CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR`].
-    pub handleTypes: c_int,
-    /// @8: the device.
-    pub location: CUmemLocation,
-    /// @16: Windows only; ignored.
-    pub win32SecurityAttributes: *mut c_void,
-    /// @24: the most the pool may reserve, in bytes; 0 is the whole device.
-    pub maxSize: usize,
-    /// @32: usage flags; must be 0 here.
-    pub usage: u16,
-    /// @34: must be zero.
-    pub reserved: [u8; 54],
-}
-
-impl CUmemPoolProps {
+/// Ready-made [`CUmemPoolProps`] (a trait, since the struct is the backend's): with
+/// `use cuda::types::*`, `CUmemPoolProps::device(0, size)`.
+pub trait PoolPropsExt {
     /// Valid properties of a pool of `max_size` bytes (0: the whole device) on `device`.
-    pub fn device(device: CUdevice, max_size: usize) -> CUmemPoolProps {
+    fn device(device: CUdevice, max_size: usize) -> Self;
+}
+
+impl PoolPropsExt for CUmemPoolProps {
+    fn device(device: CUdevice, max_size: usize) -> CUmemPoolProps {
         CUmemPoolProps {
             allocType: CU_MEM_ALLOCATION_TYPE_PINNED,
             handleTypes: CU_MEM_HANDLE_TYPE_NONE,

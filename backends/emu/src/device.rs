@@ -512,7 +512,7 @@ impl Device for Emulator {
 
     fn query_event(&self, event: &EmuEvent) -> Result<EventStatus> {
         let e = event.live(self.platform.id, "query_event")?;
-        // CANN: NOT_READY also when the event was never recorded.
+        // CANN: NOT_READY also when the event was never recorded; CUDA: complete.
         Ok(match e.record() {
             Some(r) if r.complete() => {
                 // What the host saw complete orders everything enqueued afterwards
@@ -520,6 +520,7 @@ impl Device for Emulator {
                 self.platform.host.observe_with(&r.clock, r.point());
                 EventStatus::Complete
             }
+            None if self.platform.config.profile.unrecorded_event_is_complete() => EventStatus::Complete,
             _ => EventStatus::NotReady,
         })
     }

@@ -20,7 +20,7 @@ pub const ENV_MODE: &str = "MEMPOOL_EMU_MODE";
 pub const ENV_CHECKER: &str = "MEMPOOL_EMU_CHECKER";
 /// The checker's race mode: `1`, `on`, `true`, `yes` or `0`, `off`, `false`, `no` (default).
 pub const ENV_RACES: &str = "MEMPOOL_EMU_RACES";
-/// The pools' behaviour (contract §12): `documented` (default) or `cann-open`.
+/// The pools' behaviour (contract §12): `documented` (default), `cann-open` or `cuda`.
 pub const ENV_PROFILE: &str = "MEMPOOL_EMU_PROFILE";
 /// The longest any wait inside the emulator may take ([`Config::wait_timeout`]), in
 /// milliseconds: `250`, `250ms` or `2s`, from 1 ms to one hour (default 60 s).

@@ -88,7 +88,9 @@ impl From<mempool_hal::Error> for Failure {
 }
 
 /// Checks that `result` is an error of `kind` with vendor code `code`, and returns the
-/// error for further checks. `what` names the call in the failure message.
+/// error for further checks. `what` names the call in the failure message. `code` is the
+/// ACL number; an error of the CUDA backend ([`mempool_hal::Vendor::Cuda`]) must carry
+/// the `CUresult` CUDA gives for `kind` instead ([`ErrorKind::cuda_code`]).
 ///
 /// # Errors
 ///
@@ -104,12 +106,22 @@ pub fn expect_error<T: fmt::Debug>(
         Ok(value) => Err(Failure::new(format!(
             "{what}: expected an error ({kind}, code {code}), but the call succeeded with {value:?}"
         ))),
-        Err(e) if e.kind() == kind && e.code() == code => Ok(e),
+        // `code` is ACL's number; a CUDA backend's error carries the `CUresult` of its kind.
+        Err(e) if e.kind() == kind && e.code() == vendor_code(&e, code) => Ok(e),
         Err(e) => Err(Failure::new(format!(
             "{what}: expected an error ({kind}, code {code}), got ({}, code {}): {e}",
             e.kind(),
             e.code()
         ))),
+    }
+}
+
+/// The code `e`'s vendor gives for the mistake whose ACL code is `acl`: `acl` itself, or
+/// for a CUDA error the `CUresult` of its kind ([`ErrorKind::cuda_code`]).
+fn vendor_code(e: &mempool_hal::Error, acl: i32) -> i32 {
+    match e.vendor() {
+        mempool_hal::Vendor::Cuda => e.kind().cuda_code(),
+        _ => acl,
     }
 }
 

@@ -94,6 +94,31 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// The `CUresult` CUDA's driver answers for this kind of mistake, the numbering of
+    /// errors whose [`Error::vendor`] is [`Vendor::Cuda`]: `CUDA_ERROR_INVALID_VALUE` (1)
+    /// for bad parameters, pointers and attributes, `CUDA_ERROR_OUT_OF_MEMORY` (2),
+    /// `CUDA_ERROR_INVALID_HANDLE` (400), `CUDA_ERROR_INVALID_DEVICE` (101),
+    /// `CUDA_ERROR_INVALID_CONTEXT` (201), `CUDA_ERROR_NOT_SUPPORTED` (801),
+    /// `CUDA_ERROR_NO_DEVICE` (100), `CUDA_ERROR_NOT_READY` (600), else
+    /// `CUDA_ERROR_UNKNOWN` (999).
+    pub const fn cuda_code(self) -> i32 {
+        match self {
+            ErrorKind::InvalidParam
+            | ErrorKind::ReadOnly
+            | ErrorKind::UnknownAttribute
+            | ErrorKind::InvalidPointer
+            | ErrorKind::StreamOrderViolation => 1,
+            ErrorKind::OutOfMemory | ErrorKind::HostAllocation => 2,
+            ErrorKind::InvalidHandle => 400,
+            ErrorKind::InvalidDevice => 101,
+            ErrorKind::NoContext | ErrorKind::WrongContext => 201,
+            ErrorKind::NotSupported => 801,
+            ErrorKind::Unavailable => 100,
+            ErrorKind::NotReady => 600,
+            ErrorKind::AsyncFailure | ErrorKind::Internal => 999,
+        }
+    }
+
     /// A short lower-case name of the kind, as printed in messages.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -6,8 +6,8 @@
 //! [`Buffer`] that frees itself in stream order, so safe code cannot double free, free
 //! into a destroyed pool, or leak a block.
 //!
-//! The contract is Ascend CANN's `aclrtMemPool*` (CUDA's `cudaMemPool*` shares the
-//! attribute numbering): a pool hands out device memory in stream order, caches what is
+//! The contract is Ascend CANN's `aclrtMemPool*` (CUDA's `cuMemPool*` shares the
+//! attribute numbering, and has a backend of its own): a pool hands out device memory in stream order, caches what is
 //! freed, reuses it under rules the pool's creator opts into, and releases cached memory
 //! above a threshold when the host synchronizes.
 //!
@@ -18,10 +18,17 @@
 //! | feature | backend | explicit name | use it for |
 //! |---|---|---|---|
 //! | `ascend` | the real Ascend CANN runtime (`libacl_rt.so`), loaded at run time with libloading: no SDK needed to build | [`backend::Ascend`] | production on Ascend hardware; `auto()` falls back to the emulator |
+//! | `cuda` | the CUDA driver (`libcuda.so.1`), loaded at run time with libloading: no toolkit needed to build | [`backend::Cuda`] | NVIDIA GPUs (an NVIDIA driver at run time); where CUDA's pools answer differently, see the `mempool_cuda` docs |
 //! | `emu` (default) | the CPU emulator: real concurrent streams, every reuse rule, real host memory | [`backend::Emulator`] | running and testing on any machine |
 //! | `mock` | [mockall] mocks of the traits | [`backend::Mock`] (= `MockDevice`), `MockMemPool` | unit tests of your own code; enable it in `[dev-dependencies]` only |
 //!
-//! [`DefaultBackend`] names the first enabled backend, in the order `ascend`, `emu`, `mock`. The
+//! [`DefaultBackend`] names the first enabled backend, in the order `ascend`, `cuda`, `emu`,
+//! `mock`. Ascend comes before CUDA because it is the contract's own runtime, and because
+//! features are unified across a build: a crate elsewhere in the dependency graph that
+//! turns `cuda` on does not move an Ascend application off its runtime. The choice is made
+//! at build time; to choose at run time, by the hardware found, use `auto()` (features `emu`
+//! and `ascend` or `cuda`), which prefers a real NVIDIA device, then a real Ascend runtime,
+//! then the emulator, and says which it chose and why. The
 //! explicit names under [`backend`] are always there for the features that are on, so
 //! code that needs one backend names it. With no backend feature the crate still
 //! builds: the traits, the RAII types and the attribute keys, for libraries that are
@@ -59,14 +66,14 @@
 //!     pool.stats().map(|s| s.used_current)
 //! }
 //!
-//! # #[cfg(all(feature = "emu", not(feature = "ascend")))] fn main() -> Result<()> {
+//! # #[cfg(all(feature = "emu", not(feature = "ascend"), not(feature = "cuda")))] fn main() -> Result<()> {
 //! // The application: the first enabled backend, or one by name.
 //! let used = zeroed_scratch(&mempool::DefaultBackend::new(), 4096)?;
 //! let used_too = zeroed_scratch(&mempool::backend::Emulator::new(), 4096)?;
 //! assert_eq!((used, used_too), (2 << 20, 2 << 20)); // one 2 MiB granule each
 //! # Ok(())
 //! # }
-//! # #[cfg(not(all(feature = "emu", not(feature = "ascend"))))] fn main() {}
+//! # #[cfg(not(all(feature = "emu", not(feature = "ascend"), not(feature = "cuda"))))] fn main() {}
 //! ```
 //!
 //! ## The typed attributes
@@ -303,16 +310,18 @@
 //! [mockall]: https://docs.rs/mockall
 #![cfg_attr(feature = "ascend", doc = "[`backend::Ascend`]: crate::backend::Ascend")]
 #![cfg_attr(not(feature = "ascend"), doc = "[`backend::Ascend`]: #backends-and-features")]
+#![cfg_attr(feature = "cuda", doc = "[`backend::Cuda`]: crate::backend::Cuda")]
+#![cfg_attr(not(feature = "cuda"), doc = "[`backend::Cuda`]: #backends-and-features")]
 #![cfg_attr(feature = "emu", doc = "[`backend::Emulator`]: crate::backend::Emulator")]
 #![cfg_attr(not(feature = "emu"), doc = "[`backend::Emulator`]: #backends-and-features")]
 #![cfg_attr(feature = "mock", doc = "[`backend::Mock`]: crate::backend::Mock")]
 #![cfg_attr(not(feature = "mock"), doc = "[`backend::Mock`]: #backends-and-features")]
 #![cfg_attr(
-    any(feature = "ascend", feature = "emu", feature = "mock"),
+    any(feature = "ascend", feature = "cuda", feature = "emu", feature = "mock"),
     doc = "[`DefaultBackend`]: crate::DefaultBackend"
 )]
 #![cfg_attr(
-    not(any(feature = "ascend", feature = "emu", feature = "mock")),
+    not(any(feature = "ascend", feature = "cuda", feature = "emu", feature = "mock")),
     doc = "[`DefaultBackend`]: #backends-and-features"
 )]
 #![deny(missing_docs)]
@@ -372,14 +381,22 @@ pub mod prelude {
 /// Each backend's items are here exactly when its feature is on; naming one from code
 /// that must run on that backend (rather than [`DefaultBackend`]) keeps working when
 /// another crate in the build turns on a backend that comes earlier in the order.
-#[cfg_attr(not(any(feature = "ascend", feature = "emu", feature = "mock")), doc = "")]
+#[cfg_attr(not(any(feature = "ascend", feature = "cuda", feature = "emu", feature = "mock")), doc = "")]
 #[cfg_attr(
-    not(any(feature = "ascend", feature = "emu", feature = "mock")),
+    not(any(feature = "ascend", feature = "cuda", feature = "emu", feature = "mock")),
     doc = "[`DefaultBackend`]: crate#backends-and-features"
 )]
 pub mod backend {
     #[cfg(feature = "ascend")]
     pub use mempool_ascend::{Ascend, AscendEvent, AscendPool, AscendStream, ENV_LIBRARY, LoadOptions};
+
+    /// The CUDA backend (feature `cuda`); its search options and environment variable
+    /// under names of their own, beside the Ascend backend's `LoadOptions` and
+    /// `ENV_LIBRARY`.
+    #[cfg(feature = "cuda")]
+    pub use mempool_cuda::{
+        Cuda, CudaEvent, CudaPool, CudaStream, ENV_LIBRARY as CUDA_ENV_LIBRARY, LoadOptions as CudaLoadOptions,
+    };
 
     #[cfg(feature = "emu")]
     pub use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator, ExecutionMode, ReuseCounts, ReuseRule};
@@ -391,16 +408,25 @@ pub mod backend {
     pub use mempool_mock::{MockDevice, MockEvent, MockMemPool, MockStream, out_of_memory};
 }
 
-#[cfg(all(feature = "ascend", feature = "emu"))]
+#[cfg(all(feature = "emu", any(feature = "ascend", feature = "cuda")))]
 mod auto;
-#[cfg(all(feature = "ascend", feature = "emu"))]
-pub use auto::{Auto, auto, auto_with};
+#[cfg(all(feature = "emu", feature = "ascend"))]
+pub use auto::auto_with;
+#[cfg(all(feature = "emu", any(feature = "ascend", feature = "cuda")))]
+pub use auto::{Auto, AutoOptions, auto, auto_from};
 
 cfg_if::cfg_if! {
     if #[cfg(feature = "ascend")] {
         /// The first enabled backend: the real Ascend runtime (open it with
-        /// `DefaultBackend::open(device)`, or use [`auto()`] to fall back to the emulator).
+        /// `DefaultBackend::open(device)`, or use `auto()`, with `emu`, to fall back to the
+        /// emulator).
+        /// It stays the default when `cuda` is on too (see the crate docs).
         pub type DefaultBackend = mempool_ascend::Ascend;
+    } else if #[cfg(feature = "cuda")] {
+        /// The first enabled backend: the CUDA driver (open it with
+        /// `DefaultBackend::open(device)`, or use `auto()`, with `emu`, to fall back to the
+        /// emulator).
+        pub type DefaultBackend = mempool_cuda::Cuda;
     } else if #[cfg(feature = "emu")] {
         /// The first enabled backend: the CPU emulator.
         pub type DefaultBackend = mempool_emu::Emulator;

@@ -61,21 +61,7 @@ pub fn kind_of(rc: sys::CUresult) -> ErrorKind {
 /// call (a stale handle, a size of 0, an attribute rule of the contract): the driver's
 /// code for the same mistake, so every error of this backend is in the driver's numbering.
 pub fn code_of(kind: ErrorKind) -> sys::CUresult {
-    match kind {
-        ErrorKind::InvalidParam
-        | ErrorKind::ReadOnly
-        | ErrorKind::UnknownAttribute
-        | ErrorKind::InvalidPointer
-        | ErrorKind::StreamOrderViolation => sys::CUDA_ERROR_INVALID_VALUE,
-        ErrorKind::OutOfMemory | ErrorKind::HostAllocation => sys::CUDA_ERROR_OUT_OF_MEMORY,
-        ErrorKind::InvalidHandle => sys::CUDA_ERROR_INVALID_HANDLE,
-        ErrorKind::InvalidDevice => sys::CUDA_ERROR_INVALID_DEVICE,
-        ErrorKind::NoContext | ErrorKind::WrongContext => sys::CUDA_ERROR_INVALID_CONTEXT,
-        ErrorKind::NotSupported => sys::CUDA_ERROR_NOT_SUPPORTED,
-        ErrorKind::Unavailable => sys::CUDA_ERROR_NO_DEVICE,
-        ErrorKind::NotReady => sys::CUDA_ERROR_NOT_READY,
-        _ => sys::CUDA_ERROR_UNKNOWN,
-    }
+    kind.cuda_code()
 }
 
 /// `e` (made with the portable helpers of `mempool_hal`, in ACL numbering) renumbered

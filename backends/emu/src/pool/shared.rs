@@ -92,6 +92,11 @@ impl fmt::Debug for PoolShared {
     }
 }
 
+/// The reuse flags of a new pool: CUDA turns all three on, Ascend none (contract §3).
+fn initial_flags(profile: Profile) -> ReuseFlags {
+    if profile.reuse_flags_on_at_creation() { ReuseFlags::ALL } else { ReuseFlags::NONE }
+}
+
 impl PoolShared {
     /// Reserves the address range of a pool of `size` bytes.
     pub(crate) fn create(
@@ -130,8 +135,8 @@ impl PoolShared {
             state: Mutex::new(PoolState {
                 blocks,
                 commits: Commits::new(size, gran),
-                flags: ReuseFlags::NONE,
-                rules: Rules::new(settings.profile, ReuseFlags::NONE),
+                flags: initial_flags(settings.profile),
+                rules: Rules::new(settings.profile, initial_flags(settings.profile)),
                 given_back: false,
                 pins: Pins::default(),
                 threshold: 0,
@@ -332,9 +337,12 @@ impl PoolShared {
         }
         let stats = state.blocks.stats;
         let misuse = |msg: String| Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_RT_INTERNAL_ERROR, OP, msg));
-        if keep > self.size {
+        // CUDA releases what it can and refuses nothing; Ascend refuses both (contract §6).
+        let cuda = self.settings.profile.trim_below_used_releases();
+        if keep > self.size && !cuda {
             return misuse(format!("{keep} bytes to keep is above the pool size {}", self.size));
         }
+        let keep = if cuda { keep.max(stats.used_current) } else { keep };
         if keep < stats.used_current {
             return misuse(format!("{keep} bytes to keep is below USED ({})", stats.used_current));
         }
@@ -386,8 +394,15 @@ impl PoolShared {
                 state.rules = Rules::new(self.settings.profile, state.flags);
             }
             AttrWrite::ReleaseThreshold(t) => state.threshold = t,
-            AttrWrite::ResetHigh(AttrId::RESERVED_MEM_HIGH) => state.blocks.stats.reserved_high = 0,
-            AttrWrite::ResetHigh(_) => state.blocks.stats.used_high = 0,
+            // To 0 on Ascend, to CURRENT on CUDA (contract §3).
+            AttrWrite::ResetHigh(AttrId::RESERVED_MEM_HIGH) => {
+                let s = &mut state.blocks.stats;
+                s.reserved_high = if self.settings.profile.high_resets_to_current() { s.reserved_current } else { 0 };
+            }
+            AttrWrite::ResetHigh(_) => {
+                let s = &mut state.blocks.stats;
+                s.used_high = if self.settings.profile.high_resets_to_current() { s.used_current } else { 0 };
+            }
         }
         Ok(())
     }

@@ -635,11 +635,15 @@ pub fn s21_high_marks<H: Harness>(h: &H) -> ScenarioResult {
     free(&pool, b, &s)?;
     ensure_eq!(pool.stats()?, PoolStats { used_current: 2 * g, ..peak }, "after freeing 3 granules (marks stay)");
 
+    // Ascend resets a mark to 0, CUDA to its CURRENT value.
+    let to_current = h.profile().high_resets_to_current();
     pool.reset(attr::UsedMemHigh)?;
-    ensure_eq!(pool.get(attr::UsedMemHigh)?, 0, "USED_MEM_HIGH after reset, with USED at 2 granules");
+    let want = if to_current { 2 * g } else { 0 };
+    ensure_eq!(pool.get(attr::UsedMemHigh)?, want, "USED_MEM_HIGH after reset, with USED at 2 granules");
     ensure_eq!(pool.get(attr::ReservedMemHigh)?, 5 * g, "RESERVED_MEM_HIGH is not reset with USED_MEM_HIGH");
     pool.reset(attr::ReservedMemHigh)?;
-    ensure_eq!(pool.get(attr::ReservedMemHigh)?, 0, "RESERVED_MEM_HIGH after reset, with RESERVED at 5 granules");
+    let want = if to_current { 5 * g } else { 0 };
+    ensure_eq!(pool.get(attr::ReservedMemHigh)?, want, "RESERVED_MEM_HIGH after reset, with RESERVED at 5 granules");
     ensure_eq!(pool.get(attr::UsedMemCurrent)?, 2 * g, "USED after the resets");
     ensure_eq!(pool.get(attr::ReservedMemCurrent)?, 5 * g, "RESERVED after the resets");
 

@@ -1,6 +1,6 @@
 //! Scenarios 1-8: pool properties and attributes ([contract](mempool_hal::contract) §§2 and 3).
 
-use super::{free, new_pool};
+use super::{free, fresh_pool, new_pool};
 use crate::{Harness, ScenarioResult, ensure, ensure_eq, expect_error};
 use mempool_hal::attr::{self, ATTRIBUTES, Attribute, Readable, Writable};
 use mempool_hal::{
@@ -13,16 +13,20 @@ use mempool_hal::{
 pub fn s01_fresh_pool_defaults<H: Harness>(h: &H) -> ScenarioResult {
     let dev = h.device()?;
     let g = dev.pool_granularity();
-    let pool = new_pool(&dev, 64)?;
+    let pool = fresh_pool(&dev, 64)?;
+    // Ascend creates pools with the reuse flags off, CUDA with all three on.
+    let flags_on = h.profile().reuse_flags_on_at_creation();
+    let flags = if flags_on { ReuseFlags::ALL } else { ReuseFlags::NONE };
 
     ensure_eq!(pool.size(), 64 * g, "size of a pool created with max size 64 granules");
-    ensure_eq!(ReuseFlags::read(&pool)?, ReuseFlags::NONE, "reuse flags of a fresh pool (Ascend: all off)");
+    ensure_eq!(ReuseFlags::read(&pool)?, flags, "reuse flags of a fresh pool (Ascend: all off; CUDA: all on)");
     ensure_eq!(pool.get(attr::ReleaseThreshold)?, 0, "release threshold of a fresh pool");
     ensure_eq!(pool.stats()?, PoolStats::default(), "statistics of a fresh pool");
     for info in ATTRIBUTES {
         let raw = pool.get_attr_raw(info.id)?;
+        let default = if flags_on && ReuseFlags::NONE.get(info.id).is_some() { 1 } else { info.default };
         ensure_eq!(raw.width(), info.width, "C width of a raw read of {:?}", info.id);
-        ensure_eq!(raw.as_u64(), info.default, "raw read of {:?} on a fresh pool", info.id);
+        ensure_eq!(raw.as_u64(), default, "raw read of {:?} on a fresh pool", info.id);
     }
 
     dev.destroy_pool(&pool)?;
@@ -119,11 +123,13 @@ pub fn s04_high_marks_reset_only<H: Harness>(h: &H) -> ScenarioResult {
         }
     }
 
+    // Ascend resets a mark to 0, CUDA to its CURRENT value.
+    let reset = if h.profile().high_resets_to_current() { 2 * g } else { 0 };
     pool.set_attr_raw(AttrId::USED_MEM_HIGH, RawAttrValue::U64(0))?;
-    ensure_eq!(pool.get(attr::UsedMemHigh)?, 0, "USED_MEM_HIGH after a raw write of 0 (reset to 0, not to USED)");
+    ensure_eq!(pool.get(attr::UsedMemHigh)?, reset, "USED_MEM_HIGH after a raw write of 0 (Ascend: 0; CUDA: USED)");
     ensure_eq!(pool.get(attr::ReservedMemHigh)?, 2 * g, "RESERVED_MEM_HIGH after resetting only USED_MEM_HIGH");
     pool.reset(attr::ReservedMemHigh)?;
-    ensure_eq!(pool.get(attr::ReservedMemHigh)?, 0, "RESERVED_MEM_HIGH after a typed reset");
+    ensure_eq!(pool.get(attr::ReservedMemHigh)?, reset, "RESERVED_MEM_HIGH after a typed reset");
     ensure_eq!(pool.get(attr::UsedMemCurrent)?, 2 * g, "USED_MEM_CURRENT after resetting the marks");
     ensure_eq!(pool.get(attr::ReservedMemCurrent)?, 2 * g, "RESERVED_MEM_CURRENT after resetting the marks");
 

@@ -1,0 +1,41 @@
+//! The conformance suite over the CUDA backend: its real loading and FFI code, finding the
+//! project's CPU `libcuda.so.1` (the emulator behind CUDA's driver calls) through
+//! `MEMPOOL_CUDA_LIBRARY` as it would find NVIDIA's driver. Every scenario is a test of its
+//! own, run in a child process of this binary (`mempool_tests::on_profile_with`) on the
+//! emulator's `cuda` profile, so each scenario gets a driver of its own; where CUDA's
+//! documented answer differs from Ascend's (reuse flags on at creation, `trim_to` below
+//! USED, HIGH reset to CURRENT, `CUresult` codes), the scenario asserts CUDA's.
+//!
+//! The rules it checks: contract §10 (`mempool_hal::contract::conformance`), §12 (`mempool_hal::contract::profiles`).
+
+use mempool_emu::Profile;
+use mempool_tests::{CudaHarness, check_scenario_names, run_scenario};
+
+/// Runs scenario `name` through the CUDA backend over the CPU `libcuda.so.1`, in a child
+/// process with the library laid out for it.
+fn on_cuda_shim(name: &str) {
+    let home = mempool_tests::cuda_shim_home();
+    mempool_tests::on_profile_with(Profile::Cuda, &mempool_tests::cuda_conformance_env(&home), |profile| {
+        mempool_tests::check_cuda_conformance_runtime();
+        run_scenario(name, &CudaHarness { profile });
+    });
+}
+
+macro_rules! scenario_tests {
+    ($($name:ident),* $(,)?) => {
+        const SCENARIOS: &[&str] = &[$(stringify!($name)),*];
+        $(
+            #[test]
+            fn $name() {
+                on_cuda_shim(stringify!($name));
+            }
+        )*
+    };
+}
+
+mempool_tests::each_scenario!(scenario_tests);
+
+#[test]
+fn every_scenario_of_the_suite_runs() {
+    check_scenario_names::<CudaHarness>(SCENARIOS);
+}
