@@ -1,8 +1,10 @@
 //! The conformance suite over the CUDA backend: its real loading and FFI code, finding the
 //! project's CPU `libcuda.so.1` (the emulator behind CUDA's driver calls) through
 //! `MEMPOOL_CUDA_LIBRARY` as it would find NVIDIA's driver. Every scenario is a test of its
-//! own, run in a child process of this binary (`mempool_tests::on_profile_with`) on the
-//! emulator's `cuda` profile, so each scenario gets a driver of its own; where CUDA's
+//! own on each device of a two-device CPU driver (`<scenario>::device_1_0`,
+//! `<scenario>::device_2_1`), run in a child process of this binary
+//! (`mempool_tests::on_profile_with`) on the emulator's `cuda` profile, so each scenario
+//! gets a driver of its own; where CUDA's
 //! documented answer differs from Ascend's (reuse flags on at creation, `trim_to` below
 //! USED, HIGH reset to CURRENT, `CUresult` codes), the scenario asserts CUDA's.
 //!
@@ -10,14 +12,15 @@
 
 use mempool_emu::Profile;
 use mempool_tests::{CudaHarness, check_scenario_names, run_scenario};
+use rstest::rstest;
 
 /// Runs scenario `name` through the CUDA backend over the CPU `libcuda.so.1`, in a child
 /// process with the library laid out for it.
-fn on_cuda_shim(name: &str) {
+fn on_cuda_shim(name: &str, device: u32) {
     let home = mempool_tests::cuda_shim_home();
     mempool_tests::on_profile_with(Profile::Cuda, &mempool_tests::cuda_conformance_env(&home), |profile| {
         mempool_tests::check_cuda_conformance_runtime();
-        run_scenario(name, &CudaHarness { profile });
+        run_scenario(name, &CudaHarness { profile, device });
     });
 }
 
@@ -25,9 +28,9 @@ macro_rules! scenario_tests {
     ($($name:ident),* $(,)?) => {
         const SCENARIOS: &[&str] = &[$(stringify!($name)),*];
         $(
-            #[test]
-            fn $name() {
-                on_cuda_shim(stringify!($name));
+            #[rstest]
+            fn $name(#[values(0, 1)] device: u32) {
+                on_cuda_shim(stringify!($name), device);
             }
         )*
     };

@@ -83,13 +83,15 @@ impl Harness for AscendHarness {
 pub struct CudaHarness {
     /// The driver's profile: [`Profile::Cuda`] for the CPU library and NVIDIA's driver.
     pub profile: Profile,
+    /// The device ordinal the scenarios run on.
+    pub device: u32,
 }
 
 impl Harness for CudaHarness {
     type Device = mempool_cuda::Cuda;
 
     fn device(&self) -> Result<mempool_cuda::Cuda> {
-        mempool_cuda::Cuda::open(0)
+        mempool_cuda::Cuda::open(self.device)
     }
 
     fn supports(&self, cap: Capability) -> bool {
@@ -137,10 +139,11 @@ pub fn cuda_shim_home() -> ShimHome {
 }
 
 /// The environment of a conformance child over the CPU `libcuda.so.1` in `home`: the
-/// library, and the 2 MiB granularity the CUDA backend assumes for pools.
+/// library, two devices, and the 2 MiB granularity the CUDA backend assumes for pools.
 pub fn cuda_conformance_env(home: &ShimHome) -> Vec<(&'static str, std::ffi::OsString)> {
     vec![
         (mempool_cuda::ENV_LIBRARY, home.path().into()),
+        (mempool_emu::ENV_DEVICES, "2".into()),
         (mempool_emu::ENV_GRANULARITY, (2u64 << 20).to_string().into()),
         (mempool_emu::ENV_DEVICE_MEMORY, (4u64 << 30).to_string().into()),
     ]
