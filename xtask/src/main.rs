@@ -21,6 +21,7 @@ use std::process::ExitCode;
 
 mod bench;
 mod ci;
+mod cuda_kit;
 mod features;
 mod loom;
 mod report;
@@ -36,6 +37,9 @@ tasks:
   ci        the README's test command, the C smoke program and two C/C++ samples under
             valgrind memcheck, the feature combinations, fmt, clippy, docs and tidy (what
             .ci/run runs)
+  cuda-kit  target/cuda-kit: the CUDA hardware trials (tests/cuda_hardware.rs) and the CUDA C
+            programs built in release, with a run.sh for a machine with an NVIDIA driver and
+            no Rust (copy the folder there, run ./run.sh, send back cuda-report.md)
   features  the facade under every backend-feature combination, and the downstream example
   shim      [--release] [--lib acl_rt|ascendcl] [PROGRAM|FILE.c|FILE.cpp [ARGS...]]:
             build and lay out the drop-in libacl_rt.so (also as libascendcl.so); run PROGRAM
@@ -64,6 +68,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::run_all(),
+        Some("cuda-kit") => cuda_kit::run_all(&args[1..]),
         Some("features") => features::run_all(&[]),
         Some("shim") => shim::run_all(&args[1..]),
         Some("soak") => soak::run_all(),

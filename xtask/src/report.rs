@@ -31,6 +31,7 @@ pub(crate) const BENCH_GROUPS: &[(&str, &str, &str)] = &[
         "two-threads",
     ),
     ("ffi_overhead", "malloc + free through the Ascend backend over the drop-in library", "ascend-backend"),
+    ("ffi_overhead_cuda", "malloc + free through the CUDA backend over the CPU libcuda.so.1", "cuda-backend"),
     ("replay", "a whole bundled trace replayed on the emulator", "emu"),
     ("replay_real", "a whole real trace replayed on the emulator (the folder `MEMPOOL_TRACES` names)", "emu"),
 ];

@@ -110,11 +110,14 @@
 //! `cuMemAllocAsync`); `as_raw` on streams, events and pools, and [`Cuda::context_raw`],
 //! give the driver's own handles for the calls this crate does not wrap (kernel launches,
 //! say). Errors met when an instance ends (in `Drop`) are kept for [`take_drop_error`].
+//! [`probe::run`] measures which behaviour (contract §12) the driver's pools have;
+//! `cargo run -p mempool-cuda --example probe` prints it as a table.
 
 #![deny(missing_docs)]
 
 mod backend;
 pub mod loader;
+pub mod probe;
 pub mod result;
 pub mod sys;
 
