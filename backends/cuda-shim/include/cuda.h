@@ -36,7 +36,7 @@ typedef int CUdevice_v1;
 typedef CUdevice_v1 CUdevice;                 /* a device ordinal */
 
 typedef struct CUctx_st *CUcontext;           /* a context (each device's primary one) */
-typedef struct CUstream_st *CUstream;         /* a stream; NULL is the default stream */
+typedef struct CUstream_st *CUstream;         /* a stream; NULL is the legacy default stream */
 typedef struct CUevent_st *CUevent;           /* an event */
 typedef struct CUmemPoolHandle_st *CUmemoryPool; /* a memory pool */
 
@@ -64,11 +64,18 @@ typedef enum CUdevice_attribute_enum {
     CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES = 119
 } CUdevice_attribute;
 
-/* cuStreamCreate flags. */
+/* cuStreamCreate flags: a blocking stream (its work and the legacy default stream's wait
+ * for each other's earlier work), or one that does not synchronize with the legacy
+ * default stream. */
 typedef enum CUstream_flags_enum {
     CU_STREAM_DEFAULT = 0x0,
     CU_STREAM_NON_BLOCKING = 0x1
 } CUstream_flags;
+
+/* The default streams, as stream handles: the legacy default stream (as NULL), and the
+ * calling thread's per-thread default stream (a blocking stream per thread). */
+#define CU_STREAM_LEGACY ((CUstream)0x1)
+#define CU_STREAM_PER_THREAD ((CUstream)0x2)
 
 /* cuEventCreate flags. */
 typedef enum CUevent_flags_enum {

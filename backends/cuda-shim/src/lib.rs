@@ -33,11 +33,25 @@
 //! - **Contexts.** Each device has its primary context (`cuDevicePrimaryCtxRetain`,
 //!   counted; `cuDevicePrimaryCtxRelease_v2` undoes one retain and, at the last,
 //!   synchronizes the device). Calls that must find a device from the thread need a
-//!   current one (`cuCtxSetCurrent`): the NULL stream, `cuStreamCreate`, `cuEventCreate`,
-//!   `cuCtxSynchronize`, `cuMemAllocHost_v2`, `cuMemGetInfo_v2`. A call given a stream,
-//!   event or pool works on that object's device whatever is current.
-//! - **The NULL stream** is a plain per-device stream of its own here: the driver's
-//!   legacy synchronization with the other streams is not modelled.
+//!   current one (`cuCtxSetCurrent`): the default streams (NULL, `CU_STREAM_LEGACY`,
+//!   `CU_STREAM_PER_THREAD`), `cuStreamCreate`, `cuEventCreate`, `cuCtxSynchronize`,
+//!   `cuMemAllocHost_v2`, `cuMemGetInfo_v2`. A call given a stream, event or pool works on
+//!   that object's device whatever is current.
+//! - **The default streams** are the driver's. The NULL stream and `CU_STREAM_LEGACY`
+//!   (0x1) are the device's *legacy default stream*: its work waits for the work enqueued
+//!   before it on every *blocking* stream of the device (created with `CU_STREAM_DEFAULT`),
+//!   and work enqueued on a blocking stream waits for the legacy stream's earlier work.
+//!   Streams created with `CU_STREAM_NON_BLOCKING` do not synchronize with it in either
+//!   direction. `CU_STREAM_PER_THREAD` (0x2) is the calling thread's *per-thread default
+//!   stream* (one per thread and device, made at its first use, destroyed when the thread
+//!   ends): a blocking stream for the legacy stream, unordered with other threads'. These
+//!   implicit waits are the emulator's own stream order, so its checker accepts a program
+//!   that relies on them and refuses one that relies on them with a non-blocking stream.
+//!   A call that finds nothing new enqueued on the other side since its stream's last
+//!   implicit wait adds none (the cost is one lock of the device). Synchronizing or
+//!   querying the legacy stream covers its own work (and what that waits for), not
+//!   blocking-stream work enqueued after it. The default streams cannot be destroyed
+//!   (`CUDA_ERROR_INVALID_HANDLE`).
 //! - **Pools** are the driver's: reuse attributes 1-3 on at creation, any release
 //!   threshold (above the pool's size keeps everything), a trim below USED releases what it
 //!   can, synchronizations (stream, event, context) release memory above the threshold.

@@ -26,7 +26,7 @@ pub type CUdeviceptr = u64;
 pub type cuuint64_t = u64;
 
 /// The opaque handle targets (never dereferenced: handles are registry ids), the handle
-/// types (a null [`CUstream`] is the current context's default stream) and the host
+/// types (a null [`CUstream`] is the current context's legacy default stream) and the host
 /// function type (`CUhostFn`: `void (*)(void *userData)`), as the backend declares them.
 pub use mempool_cuda::sys::{
     CUcontext, CUctx_st, CUevent, CUevent_st, CUhostFn, CUmemPoolHandle_st, CUmemoryPool, CUstream, CUstream_st,
@@ -60,10 +60,18 @@ pub const CU_MEMPOOL_ATTR_USED_MEM_CURRENT: c_int = 7;
 /// 8 (`cuuint64_t`, reset with 0): high-water mark of used bytes.
 pub const CU_MEMPOOL_ATTR_USED_MEM_HIGH: c_int = 8;
 
-/// `CUstream_flags`: the default.
+/// `CUstream_flags`: the default, a blocking stream: its work and the legacy default
+/// stream's wait for each other's earlier work.
 pub const CU_STREAM_DEFAULT: c_uint = 0;
-/// `CUstream_flags`: the stream does not synchronize with the NULL stream.
+/// `CUstream_flags`: the stream does not synchronize with the legacy default stream.
 pub const CU_STREAM_NON_BLOCKING: c_uint = 1;
+
+/// `CU_STREAM_LEGACY` (`((CUstream)0x1)`): the current context's legacy default stream,
+/// as the NULL stream is.
+pub const CU_STREAM_LEGACY: CUstream = std::ptr::without_provenance_mut(0x1);
+/// `CU_STREAM_PER_THREAD` (`((CUstream)0x2)`): the calling thread's per-thread default
+/// stream in the current context, a blocking stream of its own.
+pub const CU_STREAM_PER_THREAD: CUstream = std::ptr::without_provenance_mut(0x2);
 
 /// `CUevent_flags`: the default (timing on).
 pub const CU_EVENT_DEFAULT: c_uint = 0;

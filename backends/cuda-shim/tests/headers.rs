@@ -3,10 +3,11 @@
 //! - The functions the header declares are exactly the library's exports (both ways), and
 //!   every `_v2` name macro names one of them.
 //! - A C11 program that takes the address of every declared function, and checks the
-//!   header's constants and struct layout against the Rust side with `_Static_assert`, is
-//!   compiled with every warning an error and linked against the built `libcuda.so`
-//!   (by its path, so the driver of the machine, if any, is never picked); the same checks
-//!   compile as C++17.
+//!   header's constants and struct layout against the Rust side with `_Static_assert`
+//!   (and the stream handle macros `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD` when it
+//!   runs), is compiled with every warning an error and linked against the built
+//!   `libcuda.so` (by its path, so the driver of the machine, if any, is never picked);
+//!   the same checks compile as C++17.
 //! - `tests/c/pool.c`, a program in the driver API's style, runs on the library and prints
 //!   its summary line.
 //!
@@ -112,7 +113,15 @@ fn constants() -> Vec<(&'static str, i64)> {
     ]
 }
 
-/// The enum constants the header defines (`NAME = value,` lines and `#define CUDA_VERSION`).
+/// The stream handle macros the header defines (`#define CU_... ((CUstream)0x...)`), with
+/// their value on the Rust side: checked when the C program runs (a pointer cast is no
+/// constant expression for `_Static_assert`).
+fn stream_handles() -> Vec<(&'static str, usize)> {
+    vec![("CU_STREAM_LEGACY", CU_STREAM_LEGACY as usize), ("CU_STREAM_PER_THREAD", CU_STREAM_PER_THREAD as usize)]
+}
+
+/// The constants the header defines (`NAME = value,` lines, `#define CUDA_VERSION` and the
+/// `#define CU_...` handle macros).
 fn defined_constants(text: &str) -> BTreeSet<String> {
     let mut out: BTreeSet<String> = text
         .lines()
@@ -124,13 +133,23 @@ fn defined_constants(text: &str) -> BTreeSet<String> {
     if text.contains("#define CUDA_VERSION ") {
         out.insert("CUDA_VERSION".to_string());
     }
+    out.extend(
+        text.lines()
+            .filter_map(|l| l.strip_prefix("#define CU_"))
+            .filter_map(|rest| rest.split_whitespace().next().map(|n| format!("CU_{n}"))),
+    );
     out
 }
 
 #[test]
 fn every_constant_the_header_defines_is_checked() {
     let defined = defined_constants(&header());
-    let checked: BTreeSet<String> = constants().into_iter().map(|(n, _)| n.to_string()).collect();
+    let checked: BTreeSet<String> = constants()
+        .into_iter()
+        .map(|(n, _)| n)
+        .chain(stream_handles().into_iter().map(|(n, _)| n))
+        .map(str::to_string)
+        .collect();
     assert_eq!(defined, checked);
 }
 
@@ -162,6 +181,12 @@ fn checks() -> String {
     sa(&mut s, "sizeof(CUresult) == sizeof(int)".to_string());
     sa(&mut s, "sizeof(CUmemPool_attribute) == sizeof(int)".to_string());
     sa(&mut s, "sizeof(CUdevice_attribute) == sizeof(int)".to_string());
+    s.push_str("\n/* The stream handle macros (pointer casts, checked at run time). */\n");
+    s.push_str("int mempool_stream_handles_ok(void) {\n    return 1");
+    for (name, value) in stream_handles() {
+        let _ = write!(s, "\n        && (size_t)({name}) == {value}u");
+    }
+    s.push_str(";\n}\n");
     s.push_str("\nvoid *const every_function[] = {\n");
     for f in declared_functions(&header()) {
         let _ = writeln!(s, "    (void *)&{f},");
@@ -210,8 +235,8 @@ fn the_header_compiles_as_c11_and_cpp17_and_links_every_function() {
     let lib = library();
     let dir = scratch("checks");
     let c = dir.join("checks.c");
-    std::fs::write(&c, format!("{}\nint main(void) {{ return every_function[0] == NULL; }}\n", checks()))
-        .expect("write the C program");
+    let main = "int main(void) { return every_function[0] == NULL || !mempool_stream_handles_ok(); }";
+    std::fs::write(&c, format!("{}\n{main}\n", checks())).expect("write the C program");
     let exe = dir.join("checks");
     compile(&compiler("CC", "cc"), "-std=c11", &c, &exe, Some(&lib));
     let out = Command::new(&exe).output().expect("the C program runs");

@@ -1,9 +1,10 @@
 //! Hostile input at every C entry point of the drop-in `libcuda.so`.
 //!
 //! A table with one or more rows per (entry point, input): null, garbage, destroyed and
-//! wrong-kind handles; null, garbage, freed, interior and host pointers; sizes 0 and
-//! `SIZE_MAX`; unknown attributes and flags; bad pool properties; calls on a thread with
-//! no current context. Each row states the `CUresult` the library documents for it. After
+//! wrong-kind handles (and the default stream handles `CU_STREAM_LEGACY` and
+//! `CU_STREAM_PER_THREAD`, which need a current context and cannot be destroyed); null,
+//! garbage, freed, interior and host pointers; sizes 0 and `SIZE_MAX`; unknown attributes
+//! and flags; bad pool properties; calls on a thread with no current context. Each row states the `CUresult` the library documents for it. After
 //! every row the statistics of the witness pools (attributes 5-8) must be unchanged, a
 //! refused call must leave its out-pointer alone and leave a message naming the entry
 //! point ([`cuda::last_error_message`]), the calling thread's current context must be the
@@ -45,6 +46,9 @@ const HOST_LEN: usize = 4096;
 const SENTINEL: usize = 0x05e4_71e1;
 /// Garbage handle and pointer values.
 const GARBAGE: [usize; 4] = [0x1, 0x1234, 0xdead_beef, usize::MAX];
+/// Garbage stream handles: 0x1 and 0x2 are the default streams (`CU_STREAM_LEGACY`,
+/// `CU_STREAM_PER_THREAD`).
+const GARBAGE_STREAMS: [usize; 4] = [0x3, 0x1234, 0xdead_beef, usize::MAX];
 
 /// The objects the rows refer to, as plain addresses and handle values.
 struct Fx {
@@ -118,7 +122,8 @@ enum Kind {
 /// Hostile values for a handle of `kind`: garbage, the destroyed one, the other kinds and
 /// a context (null is listed where it is hostile: a null stream is the default stream).
 fn bad_handles(kind: Kind) -> Vec<(String, H)> {
-    let mut v: Vec<(String, H)> = GARBAGE.iter().map(|&g| (format!("garbage {g:#x}"), H::Raw(g))).collect();
+    let garbage = if kind == Kind::Stream { GARBAGE_STREAMS } else { GARBAGE };
+    let mut v: Vec<(String, H)> = garbage.iter().map(|&g| (format!("garbage {g:#x}"), H::Raw(g))).collect();
     v.push((
         "a destroyed handle".into(),
         match kind {
@@ -443,6 +448,25 @@ fn stream_rows(t: &mut Table) {
         // SAFETY: handles are looked up, never dereferenced.
         unsafe { cuStreamDestroy_v2(null_mut()) }
     });
+    for (name, h) in [("CU_STREAM_LEGACY", CU_STREAM_LEGACY), ("CU_STREAM_PER_THREAD", CU_STREAM_PER_THREAD)] {
+        let h = h as usize;
+        t.add("cuStreamDestroy_v2", name, HANDLE, move |_| {
+            // SAFETY: handles are looked up, never dereferenced.
+            unsafe { cuStreamDestroy_v2(st(h)) }
+        });
+        t.add("cuStreamQuery", name, OK, move |_| {
+            // SAFETY: as above.
+            unsafe { cuStreamQuery(st(h)) }
+        });
+        t.fresh("cuStreamSynchronize", format!("{name} without a current context"), CONTEXT, move |_| {
+            // SAFETY: as above.
+            unsafe { cuStreamSynchronize(st(h)) }
+        });
+        t.fresh("cuLaunchHostFunc", format!("{name} without a current context"), CONTEXT, move |_| {
+            // SAFETY: as above; the function is never run.
+            unsafe { cuLaunchHostFunc(st(h), Some(ignore), null_mut()) }
+        });
+    }
     for (input, h) in bad_handles(Kind::Stream) {
         t.add("cuStreamDestroy_v2", input.clone(), HANDLE, move |f| {
             // SAFETY: handles are looked up, never dereferenced.

@@ -9,6 +9,10 @@
 //! work and copies before it returns, so the program may reuse its buffer at once (the
 //! stream's work is observed by the host, but it is no synchronization: no pool releases
 //! anything). A host side that lies in device memory is refused, never copied raw.
+//!
+//! On the legacy default stream and the blocking streams, a copy or memset (pageable
+//! copies included) is ordered as the driver orders it: after the other side's earlier
+//! work, and before its later work ([`stream`](super::stream)).
 
 use super::prelude::*;
 
@@ -57,6 +61,10 @@ fn copy_async(dst: Side, src: Side, count: usize, stream: CUstream, op: &'static
     let (d, sr) = (resolve("dst", dst)?, resolve("src", src)?);
     let dev = s.dev(e.device);
     if pageable {
+        // The copy is an operation of the stream for the implicit order of the legacy
+        // default stream (it waits for what the stream's next work would, and later work
+        // on the other side waits for it); it runs here, once the stream's earlier work has.
+        s.enqueue(&e, op, || Ok(()))?;
         // Wait for the stream's earlier work and let the host observe it (the copy is
         // ordered after it), without a synchronization's release.
         dev.run_pending(&e.stream).map_err(|e| e.with_op(op))?;
@@ -69,19 +77,21 @@ fn copy_async(dst: Side, src: Side, count: usize, stream: CUstream, op: &'static
         // to hold the whole range); device sides are checked by the emulator.
         return unsafe { dev.memcpy_raw(d, sr, count as u64) }.map_err(|e| e.with_op(op));
     }
-    // SAFETY: every host side is `cuMemAllocHost` memory holding the whole range (checked
-    // above), kept allocated until the copy has run by the hold enqueued after it (while
-    // `pinned` still holds it); device sides are checked by the emulator.
-    unsafe { dev.memcpy_raw_async(d, sr, count as u64, &e.stream) }.map_err(|e| e.with_op(op))?;
-    if !pinned.is_empty() {
-        dev.hold_until_reached(&e.stream, pinned).map_err(|e| e.with_op(op))?;
-    }
-    Ok(())
+    s.enqueue(&e, op, || {
+        // SAFETY: every host side is `cuMemAllocHost` memory holding the whole range
+        // (checked above), kept allocated until the copy has run by the hold enqueued after
+        // it (while `pinned` still holds it); device sides are checked by the emulator.
+        unsafe { dev.memcpy_raw_async(d, sr, count as u64, &e.stream) }.map_err(|e| e.with_op(op))?;
+        if !pinned.is_empty() {
+            dev.hold_until_reached(&e.stream, pinned).map_err(|e| e.with_op(op))?;
+        }
+        Ok(())
+    })
 }
 
 /// `CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t
 /// ByteCount, CUstream hStream)` (`cuMemcpyHtoDAsync` in `cuda.h`; NULL stream: the
-/// current context's default stream).
+/// current context's legacy default stream).
 ///
 /// # Safety
 ///
@@ -100,7 +110,7 @@ pub unsafe extern "C" fn cuMemcpyHtoDAsync_v2(
 
 /// `CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
 /// CUstream hStream)` (`cuMemcpyDtoHAsync` in `cuda.h`; NULL stream: the current
-/// context's default stream).
+/// context's legacy default stream).
 ///
 /// # Safety
 ///
@@ -119,7 +129,7 @@ pub unsafe extern "C" fn cuMemcpyDtoHAsync_v2(
 
 /// `CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t
 /// ByteCount, CUstream hStream)` (`cuMemcpyDtoDAsync` in `cuda.h`; NULL stream: the
-/// current context's default stream).
+/// current context's legacy default stream).
 ///
 /// # Safety
 ///
@@ -136,7 +146,7 @@ pub unsafe extern "C" fn cuMemcpyDtoDAsync_v2(
 }
 
 /// `CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream
-/// hStream)` (NULL stream: the current context's default stream): `N` bytes of device
+/// hStream)` (NULL stream: the current context's legacy default stream): `N` bytes of device
 /// memory, or of `cuMemAllocHost` memory, set in stream order. Pageable host memory, or
 /// memory outside one live allocation: `CUDA_ERROR_INVALID_VALUE`. `N` 0 succeeds once the
 /// arguments and the stream are checked.
@@ -169,13 +179,15 @@ pub unsafe extern "C" fn cuMemsetD8Async(dst: CUdeviceptr, uc: u8, n: usize, str
                 }
             }
         };
-        // SAFETY: a host target lies inside one cuMemAllocHost allocation (checked above),
-        // kept allocated until the memset has run by the hold enqueued after it (while
-        // `block` holds it); a device target is checked by the emulator.
-        unsafe { dev.memset_raw_async(target, uc, n as u64, &e.stream) }.map_err(|e| e.with_op(OP))?;
-        if let Some(b) = block {
-            dev.hold_until_reached(&e.stream, b).map_err(|e| e.with_op(OP))?;
-        }
-        Ok(())
+        s.enqueue(&e, OP, || {
+            // SAFETY: a host target lies inside one cuMemAllocHost allocation (checked
+            // above), kept allocated until the memset has run by the hold enqueued after it
+            // (while `block` holds it); a device target is checked by the emulator.
+            unsafe { dev.memset_raw_async(target, uc, n as u64, &e.stream) }.map_err(|e| e.with_op(OP))?;
+            if let Some(b) = block {
+                dev.hold_until_reached(&e.stream, b).map_err(|e| e.with_op(OP))?;
+            }
+            Ok(())
+        })
     })
 }

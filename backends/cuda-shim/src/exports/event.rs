@@ -48,9 +48,11 @@ pub unsafe extern "C" fn cuEventCreate(event: *mut CUevent, flags: c_uint) -> CU
     })
 }
 
-/// `CUresult cuEventRecord(CUevent hEvent, CUstream hStream)` (NULL stream: the current
-/// context's default stream): records the event at the current end of the stream,
-/// replacing an earlier record. A stream of another device than the event's is accepted.
+/// `CUresult cuEventRecord(CUevent hEvent, CUstream hStream)` (NULL stream,
+/// `CU_STREAM_LEGACY`: the current context's legacy default stream, whose end is after
+/// the earlier work of every blocking stream; `CU_STREAM_PER_THREAD`: the thread's
+/// per-thread one): records the event at the current end of the stream, replacing an
+/// earlier record. A stream of another device than the event's is accepted.
 ///
 /// # Safety
 ///
@@ -62,14 +64,14 @@ pub unsafe extern "C" fn cuEventRecord(event: CUevent, stream: CUstream) -> CUre
         let s = shim(OP)?;
         let ev = s.event(event as usize, OP)?;
         let e = s.stream(stream as usize, OP)?;
-        s.dev(e.device).record_event(&ev.event, &e.stream).map_err(|e| e.with_op(OP))?;
+        s.enqueue(&e, OP, || s.dev(e.device).record_event(&ev.event, &e.stream).map_err(|e| e.with_op(OP)))?;
         ev.recorded.store(true, Ordering::Release);
         Ok(())
     })
 }
 
 /// `CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)`
-/// (NULL stream: the current context's default stream): later work on the stream waits
+/// (the default streams as for `cuEventRecord`): later work on the stream waits
 /// for the work before the event's latest record (an event never recorded: nothing to
 /// wait for). `Flags` must be 0 (`CUDA_ERROR_INVALID_VALUE`).
 ///
@@ -86,7 +88,7 @@ pub unsafe extern "C" fn cuStreamWaitEvent(stream: CUstream, event: CUevent, fla
         }
         let e = s.stream(stream as usize, OP)?;
         let ev = s.event(event as usize, OP)?;
-        s.dev(e.device).stream_wait_event(&e.stream, &ev.event).map_err(|e| e.with_op(OP))
+        s.enqueue(&e, OP, || s.dev(e.device).stream_wait_event(&e.stream, &ev.event).map_err(|e| e.with_op(OP)))
     })
 }
 

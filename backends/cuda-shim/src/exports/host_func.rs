@@ -11,8 +11,10 @@ struct SendPtr(*mut c_void);
 unsafe impl Send for SendPtr {}
 
 /// `CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)` (NULL
-/// stream: the current context's default stream): `fn(userData)` runs when the stream
-/// reaches it, and later work on the stream waits for it to return. The host functions of
+/// stream, `CU_STREAM_LEGACY`: the current context's legacy default stream;
+/// `CU_STREAM_PER_THREAD`: the thread's per-thread one): `fn(userData)` runs when the
+/// stream reaches it, and later work on the stream waits for it to return (on the legacy
+/// stream and the blocking streams, with the implicit order of the legacy stream). The host functions of
 /// all streams of a device run one at a time on one thread of that device. Device
 /// pointers are host addresses here, so the function may use device memory directly,
 /// standing in for a kernel. A NULL `fn`: `CUDA_ERROR_INVALID_VALUE`.
@@ -28,15 +30,17 @@ pub unsafe extern "C" fn cuLaunchHostFunc(stream: CUstream, func: CUhostFn, user
         let Some(f) = func else { return Err(err(CUDA_ERROR_INVALID_VALUE, OP, "fn is null")) };
         let e = s.stream(stream as usize, OP)?;
         let data = SendPtr(user_data);
-        s.dev(e.device)
-            .launch_host_func(
-                &e.stream,
-                Box::new(move || {
-                    let data = data;
-                    // SAFETY: the C caller provided `f` and `userData` for exactly this call.
-                    unsafe { f(data.0) }
-                }),
-            )
-            .map_err(|e| e.with_op(OP))
+        s.enqueue(&e, OP, || {
+            s.dev(e.device)
+                .launch_host_func(
+                    &e.stream,
+                    Box::new(move || {
+                        let data = data;
+                        // SAFETY: the C caller provided `f` and `userData` for exactly this call.
+                        unsafe { f(data.0) }
+                    }),
+                )
+                .map_err(|e| e.with_op(OP))
+        })
     })
 }

@@ -9,8 +9,14 @@
 //! until the work has run for `cuMemAllocHost` memory, which the library keeps allocated
 //! that long). Handles are never dereferenced: they are registry ids checked on every
 //! call, so a null, garbage, destroyed or wrong-kind handle gets an error code (a null
-//! stream means the current context's default stream). Device pointers are checked by the
-//! emulator. No panic crosses the boundary.
+//! stream, and `CU_STREAM_LEGACY`, mean the current context's legacy default stream;
+//! `CU_STREAM_PER_THREAD` the calling thread's per-thread default stream). Device pointers
+//! are checked by the emulator. No panic crosses the boundary.
+//!
+//! Every call that enqueues work on a stream (copies, memsets, host functions, event
+//! records, event waits, pool allocations and frees) enqueues it through one function of
+//! the state, which first adds the implicit order of the legacy default stream (see
+//! [`stream`]).
 //!
 //! One file per object: [`init`], [`device`], [`context`], [`stream`], [`event`],
 //! [`memory`] (page-locked host memory and memory information), [`copy`] (copies and
@@ -55,7 +61,8 @@ pub use stream::*;
 mod prelude {
     pub(super) use crate::ffi::{err, ffi, non_null, non_zero};
     pub(super) use crate::state::{
-        EventEntry, HostBlock, HostMemory, PoolEntry, Shim, StreamEntry, current_context, init, set_current, shim,
+        EventEntry, HostBlock, HostMemory, PoolEntry, Shim, StreamEntry, StreamKind, current_context, init,
+        set_current, shim,
     };
     pub(super) use crate::types::*;
     pub(super) use mempool_emu::CopySide;

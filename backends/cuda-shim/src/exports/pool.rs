@@ -248,14 +248,14 @@ fn alloc_async(
     if (size as u64).checked_next_multiple_of(gran).is_none() {
         return Err(err(CUDA_ERROR_OUT_OF_MEMORY, op, format!("{size} bytes cannot be allocated")));
     }
-    let d = p.pool.malloc_async(size as u64, &e.stream).map_err(|e| e.with_op(op))?;
+    let d = s.enqueue(&e, op, || p.pool.malloc_async(size as u64, &e.stream).map_err(|e| e.with_op(op)))?;
     // SAFETY: non-null, and the caller passes a writable `CUdeviceptr`.
     unsafe { dptr.write(d.addr()) };
     Ok(())
 }
 
 /// `CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool
-/// pool, CUstream hStream)` (NULL stream: the current context's default stream):
+/// pool, CUstream hStream)` (NULL stream: the current context's legacy default stream):
 /// `bytesize` bytes from `pool` in stream order, rounded up to the granularity. Size 0:
 /// `CUDA_ERROR_INVALID_VALUE`; the pool cannot hold it: `CUDA_ERROR_OUT_OF_MEMORY`; a
 /// stream of another device than the pool's: `CUDA_ERROR_INVALID_CONTEXT`.
@@ -275,7 +275,7 @@ pub unsafe extern "C" fn cuMemAllocFromPoolAsync(
 }
 
 /// `CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)` (NULL
-/// stream: the current context's default stream): as `cuMemAllocFromPoolAsync` from the
+/// stream: the current context's legacy default stream): as `cuMemAllocFromPoolAsync` from the
 /// current pool of the stream's device (`cuDeviceSetMemPool`; the default pool until then).
 ///
 /// # Safety
@@ -288,7 +288,7 @@ pub unsafe extern "C" fn cuMemAllocAsync(dptr: *mut CUdeviceptr, bytesize: usize
 }
 
 /// `CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)` (NULL stream: the
-/// current context's default stream): frees an allocation of any pool in stream order.
+/// current context's legacy default stream): frees an allocation of any pool in stream order.
 /// 0, or an address that is not the start of a live allocation (interior, freed already,
 /// unknown), or a free not ordered after the allocation and its uses:
 /// `CUDA_ERROR_INVALID_VALUE`; a stream of another device than the pool's:
@@ -304,7 +304,7 @@ pub unsafe extern "C" fn cuMemFreeAsync(dptr: CUdeviceptr, stream: CUstream) -> 
         let s = shim(OP)?;
         non_zero(dptr, OP, "dptr")?;
         let e = s.stream(stream as usize, OP)?;
-        s.dev(e.device).free(DevicePtr::from_addr(dptr), &e.stream).map_err(|e| e.with_op(OP))
+        s.enqueue(&e, OP, || s.dev(e.device).free(DevicePtr::from_addr(dptr), &e.stream).map_err(|e| e.with_op(OP)))
     })
 }
 

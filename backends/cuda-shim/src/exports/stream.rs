@@ -1,15 +1,28 @@
 //! Streams: creating, destroying, synchronizing and querying them.
 //!
-//! The NULL stream is a plain stream of its own per device here, made at its first use:
-//! the driver's legacy semantics (the NULL stream waiting for, and making wait, every
-//! blocking stream of the context) are not modelled, so `CU_STREAM_NON_BLOCKING` changes
-//! nothing. A program that relies on them must order its streams with events.
+//! The default streams are the driver's. The NULL stream and `CU_STREAM_LEGACY` (0x1) name
+//! the current context's legacy default stream, one per device, made at its first use:
+//! its work waits for the work enqueued before it on every blocking stream of the device
+//! (created with `CU_STREAM_DEFAULT`, and the per-thread default streams), and work
+//! enqueued on a blocking stream waits for the legacy stream's work enqueued before it.
+//! A stream created with `CU_STREAM_NON_BLOCKING` does neither. `CU_STREAM_PER_THREAD`
+//! (0x2) names the calling thread's per-thread default stream of the current context's
+//! device: a blocking stream of its own per thread, made at its first use and destroyed
+//! when the thread ends, with no order between two threads' per-thread streams. The
+//! implicit waits are the emulator's own (an internal event recorded on one stream and
+//! waited for on the other), so its stream-order checker sees them: how they are made,
+//! and what they cost, is in the crate's `state` module.
+//!
+//! Every handle argument takes the three special values; a synchronization or query of
+//! the legacy stream waits for, or asks about, its own work (which includes the
+//! blocking-stream work it waits for), not blocking-stream work enqueued after it.
 
 use super::prelude::*;
 
 /// `CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)`: a stream of the
-/// current context's device. `Flags` is `CU_STREAM_DEFAULT` (0) or
-/// `CU_STREAM_NON_BLOCKING` (1); anything else: `CUDA_ERROR_INVALID_VALUE`.
+/// current context's device. `Flags` is `CU_STREAM_DEFAULT` (0: a blocking stream, which
+/// synchronizes with the legacy default stream) or `CU_STREAM_NON_BLOCKING` (1: one that
+/// does not); anything else: `CUDA_ERROR_INVALID_VALUE`.
 ///
 /// # Safety
 ///
@@ -25,7 +38,13 @@ pub unsafe extern "C" fn cuStreamCreate(stream: *mut CUstream, flags: c_uint) ->
         }
         let d = s.current(OP)?;
         let st = s.dev(d).create_stream().map_err(|e| e.with_op(OP))?;
-        let h = s.streams.insert(StreamEntry { device: d, stream: st });
+        let kind = if flags == CU_STREAM_NON_BLOCKING {
+            StreamKind::NonBlocking
+        } else {
+            s.adopt(d, &st);
+            StreamKind::Blocking
+        };
+        let h = s.streams.insert(StreamEntry { device: d, stream: st, kind });
         // SAFETY: non-null, and the caller passes a writable `CUstream`.
         unsafe { stream.write(h as CUstream) };
         Ok(())
@@ -33,8 +52,12 @@ pub unsafe extern "C" fn cuStreamCreate(stream: *mut CUstream, flags: c_uint) ->
 }
 
 /// `CUresult cuStreamDestroy_v2(CUstream hStream)` (`cuStreamDestroy` in `cuda.h`):
-/// returns at once; the work already queued on the stream still runs. The NULL stream
-/// cannot be destroyed: `CUDA_ERROR_INVALID_HANDLE`, as for a garbage or destroyed handle.
+/// returns at once; the work already queued on the stream still runs (and later work on
+/// the legacy default stream still waits for that of a blocking stream). The default
+/// streams cannot be destroyed: the NULL stream, `CU_STREAM_LEGACY` and
+/// `CU_STREAM_PER_THREAD` answer `CUDA_ERROR_INVALID_HANDLE`, as a garbage or destroyed
+/// handle does (this library's choice: the legacy stream lives as long as the process, a
+/// per-thread stream until its thread ends).
 ///
 /// # Safety
 ///
@@ -44,18 +67,30 @@ pub unsafe extern "C" fn cuStreamDestroy_v2(stream: CUstream) -> CUresult {
     const OP: &str = "cuStreamDestroy_v2";
     ffi(OP, || {
         let s = shim(OP)?;
-        if stream.is_null() {
-            return Err(err(CUDA_ERROR_INVALID_HANDLE, OP, "the NULL stream cannot be destroyed"));
+        let default = [
+            (std::ptr::null_mut(), "the NULL stream"),
+            (CU_STREAM_LEGACY, "CU_STREAM_LEGACY"),
+            (CU_STREAM_PER_THREAD, "CU_STREAM_PER_THREAD"),
+        ]
+        .into_iter()
+        .find_map(|(h, name)| (h == stream).then_some(name));
+        if let Some(name) = default {
+            return Err(err(CUDA_ERROR_INVALID_HANDLE, OP, format!("{name} (a default stream) cannot be destroyed")));
         }
-        let e = s.stream(stream as usize, OP)?;
-        s.streams.remove(stream as usize);
-        s.dev(e.device).destroy_stream(&e.stream).map_err(|e| e.with_op(OP))
+        s.stream(stream as usize, OP)?;
+        // Another thread may have destroyed it since the look-up: the removal decides.
+        let e = s
+            .streams
+            .remove(stream as usize)
+            .ok_or_else(|| err(CUDA_ERROR_INVALID_HANDLE, OP, format!("stream {stream:p} is destroyed")))?;
+        s.retire(&e, OP)
     })
 }
 
-/// `CUresult cuStreamSynchronize(CUstream hStream)` (NULL: the current context's default
-/// stream): waits for the stream's work; the pools of its device then release memory
-/// above their threshold.
+/// `CUresult cuStreamSynchronize(CUstream hStream)` (NULL, `CU_STREAM_LEGACY`: the current
+/// context's legacy default stream; `CU_STREAM_PER_THREAD`: the thread's per-thread
+/// one): waits for the stream's work; the pools of its device then release memory above
+/// their threshold.
 ///
 /// # Safety
 ///
@@ -70,8 +105,8 @@ pub unsafe extern "C" fn cuStreamSynchronize(stream: CUstream) -> CUresult {
     })
 }
 
-/// `CUresult cuStreamQuery(CUstream hStream)` (NULL: the current context's default
-/// stream): `CUDA_SUCCESS` when everything queued has run (the host has then observed the
+/// `CUresult cuStreamQuery(CUstream hStream)` (the default streams as for
+/// `cuStreamSynchronize`): `CUDA_SUCCESS` when everything queued has run (the host has then observed the
 /// stream, as after a synchronization, but no pool releases anything),
 /// `CUDA_ERROR_NOT_READY` (600) while work is pending.
 ///
