@@ -17,6 +17,11 @@
 //!   [`free_async`](mempool_hal::MemPool::free_async). The device's context is made
 //!   current on whichever thread calls, so the backend is `Send + Sync`.
 //!
+//! What this backend shares with the CUDA backend, written once in `mempool-backend-kit`:
+//! the page-locked staging cache ([`mempool_backend_kit::staging`]), the library search and
+//! its record of every path tried ([`mempool_backend_kit::search`]), and the probe table
+//! with its common pool experiments ([`mempool_backend_kit::probe`]).
+//!
 //! `aclInit` runs once per library per process, whoever loads it first, safely when
 //! several threads or backends start together; [`finalize`] gives back the backend's own
 //! `aclInit` reference at the end of a program (`aclFinalizeReference`; on an older runtime

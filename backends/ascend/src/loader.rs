@@ -13,12 +13,13 @@
 //! trying `libacl_rt.so` before `libascendcl.so` in each place. Folders named `devlib`
 //! (CANN's link stubs) are never tried, and a library whose `aclInit` answers 100039
 //! (`ACL_ERROR_COMPILING_STUB_MODE`) is a stub: it is skipped. Every path tried, and why
-//! it was not taken, goes into the `Unavailable` error.
+//! it was not taken, goes into the `Unavailable` error (the walk and its record are
+//! [`mempool_backend_kit::search`]'s).
 
 use crate::sys::{self, Symbols};
+use mempool_backend_kit::search::{self, LinkStubs};
 use mempool_hal::{Error, ErrorKind, Result, code};
 use std::ffi::c_char;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
@@ -67,7 +68,7 @@ impl LoadOptions {
         let mut out = Vec::new();
         let mut push_place = |p: &Path| {
             if p.is_dir() || p.extension().is_none() {
-                out.extend(LIBRARY_NAMES.iter().map(|n| p.join(n)));
+                out.extend(search::in_dir(p, &LIBRARY_NAMES));
             } else {
                 out.push(p.to_path_buf());
             }
@@ -82,13 +83,13 @@ impl LoadOptions {
             for var in ["ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"] {
                 if let Some(home) = env(var).filter(|v| !v.is_empty()) {
                     let dir = Path::new(&home).join("lib64");
-                    out.extend(LIBRARY_NAMES.iter().map(|n| dir.join(n)));
+                    out.extend(search::in_dir(&dir, &LIBRARY_NAMES));
                 }
             }
         }
         if self.standard_dirs {
             for d in STANDARD_DIRS {
-                out.extend(LIBRARY_NAMES.iter().map(|n| Path::new(d).join(n)));
+                out.extend(search::in_dir(Path::new(d), &LIBRARY_NAMES));
             }
         }
         if self.system_loader {
@@ -193,6 +194,9 @@ fn string_of(f: unsafe extern "C" fn() -> *const c_char) -> Option<String> {
 /// loaded and initialized (`aclInit`) once, whoever asks first, from any thread.
 static LOADED: Mutex<Vec<Arc<Runtime>>> = Mutex::new(Vec::new());
 
+/// CANN's link stubs, never tried.
+const LINK_STUBS: LinkStubs = LinkStubs { folder: "devlib", why: "devlib link stubs" };
+
 /// Releases this backend's hold on every runtime it has loaded, and forgets them (a later
 /// [`load`] initializes afresh). Call it at the end of the program, after every device and
 /// handle of the backend is dropped; devices still alive afterwards get the runtime's
@@ -250,62 +254,39 @@ pub fn finalize() -> Result<()> {
 /// runtime is found (link stubs count as not found).
 pub fn load(opts: &LoadOptions) -> Result<Arc<Runtime>> {
     let mut loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut tried = String::new();
-    for cand in opts.candidates() {
-        if cand.components().any(|c| c.as_os_str() == "devlib") {
-            let _ = writeln!(tried, "  {}: skipped (devlib link stubs)", cand.display());
-            continue;
-        }
-        if cand.is_absolute() && !cand.exists() {
-            let _ = writeln!(tried, "  {}: not found", cand.display());
-            continue;
-        }
+    let found = search::first_to_open(opts.candidates(), LINK_STUBS, |cand| {
         if let Some(rt) = loaded.iter().find(|r| r.path == cand) {
             return Ok(Arc::clone(rt));
         }
         // SAFETY: loading a shared library runs its initializers; an ACL runtime's are
         // sound to run, and this is the documented way to use the runtime without
         // linking it at build time.
-        let lib = match unsafe { libloading::Library::new(&cand) } {
-            Ok(lib) => lib,
-            Err(e) => {
-                let _ = writeln!(tried, "  {}: {e}", cand.display());
-                continue;
-            }
-        };
-        let mut rt = Runtime { lib, path: cand.clone(), syms: Symbols::default(), initialized_here: false };
-        let init = match sym!(rt, aclInit) {
-            Ok(f) => f,
-            Err(_) => {
-                let _ = writeln!(tried, "  {}: loaded, but it has no aclInit", cand.display());
-                continue;
-            }
-        };
+        let lib = unsafe { libloading::Library::new(cand) }.map_err(|e| e.to_string())?;
+        let mut rt = Runtime { lib, path: cand.to_path_buf(), syms: Symbols::default(), initialized_here: false };
+        let init = sym!(rt, aclInit).map_err(|_| "loaded, but it has no aclInit".to_string())?;
         // SAFETY: `aclInit(NULL)` initializes with the default configuration.
         let rc = unsafe { init(std::ptr::null()) };
-        match rc {
+        let why = match rc {
             code::ACL_SUCCESS | sys::ACL_ERROR_REPEAT_INITIALIZE => {
                 rt.initialized_here = rc == code::ACL_SUCCESS;
                 let rt = Arc::new(rt);
                 loaded.push(Arc::clone(&rt));
                 return Ok(rt);
             }
-            code::ACL_ERROR_COMPILING_STUB_MODE => {
-                let _ = writeln!(tried, "  {}: a link stub (aclInit answered 100039)", cand.display());
-                // Keep the stub mapped: unloading libraries that ran initializers is not
-                // worth the risk, and stubs are small.
-                std::mem::forget(rt);
-            }
-            other => {
-                let _ = writeln!(tried, "  {}: aclInit failed with {other}", cand.display());
-                std::mem::forget(rt);
-            }
-        }
-    }
-    Err(Error::new(
-        ErrorKind::Unavailable,
-        code::ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-        "load",
-        format!("no Ascend runtime found; tried:\n{tried}"),
-    ))
+            // Keep the stub mapped (below): unloading libraries that ran initializers is
+            // not worth the risk, and stubs are small.
+            code::ACL_ERROR_COMPILING_STUB_MODE => "a link stub (aclInit answered 100039)".to_string(),
+            other => format!("aclInit failed with {other}"),
+        };
+        std::mem::forget(rt);
+        Err(why)
+    });
+    found.map_err(|record| {
+        Error::new(
+            ErrorKind::Unavailable,
+            code::ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            "load",
+            record.unavailable("Ascend runtime"),
+        )
+    })
 }

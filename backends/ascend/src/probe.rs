@@ -3,7 +3,9 @@
 //! [`ProbeReport`], whose [`Display`](fmt::Display) is a table with a verdict per row
 //! against the documented behaviour. `cargo run -p mempool-ascend --example probe` prints it.
 //!
-//! Each row is one small experiment on its own pool of a few granules:
+//! Each row is one small experiment on its own pool of a few granules (the first three are
+//! the shared experiments of [`mempool_backend_kit::probe`], which also words and renders
+//! the table):
 //!
 //! - **same-stream reuse**: allocate, free and allocate one granule on one stream; reuse
 //!   when the second allocation returns the first address (contract §4, rule a);
@@ -19,7 +21,8 @@
 
 use crate::backend::{Ascend, AscendStream};
 use crate::{result, sys};
-use mempool_hal::{Device, DevicePtr, MemPool, MemPoolExt, PoolProps, Profile, Result, attr};
+use mempool_backend_kit::probe;
+use mempool_hal::{Device, DevicePtr, MemPool, MemPoolExt, Profile, Result, attr};
 use std::ffi::c_void;
 use std::fmt;
 use std::path::PathBuf;
@@ -69,23 +72,13 @@ impl ProbeReport {
 
     /// The rows of the table: (what, observed, documented, verdict).
     pub fn rows(&self) -> Vec<[String; 4]> {
-        let yes_no = |r: &std::result::Result<bool, String>, yes: &str, no: &str| match r {
-            Ok(true) => yes.to_string(),
-            Ok(false) => no.to_string(),
-            Err(e) => format!("error: {e}"),
-        };
-        let verdict = |r: &std::result::Result<bool, String>, documented: bool, differs: &str| match r {
-            Ok(v) if *v == documented => "as documented".to_string(),
-            Ok(_) => format!("differs: {differs}"),
-            Err(_) => "unknown".to_string(),
-        };
         let version = match &self.version {
             Ok((a, b, c)) => format!("{a}.{b}.{c}"),
-            Err(e) => format!("error: {e}"),
+            Err(e) => probe::error(e),
         };
         vec![
-            ["library".into(), self.library.display().to_string(), "-".into(), "-".into()],
-            ["version (aclrtGetVersion)".into(), version, "-".into(), "-".into()],
+            probe::info("library", self.library.display().to_string()),
+            probe::info("version (aclrtGetVersion)", version),
             [
                 "SoC (aclrtGetSocName)".into(),
                 self.soc_name.clone().unwrap_or_else(|| "none".into()),
@@ -95,31 +88,35 @@ impl ProbeReport {
                     _ => "-".into(),
                 },
             ],
-            ["granularity".into(), format!("{} bytes", self.granularity), "-".into(), "-".into()],
-            [
-                "same-stream reuse (§4 a)".into(),
-                yes_no(&self.same_stream_reuse, "reused", "fresh memory"),
-                "reused".into(),
-                verdict(&self.same_stream_reuse, true, "no reuse (cann-open)"),
-            ],
-            [
-                "event-dependency reuse (§4 c)".into(),
-                yes_no(&self.event_dependency_reuse, "reused", "fresh memory"),
-                "reused".into(),
-                verdict(&self.event_dependency_reuse, true, "no reuse (cann-open)"),
-            ],
-            [
-                "release at synchronization (§6)".into(),
-                yes_no(&self.release_at_sync, "released", "kept until trim_to"),
-                "released".into(),
-                verdict(&self.release_at_sync, true, "no release (cann-open)"),
-            ],
-            [
-                "pageable aclrtMemcpyAsync".into(),
-                yes_no(&self.pageable_copy_blocks, "blocks (synchronous)", "returns at once (async)"),
-                "blocks (synchronous)".into(),
-                verdict(&self.pageable_copy_blocks, true, "asynchronous"),
-            ],
+            probe::info("granularity", format!("{} bytes", self.granularity)),
+            probe::yes_row(
+                "same-stream reuse (§4 a)",
+                &self.same_stream_reuse,
+                "reused",
+                "fresh memory",
+                "no reuse (cann-open)",
+            ),
+            probe::yes_row(
+                "event-dependency reuse (§4 c)",
+                &self.event_dependency_reuse,
+                "reused",
+                "fresh memory",
+                "no reuse (cann-open)",
+            ),
+            probe::yes_row(
+                "release at synchronization (§6)",
+                &self.release_at_sync,
+                "released",
+                "kept until trim_to",
+                "no release (cann-open)",
+            ),
+            probe::yes_row(
+                "pageable aclrtMemcpyAsync",
+                &self.pageable_copy_blocks,
+                "blocks (synchronous)",
+                "returns at once (async)",
+                "asynchronous",
+            ),
             [
                 "profile (contract §12)".into(),
                 self.profile().map_or_else(|| "mixed or unknown".to_string(), |p| p.to_string()),
@@ -138,12 +135,7 @@ impl ProbeReport {
 impl fmt::Display for ProbeReport {
     /// A Markdown table.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "| what | observed | documented | verdict |")?;
-        writeln!(f, "|---|---|---|---|")?;
-        for [a, b, c, d] in self.rows() {
-            writeln!(f, "| {a} | {b} | {c} | {d} |")?;
-        }
-        Ok(())
+        probe::write_table(f, "documented", &self.rows())
     }
 }
 
@@ -156,15 +148,14 @@ pub fn run(dev: &Ascend) -> ProbeReport {
         version: result::device::version(dev.runtime()).map_err(err),
         soc_name: dev.runtime().soc_name(),
         granularity: dev.pool_granularity(),
-        same_stream_reuse: same_stream_reuse(dev).map_err(err),
-        event_dependency_reuse: event_dependency_reuse(dev).map_err(err),
-        release_at_sync: release_at_sync(dev).map_err(err),
+        same_stream_reuse: probe::same_stream_reuse(dev).map_err(err),
+        event_dependency_reuse: probe::event_dependency_reuse(dev, |pool| {
+            pool.set(attr::ReuseFollowEventDependencies, true)
+        })
+        .map_err(err),
+        release_at_sync: probe::release_at_sync(dev, |_| Ok(())).map_err(err),
         pageable_copy_blocks: pageable_copy_blocks(dev).map_err(err),
     }
-}
-
-fn pool(dev: &Ascend, granules: u64) -> Result<crate::AscendPool> {
-    dev.create_pool(&PoolProps::builder().device(dev.id()).max_size(granules * dev.pool_granularity()).build())
 }
 
 /// Frees `p`, a live allocation of `pool` that no queued work touches.
@@ -174,57 +165,9 @@ fn free(pool: &crate::AscendPool, p: DevicePtr, s: &AscendStream) -> Result<()> 
     unsafe { pool.free_async(p, s) }
 }
 
-fn same_stream_reuse(dev: &Ascend) -> Result<bool> {
-    let g = dev.pool_granularity();
-    let pool = pool(dev, 4)?;
-    let s = dev.create_stream()?;
-    let p = pool.malloc_async(g, &s)?;
-    free(&pool, p, &s)?;
-    let q = pool.malloc_async(g, &s)?;
-    free(&pool, q, &s)?;
-    dev.synchronize_stream(&s)?;
-    dev.destroy_pool(&pool)?;
-    dev.destroy_stream(&s)?;
-    Ok(q == p)
-}
-
-fn event_dependency_reuse(dev: &Ascend) -> Result<bool> {
-    let g = dev.pool_granularity();
-    let pool = pool(dev, 4)?;
-    pool.set(attr::ReuseFollowEventDependencies, true)?;
-    pool.set(attr::ReleaseThreshold, pool.size())?;
-    let (a, b) = (dev.create_stream()?, dev.create_stream()?);
-    let e = dev.create_event()?;
-    let x = pool.malloc_async(g, &a)?;
-    free(&pool, x, &a)?;
-    dev.record_event(&e, &a)?;
-    dev.stream_wait_event(&b, &e)?;
-    let y = pool.malloc_async(g, &b)?;
-    free(&pool, y, &b)?;
-    dev.synchronize_device()?;
-    dev.destroy_pool(&pool)?;
-    dev.destroy_event(&e)?;
-    dev.destroy_stream(&a)?;
-    dev.destroy_stream(&b)?;
-    Ok(y == x)
-}
-
-fn release_at_sync(dev: &Ascend) -> Result<bool> {
-    let g = dev.pool_granularity();
-    let pool = pool(dev, 4)?;
-    let s = dev.create_stream()?;
-    let p = pool.malloc_async(g, &s)?;
-    free(&pool, p, &s)?;
-    dev.synchronize_stream(&s)?;
-    let released = pool.get(attr::ReservedMemCurrent)? == 0;
-    dev.destroy_pool(&pool)?;
-    dev.destroy_stream(&s)?;
-    Ok(released)
-}
-
 fn pageable_copy_blocks(dev: &Ascend) -> Result<bool> {
     const LEN: usize = 4096;
-    let pool = pool(dev, 2)?;
+    let pool = probe::pool(dev, 2)?;
     let s = dev.create_stream()?;
     let d = pool.malloc_async(LEN as u64, &s)?;
     dev.synchronize_stream(&s)?;

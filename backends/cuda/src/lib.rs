@@ -25,6 +25,11 @@
 //!   (`cuCtxSetCurrent`), and released when the instance's last handle is dropped, so the
 //!   backend is `Send + Sync`.
 //!
+//! What this backend shares with the Ascend backend, written once in `mempool-backend-kit`:
+//! the page-locked staging cache ([`mempool_backend_kit::staging`]), the library search and
+//! its record of every path tried ([`mempool_backend_kit::search`]), and the probe table
+//! with its common pool experiments ([`mempool_backend_kit::probe`]).
+//!
 //! Every error of this crate is in the driver's numbering ([`mempool_hal::Vendor::Cuda`]):
 //! the driver's own codes, and for the mistakes the backend catches itself (a stale handle,
 //! a size of 0, an attribute rule of the contract) the code the driver gives for the same

@@ -16,16 +16,17 @@
 //! toolkit's link stubs are never used: a path with a folder named `stubs` is skipped, and
 //! a library whose `cuInit` answers `CUDA_ERROR_STUB_LIBRARY` (34) counts as no driver.
 //! [`LoadOptions::candidates`] lists the places for given options. Every path tried, and why
-//! it was not taken, goes into the `Unavailable` error.
+//! it was not taken, goes into the `Unavailable` error (the walk and its record are
+//! [`mempool_backend_kit::search`]'s).
 //!
 //! `cuInit(0)` runs once per library per process, whoever loads it first, safely when
 //! several threads start together. A library is never unloaded: driver threads may still
 //! run its code.
 
 use crate::sys::{self, Symbols};
+use mempool_backend_kit::search::{self, LinkStubs};
 use mempool_hal::{Error, ErrorKind, Result};
 use std::ffi::{CStr, c_char};
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
@@ -73,7 +74,7 @@ impl LoadOptions {
     /// [`LoadOptions::candidates`] with the environment read through `env`.
     pub fn candidates_with(&self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathBuf> {
         let mut out = Vec::new();
-        let in_dir = |dir: &Path, out: &mut Vec<PathBuf>| out.extend(LIBRARY_NAMES.iter().map(|n| dir.join(n)));
+        let in_dir = |dir: &Path, out: &mut Vec<PathBuf>| out.extend(search::in_dir(dir, &LIBRARY_NAMES));
         let place = |p: &Path, out: &mut Vec<PathBuf>| {
             // A folder, or a path that does not look like a library file: try the names in it.
             let named_like_a_library = p.file_name().is_some_and(|n| n.to_string_lossy().contains(".so"));
@@ -215,6 +216,9 @@ fn describe_with(rc: sys::CUresult, name: Option<String>, text: Option<String>) 
 /// loaded and initialized (`cuInit(0)`) once, whoever asks first, from any thread.
 static LOADED: Mutex<Vec<Arc<Runtime>>> = Mutex::new(Vec::new());
 
+/// The toolkit's link stubs, never tried.
+const LINK_STUBS: LinkStubs = LinkStubs { folder: "stubs", why: "the toolkit's link stubs" };
+
 /// Finds, loads and initializes the driver (see the [module docs](self) for the order).
 ///
 /// # Errors
@@ -226,45 +230,26 @@ static LOADED: Mutex<Vec<Arc<Runtime>>> = Mutex::new(Vec::new());
 /// `CUDA_ERROR_NO_DEVICE` (100).
 pub fn load(opts: &LoadOptions) -> Result<Arc<Runtime>> {
     let mut loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut tried = String::new();
     let mut init_failure: Option<sys::CUresult> = None;
     let mut stub_seen = false;
-    for cand in opts.candidates() {
-        if cand.components().any(|c| c.as_os_str() == "stubs") {
-            let _ = writeln!(tried, "  {}: skipped (the toolkit's link stubs)", cand.display());
-            continue;
-        }
-        if cand.is_absolute() && !cand.exists() {
-            let _ = writeln!(tried, "  {}: not found", cand.display());
-            continue;
-        }
+    let found = search::first_to_open(opts.candidates(), LINK_STUBS, |cand| {
         if let Some(rt) = loaded.iter().find(|r| r.path == cand) {
             return Ok(Arc::clone(rt));
         }
         // SAFETY: loading a shared library runs its initializers; a CUDA driver's are sound
         // to run, and this is the documented way to use the driver without linking it at
         // build time.
-        let lib = match unsafe { libloading::Library::new(&cand) } {
-            Ok(lib) => lib,
-            Err(e) => {
-                let _ = writeln!(tried, "  {}: {e}", cand.display());
-                continue;
-            }
-        };
-        let rt = Runtime { lib, path: cand.clone(), syms: Symbols::default() };
-        let init = match sym!(rt, cuInit) {
-            Ok(f) => f,
-            Err(_) => {
-                let _ = writeln!(tried, "  {}: loaded, but it has no cuInit (not a CUDA driver)", cand.display());
-                // Keep it mapped: unloading libraries that ran initializers is not worth
-                // the risk.
-                std::mem::forget(rt);
-                continue;
-            }
+        let lib = unsafe { libloading::Library::new(cand) }.map_err(|e| e.to_string())?;
+        let rt = Runtime { lib, path: cand.to_path_buf(), syms: Symbols::default() };
+        let Ok(init) = sym!(rt, cuInit) else {
+            // Keep it mapped: unloading libraries that ran initializers is not worth the
+            // risk.
+            std::mem::forget(rt);
+            return Err("loaded, but it has no cuInit (not a CUDA driver)".into());
         };
         // SAFETY: `cuInit` takes flags, which must be 0.
         let rc = unsafe { init(0) };
-        match rc {
+        let why = match rc {
             sys::CUDA_SUCCESS => {
                 let rt = Arc::new(rt);
                 loaded.push(Arc::clone(&rt));
@@ -272,19 +257,21 @@ pub fn load(opts: &LoadOptions) -> Result<Arc<Runtime>> {
             }
             sys::CUDA_ERROR_STUB_LIBRARY => {
                 stub_seen = true;
-                let _ =
-                    writeln!(tried, "  {}: a link stub (cuInit answered 34, CUDA_ERROR_STUB_LIBRARY)", cand.display());
-                std::mem::forget(rt);
+                "a link stub (cuInit answered 34, CUDA_ERROR_STUB_LIBRARY)".to_string()
             }
             other => {
                 init_failure.get_or_insert(other);
-                let _ = writeln!(tried, "  {}: cuInit failed with {other} ({})", cand.display(), rt.describe(other));
-                std::mem::forget(rt);
+                format!("cuInit failed with {other} ({})", rt.describe(other))
             }
-        }
-    }
-    let code = init_failure.unwrap_or(if stub_seen { sys::CUDA_ERROR_STUB_LIBRARY } else { sys::CUDA_ERROR_NO_DEVICE });
-    Err(Error::cuda(ErrorKind::Unavailable, code, "load", format!("no CUDA driver found; tried:\n{tried}")))
+        };
+        std::mem::forget(rt);
+        Err(why)
+    });
+    found.map_err(|record| {
+        let code =
+            init_failure.unwrap_or(if stub_seen { sys::CUDA_ERROR_STUB_LIBRARY } else { sys::CUDA_ERROR_NO_DEVICE });
+        Error::cuda(ErrorKind::Unavailable, code, "load", record.unavailable("CUDA driver"))
+    })
 }
 
 #[cfg(test)]

@@ -8,7 +8,10 @@
 //! whether the library is the project's CPU libcuda: that library exports
 //! `mempool_cuda_shim_version` ([`cpu_libcuda_version`]), which NVIDIA's driver does not.
 //!
-//! Each row is one small experiment on its own pool of a few granules and its own streams:
+//! Each row is one small experiment on its own pool of a few granules and its own streams
+//! (same-stream reuse, event-dependency reuse and release at synchronization are the
+//! shared experiments of [`mempool_backend_kit::probe`], which also words and renders the
+//! table):
 //!
 //! - **reuse flags of a fresh pool**: attributes 1-3 read before any write; CUDA creates
 //!   pools with all three on (contract §3), Ascend with all three off;
@@ -34,8 +37,9 @@
 
 use crate::backend::{Cuda, CudaPool, CudaStream};
 use crate::loader::Runtime;
+use mempool_backend_kit::probe;
 use mempool_hal::attr::{ReleaseThreshold, ReservedMemCurrent, UsedMemCurrent, UsedMemHigh};
-use mempool_hal::{Device, DevicePtr, MemPool, MemPoolExt, PoolProps, Profile, Result, ReuseFlags};
+use mempool_hal::{Device, DevicePtr, MemPool, MemPoolExt, Profile, Result, ReuseFlags};
 use std::ffi::{CStr, c_char};
 use std::fmt;
 use std::path::PathBuf;
@@ -150,22 +154,11 @@ impl ProbeReport {
 
     /// The rows of the table: (what, observed, documented for CUDA, verdict).
     pub fn rows(&self) -> Vec<[String; 4]> {
-        let error = |e: &String| format!("error: {e}");
-        let yes_no = |r: &std::result::Result<bool, String>, yes: &str, no: &str| match r {
-            Ok(true) => yes.to_string(),
-            Ok(false) => no.to_string(),
-            Err(e) => error(e),
-        };
-        let verdict = |r: &std::result::Result<bool, String>, documented: bool, differs: &str| match r {
-            Ok(v) if *v == documented => "as documented".to_string(),
-            Ok(_) => format!("differs: {differs}"),
-            Err(_) => "unknown".to_string(),
-        };
         let (flags, flags_verdict) = match &self.fresh_reuse_flags {
             Ok(f) if *f == ReuseFlags::ALL => (format!("on ({f})"), "as documented".to_string()),
             Ok(f) if *f == ReuseFlags::NONE => ("off".to_string(), "differs: off (Ascend's default)".to_string()),
             Ok(f) => (format!("partly on ({f})"), "differs".to_string()),
-            Err(e) => (error(e), "unknown".to_string()),
+            Err(e) => (probe::error(e), "unknown".to_string()),
         };
         let (trim, trim_verdict) = match &self.trim_below_used {
             Ok(TrimBelowUsed::Released { before, after, used }) => (
@@ -184,7 +177,7 @@ impl ProbeReport {
             Ok(TrimBelowUsed::Refused(code)) => {
                 (format!("refused ({code})"), "differs: refused (Ascend's rule)".to_string())
             }
-            Err(e) => (error(e), "unknown".to_string()),
+            Err(e) => (probe::error(e), "unknown".to_string()),
         };
         let (high, high_verdict) = match &self.high_reset {
             Ok(HighReset::ToCurrent(v)) => (format!("to CURRENT ({})", bytes(*v)), "as documented".to_string()),
@@ -192,48 +185,40 @@ impl ProbeReport {
             Ok(HighReset::Other { high, current }) => {
                 (format!("to {} (CURRENT {})", bytes(*high), bytes(*current)), "differs".to_string())
             }
-            Err(e) => (error(e), "unknown".to_string()),
+            Err(e) => (probe::error(e), "unknown".to_string()),
         };
         let v = self.driver_version;
         vec![
-            ["library".into(), self.library.display().to_string(), "-".into(), "-".into()],
-            [
-                "driver version (cuDriverGetVersion)".into(),
-                format!("{}.{} ({v})", v / 1000, (v % 1000) / 10),
-                "-".into(),
-                "-".into(),
-            ],
+            probe::info("library", self.library.display().to_string()),
+            probe::info("driver version (cuDriverGetVersion)", format!("{}.{} ({v})", v / 1000, (v % 1000) / 10)),
             [
                 format!("CPU libcuda ({CPU_LIBCUDA_MARKER})"),
                 self.cpu_libcuda.as_ref().map_or_else(|| "not exported".to_string(), |s| format!("exported: {s}")),
                 "-".into(),
                 if self.is_cpu_libcuda() { "the project's CPU libcuda".into() } else { "-".into() },
             ],
-            ["granularity".into(), format!("{} bytes", self.granularity), "-".into(), "-".into()],
+            probe::info("granularity", format!("{} bytes", self.granularity)),
             [
                 "reuse flags of a fresh pool (§3)".into(),
                 flags,
                 "on (follow,opportunistic,internal)".into(),
                 flags_verdict,
             ],
-            [
-                "same-stream reuse (§4 a)".into(),
-                yes_no(&self.same_stream_reuse, "reused", "fresh memory"),
-                "reused".into(),
-                verdict(&self.same_stream_reuse, true, "no reuse"),
-            ],
-            [
-                "event-dependency reuse (§4 c)".into(),
-                yes_no(&self.event_dependency_reuse, "reused", "fresh memory"),
-                "reused".into(),
-                verdict(&self.event_dependency_reuse, true, "no reuse"),
-            ],
-            [
-                "release at synchronization (§6)".into(),
-                yes_no(&self.release_at_sync, "released", "kept until trim_to"),
-                "released".into(),
-                verdict(&self.release_at_sync, true, "no release"),
-            ],
+            probe::yes_row("same-stream reuse (§4 a)", &self.same_stream_reuse, "reused", "fresh memory", "no reuse"),
+            probe::yes_row(
+                "event-dependency reuse (§4 c)",
+                &self.event_dependency_reuse,
+                "reused",
+                "fresh memory",
+                "no reuse",
+            ),
+            probe::yes_row(
+                "release at synchronization (§6)",
+                &self.release_at_sync,
+                "released",
+                "kept until trim_to",
+                "no release",
+            ),
             ["trim_to below USED (§6)".into(), trim, "releases what it can".into(), trim_verdict],
             ["HIGH reset (§3)".into(), high, "to CURRENT".into(), high_verdict],
             [
@@ -258,12 +243,7 @@ fn bytes(n: u64) -> String {
 impl fmt::Display for ProbeReport {
     /// A Markdown table.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "| what | observed | documented (CUDA) | verdict |")?;
-        writeln!(f, "|---|---|---|---|")?;
-        for [a, b, c, d] in self.rows() {
-            writeln!(f, "| {a} | {b} | {c} | {d} |")?;
-        }
-        Ok(())
+        probe::write_table(f, "documented (CUDA)", &self.rows())
     }
 }
 
@@ -297,16 +277,17 @@ pub fn run(dev: &Cuda) -> ProbeReport {
         cpu_libcuda: cpu_libcuda_version(dev.runtime()),
         granularity: dev.pool_granularity(),
         fresh_reuse_flags: fresh_reuse_flags(dev).map_err(err),
-        same_stream_reuse: same_stream_reuse(dev).map_err(err),
-        event_dependency_reuse: event_dependency_reuse(dev).map_err(err),
-        release_at_sync: release_at_sync(dev).map_err(err),
+        same_stream_reuse: probe::same_stream_reuse(dev).map_err(err),
+        // Rule c alone: with the opportunistic and internal-dependency flags on (CUDA's
+        // default), the block could come back by another rule.
+        event_dependency_reuse: probe::event_dependency_reuse(dev, |pool| {
+            ReuseFlags { follow_event_dependencies: true, ..ReuseFlags::NONE }.apply(pool)
+        })
+        .map_err(err),
+        release_at_sync: probe::release_at_sync(dev, |pool| pool.set(ReleaseThreshold, 0)).map_err(err),
         trim_below_used: trim_below_used(dev).map_err(err),
         high_reset: high_reset(dev).map_err(err),
     }
-}
-
-fn pool(dev: &Cuda, granules: u64) -> Result<CudaPool> {
-    dev.create_pool(&PoolProps::builder().device(dev.id()).max_size(granules * dev.pool_granularity()).build())
 }
 
 /// Frees `p`, a live allocation of `pool` that no queued work touches.
@@ -317,66 +298,15 @@ fn free(pool: &CudaPool, p: DevicePtr, s: &CudaStream) -> Result<()> {
 }
 
 fn fresh_reuse_flags(dev: &Cuda) -> Result<ReuseFlags> {
-    let pool = pool(dev, 1)?;
+    let pool = probe::pool(dev, 1)?;
     let flags = ReuseFlags::read(&pool)?;
     dev.destroy_pool(&pool)?;
     Ok(flags)
 }
 
-fn same_stream_reuse(dev: &Cuda) -> Result<bool> {
-    let g = dev.pool_granularity();
-    let pool = pool(dev, 4)?;
-    let s = dev.create_stream()?;
-    let p = pool.malloc_async(g, &s)?;
-    free(&pool, p, &s)?;
-    let q = pool.malloc_async(g, &s)?;
-    free(&pool, q, &s)?;
-    dev.synchronize_stream(&s)?;
-    dev.destroy_pool(&pool)?;
-    dev.destroy_stream(&s)?;
-    Ok(q == p)
-}
-
-fn event_dependency_reuse(dev: &Cuda) -> Result<bool> {
-    let g = dev.pool_granularity();
-    let pool = pool(dev, 4)?;
-    // Rule c alone: with the opportunistic and internal-dependency flags on (CUDA's
-    // default), the block could come back by another rule.
-    ReuseFlags { follow_event_dependencies: true, ..ReuseFlags::NONE }.apply(&pool)?;
-    pool.set(ReleaseThreshold, pool.size())?;
-    let (a, b) = (dev.create_stream()?, dev.create_stream()?);
-    let e = dev.create_event()?;
-    let x = pool.malloc_async(g, &a)?;
-    free(&pool, x, &a)?;
-    dev.record_event(&e, &a)?;
-    dev.stream_wait_event(&b, &e)?;
-    let y = pool.malloc_async(g, &b)?;
-    free(&pool, y, &b)?;
-    dev.synchronize_device()?;
-    dev.destroy_pool(&pool)?;
-    dev.destroy_event(&e)?;
-    dev.destroy_stream(&a)?;
-    dev.destroy_stream(&b)?;
-    Ok(y == x)
-}
-
-fn release_at_sync(dev: &Cuda) -> Result<bool> {
-    let g = dev.pool_granularity();
-    let pool = pool(dev, 4)?;
-    pool.set(ReleaseThreshold, 0)?;
-    let s = dev.create_stream()?;
-    let p = pool.malloc_async(g, &s)?;
-    free(&pool, p, &s)?;
-    dev.synchronize_stream(&s)?;
-    let released = pool.get(ReservedMemCurrent)? == 0;
-    dev.destroy_pool(&pool)?;
-    dev.destroy_stream(&s)?;
-    Ok(released)
-}
-
 fn trim_below_used(dev: &Cuda) -> Result<TrimBelowUsed> {
     let g = dev.pool_granularity();
-    let pool = pool(dev, 16)?;
+    let pool = probe::pool(dev, 16)?;
     pool.set(ReleaseThreshold, pool.size())?;
     let s = dev.create_stream()?;
     let live = pool.malloc_async(g, &s)?;
@@ -401,7 +331,7 @@ fn trim_below_used(dev: &Cuda) -> Result<TrimBelowUsed> {
 
 fn high_reset(dev: &Cuda) -> Result<HighReset> {
     let g = dev.pool_granularity();
-    let pool = pool(dev, 4)?;
+    let pool = probe::pool(dev, 4)?;
     pool.set(ReleaseThreshold, pool.size())?;
     let s = dev.create_stream()?;
     let live = pool.malloc_async(g, &s)?;

@@ -101,7 +101,7 @@ impl Drop for Shared {
         if self.enter_slow().is_ok() {
             let _ = result::device::synchronize(&self.rt);
         }
-        self.staging.free_all(&self.rt);
+        let _ = self.staging.free_all(&self.rt);
         let _ = result::context::destroy(&self.rt, self.ctx as sys::aclrtContext);
         CURRENT.with(|c| {
             if c.get() == self.instance {

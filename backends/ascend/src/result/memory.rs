@@ -5,6 +5,7 @@
 use super::{host_kind, pointer_kind};
 use crate::loader::{Runtime, sym};
 use crate::sys;
+use mempool_backend_kit::staging::PinnedBuffer;
 use mempool_hal::{HostFn, Result, code};
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -74,8 +75,8 @@ pub(crate) fn launch_host_func(rt: &Runtime, stream: sys::aclrtStream, f: HostFn
 /// the copy) until that copy has run.
 ///
 /// Dropping it leaks it: freeing needs the runtime, and CANN forbids `aclrtFreeHost`
-/// inside a host function, where buffers come back. Give it to [`free_host`] on a user
-/// thread.
+/// inside a host function, where buffers come back. Give it to [`PinnedBuffer::free`] on a
+/// user thread.
 #[derive(Debug)]
 pub(crate) struct PinnedHost {
     addr: usize,
@@ -83,12 +84,6 @@ pub(crate) struct PinnedHost {
 }
 
 impl PinnedHost {
-    /// Its size in bytes.
-    #[inline]
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
     /// Its address, for a copy's host side.
     #[inline]
     pub(crate) fn as_ptr(&self) -> *mut c_void {
@@ -114,23 +109,34 @@ impl PinnedHost {
     }
 }
 
-/// `aclrtMallocHost` of `len` bytes (the caller has made a context current, which CANN
-/// needs). A failure to get host memory (207001) is `HostAllocation`.
-#[inline]
-pub(crate) fn malloc_host(rt: &Runtime, len: usize) -> Result<PinnedHost> {
-    let f = sym!(rt, aclrtMallocHost)?;
-    let mut p: *mut c_void = std::ptr::null_mut();
-    // SAFETY: a valid out-pointer.
-    let rc = unsafe { f(&mut p, len) };
-    rt.check_with(rc, "aclrtMallocHost", host_kind)?;
-    Ok(PinnedHost { addr: p as usize, len })
-}
+impl PinnedBuffer for PinnedHost {
+    type Host = Runtime;
+    type Error = mempool_hal::Error;
 
-/// `aclrtFreeHost` of `buf` (on a user thread, never inside a host function).
-#[inline]
-pub(crate) fn free_host(rt: &Runtime, buf: PinnedHost) -> Result<()> {
-    let f = sym!(rt, aclrtFreeHost)?;
-    // SAFETY: `buf` came from `aclrtMallocHost` of this runtime and is owned, so no
-    // queued copy uses it any more; it is consumed, so it is freed once.
-    rt.check(unsafe { f(buf.as_ptr()) }, "aclrtFreeHost")
+    /// `aclrtMallocHost` of `len` bytes (the caller has made a context current, which CANN
+    /// needs). A failure to get host memory (207001) is `HostAllocation`.
+    #[inline]
+    fn alloc(rt: &Runtime, len: usize) -> Result<PinnedHost> {
+        let f = sym!(rt, aclrtMallocHost)?;
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer.
+        let rc = unsafe { f(&mut p, len) };
+        rt.check_with(rc, "aclrtMallocHost", host_kind)?;
+        Ok(PinnedHost { addr: p as usize, len })
+    }
+
+    /// `aclrtFreeHost` of the buffer (on a user thread, never inside a host function).
+    #[inline]
+    fn free(self, rt: &Runtime) -> Result<()> {
+        let f = sym!(rt, aclrtFreeHost)?;
+        // SAFETY: the buffer came from `aclrtMallocHost` of this runtime and is owned, so
+        // no queued copy uses it any more; it is consumed, so it is freed once.
+        rt.check(unsafe { f(self.as_ptr()) }, "aclrtFreeHost")
+    }
+
+    /// Its size in bytes.
+    #[inline]
+    fn size(&self) -> usize {
+        self.len
+    }
 }

@@ -6,6 +6,7 @@
 use super::{host_kind, pointer_kind};
 use crate::loader::{Runtime, sym};
 use crate::sys;
+use mempool_backend_kit::staging::PinnedBuffer;
 use mempool_hal::{HostFn, Result};
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -21,7 +22,7 @@ pub(crate) fn memcpy_htod_async(
     stream: sys::CUstream,
 ) -> Result<()> {
     let f = sym!(rt, cuMemcpyHtoDAsync_v2)?;
-    debug_assert!(n <= src.len());
+    debug_assert!(n <= src.size());
     // SAFETY: the driver checks the device range; `src` holds at least `n` bytes and the
     // caller keeps it alive until the copy has run (it moves into a host function ordered
     // after the copy); the caller passes a live stream.
@@ -40,7 +41,7 @@ pub(crate) fn memcpy_dtoh_async(
     stream: sys::CUstream,
 ) -> Result<()> {
     let f = sym!(rt, cuMemcpyDtoHAsync_v2)?;
-    debug_assert!(n <= dst.len());
+    debug_assert!(n <= dst.size());
     // SAFETY: the driver checks the device range; `dst` holds at least `n` bytes and the
     // caller keeps it alive, unread, until the copy has run (it moves into a host function
     // ordered after the copy); the caller passes a live stream.
@@ -111,8 +112,8 @@ pub(crate) fn launch_host_func(rt: &Runtime, stream: sys::CUstream, f: HostFn) -
 /// after the copy) until that copy has run.
 ///
 /// Dropping it leaks it: freeing needs the driver, and the driver forbids CUDA calls
-/// inside a host function, where buffers come back. Give it to [`free_host`] on a user
-/// thread.
+/// inside a host function, where buffers come back. Give it to [`PinnedBuffer::free`] on a
+/// user thread.
 #[derive(Debug)]
 pub(crate) struct PinnedHost {
     addr: usize,
@@ -120,12 +121,6 @@ pub(crate) struct PinnedHost {
 }
 
 impl PinnedHost {
-    /// Its size in bytes.
-    #[inline]
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
     /// Its address, for a copy's host side.
     #[inline]
     pub(crate) fn as_ptr(&self) -> *mut c_void {
@@ -151,23 +146,34 @@ impl PinnedHost {
     }
 }
 
-/// `cuMemAllocHost_v2` of `len` bytes (the caller has made a context current, which the
-/// driver needs). Host memory exhausted (2) is `HostAllocation`.
-#[inline]
-pub(crate) fn malloc_host(rt: &Runtime, len: usize) -> Result<PinnedHost> {
-    let f = sym!(rt, cuMemAllocHost_v2)?;
-    let mut p: *mut c_void = std::ptr::null_mut();
-    // SAFETY: a valid out-pointer.
-    let rc = unsafe { f(&mut p, len) };
-    rt.check_with(rc, "cuMemAllocHost_v2", host_kind)?;
-    Ok(PinnedHost { addr: p as usize, len })
-}
+impl PinnedBuffer for PinnedHost {
+    type Host = Runtime;
+    type Error = mempool_hal::Error;
 
-/// `cuMemFreeHost` of `buf` (on a user thread, never inside a host function).
-#[inline]
-pub(crate) fn free_host(rt: &Runtime, buf: PinnedHost) -> Result<()> {
-    let f = sym!(rt, cuMemFreeHost)?;
-    // SAFETY: `buf` came from `cuMemAllocHost_v2` of this driver and is owned, so no
-    // queued copy uses it any more; it is consumed, so it is freed once.
-    rt.check(unsafe { f(buf.as_ptr()) }, "cuMemFreeHost")
+    /// `cuMemAllocHost_v2` of `len` bytes (the caller has made a context current, which the
+    /// driver needs). Host memory exhausted (2) is `HostAllocation`.
+    #[inline]
+    fn alloc(rt: &Runtime, len: usize) -> Result<PinnedHost> {
+        let f = sym!(rt, cuMemAllocHost_v2)?;
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer.
+        let rc = unsafe { f(&mut p, len) };
+        rt.check_with(rc, "cuMemAllocHost_v2", host_kind)?;
+        Ok(PinnedHost { addr: p as usize, len })
+    }
+
+    /// `cuMemFreeHost` of the buffer (on a user thread, never inside a host function).
+    #[inline]
+    fn free(self, rt: &Runtime) -> Result<()> {
+        let f = sym!(rt, cuMemFreeHost)?;
+        // SAFETY: the buffer came from `cuMemAllocHost_v2` of this driver and is owned, so
+        // no queued copy uses it any more; it is consumed, so it is freed once.
+        rt.check(unsafe { f(self.as_ptr()) }, "cuMemFreeHost")
+    }
+
+    /// Its size in bytes.
+    #[inline]
+    fn size(&self) -> usize {
+        self.len
+    }
 }

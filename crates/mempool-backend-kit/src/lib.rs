@@ -1,0 +1,17 @@
+//! Pieces the FFI backends (`mempool-ascend`, `mempool-cuda`) share, written once:
+//!
+//! - [`staging`]: the cache of page-locked staging buffers that keeps host copies
+//!   asynchronous, generic over how a backend allocates and frees such a buffer
+//!   ([`staging::PinnedBuffer`]);
+//! - [`search`]: the walk over a backend's library candidates and the record of every path
+//!   tried and why it was not taken, for the `Unavailable` error;
+//! - [`probe`]: the probe table's rows, verdicts and Markdown rendering, and the pool
+//!   experiments both backends run the same way.
+//!
+//! Nothing here calls a driver or runtime: the backends pass in what does.
+
+#![deny(missing_docs)]
+
+pub mod probe;
+pub mod search;
+pub mod staging;
