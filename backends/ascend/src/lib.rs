@@ -18,9 +18,12 @@
 //!   current on whichever thread calls, so the backend is `Send + Sync`.
 //!
 //! What this backend shares with the CUDA backend, written once in `mempool-backend-kit`:
-//! the page-locked staging cache ([`mempool_backend_kit::staging`]), the library search and
-//! its record of every path tried ([`mempool_backend_kit::search`]), and the probe table
-//! with its common pool experiments ([`mempool_backend_kit::probe`]).
+//! the page-locked staging cache and the staged host copies
+//! ([`mempool_backend_kit::staging`]), the liveness of stream, event and pool handles
+//! ([`mempool_backend_kit::handle`]), a pool's size check and out-of-memory error
+//! ([`mempool_backend_kit::pool`]), the library search and its record of every path tried
+//! ([`mempool_backend_kit::search`]), and the probe table with its common pool experiments
+//! ([`mempool_backend_kit::probe`]).
 //!
 //! `aclInit` runs once per library per process, whoever loads it first, safely when
 //! several threads or backends start together; [`finalize`] gives back the backend's own

@@ -26,9 +26,12 @@
 //!   backend is `Send + Sync`.
 //!
 //! What this backend shares with the Ascend backend, written once in `mempool-backend-kit`:
-//! the page-locked staging cache ([`mempool_backend_kit::staging`]), the library search and
-//! its record of every path tried ([`mempool_backend_kit::search`]), and the probe table
-//! with its common pool experiments ([`mempool_backend_kit::probe`]).
+//! the page-locked staging cache and the staged host copies
+//! ([`mempool_backend_kit::staging`]), the liveness of stream, event and pool handles
+//! ([`mempool_backend_kit::handle`]), a pool's size check and out-of-memory error
+//! ([`mempool_backend_kit::pool`]), the library search and its record of every path tried
+//! ([`mempool_backend_kit::search`]), and the probe table with its common pool experiments
+//! ([`mempool_backend_kit::probe`]).
 //!
 //! Every error of this crate is in the driver's numbering ([`mempool_hal::Vendor::Cuda`]):
 //! the driver's own codes, and for the mistakes the backend catches itself (a stale handle,

@@ -2,7 +2,10 @@
 //!
 //! - [`staging`]: the cache of page-locked staging buffers that keeps host copies
 //!   asynchronous, generic over how a backend allocates and frees such a buffer
-//!   ([`staging::PinnedBuffer`]);
+//!   ([`staging::PinnedBuffer`]), and the staged copies, generic over how it queues a copy
+//!   and a host function ([`staging::StagedCopies`]);
+//! - [`handle`]: the liveness of stream, event and pool handles, shared by their clones;
+//! - [`pool`]: the size check of an allocation and the out-of-memory error of a pool;
 //! - [`search`]: the walk over a backend's library candidates and the record of every path
 //!   tried and why it was not taken, for the `Unavailable` error;
 //! - [`probe`]: the probe table's rows, verdicts and Markdown rendering, and the pool
@@ -12,6 +15,8 @@
 
 #![deny(missing_docs)]
 
+pub mod handle;
+pub mod pool;
 pub mod probe;
 pub mod search;
 pub mod staging;

@@ -10,9 +10,14 @@
 //! later on a user thread (the next [`Staging::take`], or [`Staging::free_all`] at the
 //! instance's end). The allocating and freeing is the backend's, through
 //! [`PinnedBuffer`].
+//!
+//! [`Staging::copy_to_device`] and [`Staging::copy_to_host`] are the staged copies
+//! themselves: a buffer from the cache, the copy, and the host function that gives the
+//! buffer back, queued on one stream through the backend's calls ([`StagedCopies`]).
 
+use mempool_hal::{DevicePtr, HostBuffer, HostFn};
 use std::fmt;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// The smallest staging buffer, as a power of two (4 KiB).
 const MIN_SHIFT: u32 = 12;
@@ -49,6 +54,43 @@ pub trait PinnedBuffer: Sized {
 
     /// Its size in bytes.
     fn size(&self) -> usize;
+}
+
+/// The bytes of a staging buffer, as the host side of a copy reads and writes them.
+pub trait HostBytes {
+    /// Copies `src` into the start of the buffer (at most its length).
+    fn fill_from(&mut self, src: &[u8]);
+
+    /// Copies the start of the buffer into `dst` (at most its length).
+    fn copy_to(&self, dst: &mut [u8]);
+}
+
+/// The calls of a staged copy on one stream, through a backend's driver or runtime.
+pub trait StagedCopies {
+    /// The staging buffer.
+    type Buffer: PinnedBuffer<Error = mempool_hal::Error> + HostBytes + Send + 'static;
+
+    /// Queues the copy of the first `n` bytes of `src` to the device memory at `dst`.
+    ///
+    /// # Errors
+    ///
+    /// The driver's or runtime's refusal; nothing was queued then.
+    fn to_device(&self, dst: DevicePtr, src: &Self::Buffer, n: usize) -> mempool_hal::Result<()>;
+
+    /// Queues the copy of `n` bytes of the device memory at `src` into the start of `dst`.
+    ///
+    /// # Errors
+    ///
+    /// The driver's or runtime's refusal; nothing was queued then.
+    fn to_host(&self, dst: &Self::Buffer, src: DevicePtr, n: usize) -> mempool_hal::Result<()>;
+
+    /// Queues the host function `f` after the copy; a failed launch drops `f` without
+    /// running it.
+    ///
+    /// # Errors
+    ///
+    /// The driver's or runtime's refusal.
+    fn launch_host_func(&self, f: HostFn) -> mempool_hal::Result<()>;
 }
 
 /// What the staging cache holds and has done.
@@ -196,6 +238,84 @@ impl<B: PinnedBuffer> Staging<B> {
     }
 }
 
+impl<B> Staging<B>
+where
+    B: PinnedBuffer<Error = mempool_hal::Error> + HostBytes + Send + 'static,
+{
+    /// Stages `src` in a buffer from the cache and queues its copy to `dst`, then a host
+    /// function that gives the buffer back; returns at once, and the caller may reuse
+    /// `src`. An empty `src` queues nothing.
+    ///
+    /// # Errors
+    ///
+    /// The staging buffer's allocation, the copy's or the launch's failure. A buffer whose
+    /// copy was not queued goes back to the cache; one whose host function was not
+    /// launched is dropped with it (leaked, never freed under the queued copy).
+    pub fn copy_to_device<C>(
+        self: &Arc<Self>,
+        host: &B::Host,
+        dst: DevicePtr,
+        src: &[u8],
+        on: &C,
+    ) -> mempool_hal::Result<()>
+    where
+        C: StagedCopies<Buffer = B>,
+    {
+        if src.is_empty() {
+            return Ok(());
+        }
+        let mut buf = self.take(host, src.len())?;
+        buf.fill_from(src);
+        if let Err(e) = on.to_device(dst, &buf, src.len()) {
+            // Nothing was queued: the buffer is free now.
+            self.give_back(buf);
+            return Err(e);
+        }
+        let staging = Arc::clone(self);
+        // A failed launch drops the closure and the buffer with it: leaked, never freed
+        // under the queued copy.
+        on.launch_host_func(Box::new(move || staging.give_back(buf)))
+    }
+
+    /// Queues the copy of `dst.len()` bytes at `src` into a buffer from the cache, then a
+    /// host function that moves the bytes into `dst` and gives the buffer back; `dst` is
+    /// written only by that function. An empty `dst` queues nothing.
+    ///
+    /// # Errors
+    ///
+    /// As [`Staging::copy_to_device`].
+    pub fn copy_to_host<C>(
+        self: &Arc<Self>,
+        host: &B::Host,
+        dst: &HostBuffer,
+        src: DevicePtr,
+        on: &C,
+    ) -> mempool_hal::Result<()>
+    where
+        C: StagedCopies<Buffer = B>,
+    {
+        let len = dst.len();
+        if len == 0 {
+            return Ok(());
+        }
+        let buf = self.take(host, len)?;
+        if let Err(e) = on.to_host(&buf, src, len) {
+            self.give_back(buf);
+            return Err(e);
+        }
+        let dst = dst.clone();
+        let staging = Arc::clone(self);
+        on.launch_host_func(Box::new(move || {
+            {
+                let mut out = dst.lock();
+                let n = out.len().min(len);
+                buf.copy_to(&mut out[..n]);
+            }
+            staging.give_back(buf);
+        }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,5 +396,114 @@ mod tests {
         assert_eq!(staging.free_all(&host), Err("free failed"));
         assert_eq!(host.frees.get(), 3);
         assert_eq!(staging.stats().cached, 0);
+    }
+
+    /// A buffer with bytes, for the staged copies (written through `&` as a driver does).
+    struct Bytes(Mutex<Vec<u8>>);
+
+    impl PinnedBuffer for Bytes {
+        type Host = ();
+        type Error = mempool_hal::Error;
+
+        fn alloc((): &(), len: usize) -> mempool_hal::Result<Self> {
+            Ok(Bytes(Mutex::new(vec![0; len])))
+        }
+
+        fn free(self, (): &()) -> mempool_hal::Result<()> {
+            Ok(())
+        }
+
+        fn size(&self) -> usize {
+            self.0.lock().unwrap().len()
+        }
+    }
+
+    impl HostBytes for Bytes {
+        fn fill_from(&mut self, src: &[u8]) {
+            self.0.get_mut().unwrap()[..src.len()].copy_from_slice(src);
+        }
+
+        fn copy_to(&self, dst: &mut [u8]) {
+            dst.copy_from_slice(&self.0.lock().unwrap()[..dst.len()]);
+        }
+    }
+
+    /// One stream over 64 bytes of device memory: copies run at once, host functions
+    /// when [`Stream::run`] says.
+    #[derive(Default)]
+    struct Stream {
+        memory: Mutex<Vec<u8>>,
+        queued: Mutex<Vec<HostFn>>,
+        refuse_copies: bool,
+    }
+
+    impl Stream {
+        fn new(refuse_copies: bool) -> Self {
+            Stream { memory: Mutex::new(vec![0; 64]), queued: Mutex::default(), refuse_copies }
+        }
+
+        fn run(&self) {
+            let queued = std::mem::take(&mut *self.queued.lock().unwrap());
+            for f in queued {
+                f();
+            }
+        }
+
+        fn refused(&self) -> mempool_hal::Result<()> {
+            if self.refuse_copies { Err(mempool_hal::Error::invalid_param("copy", "refused")) } else { Ok(()) }
+        }
+    }
+
+    impl StagedCopies for Stream {
+        type Buffer = Bytes;
+
+        fn to_device(&self, dst: DevicePtr, src: &Bytes, n: usize) -> mempool_hal::Result<()> {
+            self.refused()?;
+            let at = dst.addr() as usize;
+            self.memory.lock().unwrap()[at..at + n].copy_from_slice(&src.0.lock().unwrap()[..n]);
+            Ok(())
+        }
+
+        fn to_host(&self, dst: &Bytes, src: DevicePtr, n: usize) -> mempool_hal::Result<()> {
+            self.refused()?;
+            let at = src.addr() as usize;
+            dst.0.lock().unwrap()[..n].copy_from_slice(&self.memory.lock().unwrap()[at..at + n]);
+            Ok(())
+        }
+
+        fn launch_host_func(&self, f: HostFn) -> mempool_hal::Result<()> {
+            self.queued.lock().unwrap().push(f);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn staged_copies_give_their_buffers_back_once_run() {
+        let staging = Arc::new(Staging::<Bytes>::default());
+        let stream = Stream::new(false);
+        staging.copy_to_device(&(), DevicePtr::from_addr(8), b"hello", &stream).unwrap();
+        assert_eq!(staging.stats().in_flight, 1, "held until its host function runs");
+        stream.run();
+        let dst = HostBuffer::new(5);
+        staging.copy_to_host(&(), &dst, DevicePtr::from_addr(8), &stream).unwrap();
+        assert_eq!(dst.to_vec(), [0; 5], "written only by the host function");
+        stream.run();
+        assert_eq!(dst.to_vec(), b"hello");
+        let st = staging.stats();
+        assert_eq!((st.allocations, st.cached, st.in_flight), (1, 1, 0), "one buffer served both");
+        staging.copy_to_device(&(), DevicePtr::from_addr(0), &[], &stream).unwrap();
+        staging.copy_to_host(&(), &HostBuffer::new(0), DevicePtr::from_addr(0), &stream).unwrap();
+        assert_eq!(staging.stats(), st, "empty copies queue nothing");
+    }
+
+    #[test]
+    fn a_refused_copy_gives_its_buffer_back_at_once() {
+        let staging = Arc::new(Staging::<Bytes>::default());
+        let stream = Stream::new(true);
+        assert!(staging.copy_to_device(&(), DevicePtr::from_addr(0), b"x", &stream).is_err());
+        assert!(staging.copy_to_host(&(), &HostBuffer::new(1), DevicePtr::from_addr(0), &stream).is_err());
+        let st = staging.stats();
+        assert_eq!((st.allocations, st.cached, st.in_flight), (1, 1, 0));
+        assert!(stream.queued.lock().unwrap().is_empty());
     }
 }

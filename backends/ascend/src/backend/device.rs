@@ -1,13 +1,15 @@
 //! [`Device`] for [`Ascend`]: streams, events, copies, host functions, pool creation.
 
 use super::{Ascend, AscendEvent, AscendPool, AscendStream, Handle};
+use crate::loader::Runtime;
+use crate::result::memory::PinnedHost;
 use crate::{result, sys};
+use mempool_backend_kit::staging::StagedCopies;
 use mempool_hal::{
     Device, DevicePtr, Error, ErrorKind, EventStatus, HostBuffer, HostFn, MemInfo, MemPool, MemPoolExt, PoolCall,
     PoolProps, Result, StreamStatus, code, round_down, round_up,
 };
 use std::ffi::c_void;
-use std::sync::Arc;
 
 impl Device for Ascend {
     type Stream = AscendStream;
@@ -161,67 +163,16 @@ impl Device for Ascend {
     /// copy gives the buffer back to the cache.
     fn memcpy_h2d_async(&self, dst: DevicePtr, src: &[u8], stream: &AscendStream) -> Result<()> {
         let s = self.stream(stream, "aclrtMemcpyAsync")?;
-        if src.is_empty() {
-            return Ok(());
-        }
         let rt = &self.shared.rt;
-        let mut buf = self.shared.staging.take(rt, src.len())?;
-        buf.fill_from(src);
-        let copied = result::memory::memcpy_async(
-            rt,
-            dst.addr() as usize as *mut c_void,
-            buf.as_ptr(),
-            src.len(),
-            sys::ACL_MEMCPY_HOST_TO_DEVICE,
-            s,
-        );
-        if let Err(e) = copied {
-            // Nothing was queued: the buffer is free now.
-            self.shared.staging.give_back(buf);
-            return Err(e);
-        }
-        let staging = Arc::clone(&self.shared.staging);
-        // A failed launch drops the closure and the buffer with it: leaked, never freed
-        // under the queued copy.
-        result::memory::launch_host_func(rt, s, Box::new(move || staging.give_back(buf)))
+        self.shared.staging.copy_to_device(rt, dst, src, &OnStream { rt, stream: s })
     }
 
     /// Copies through a page-locked buffer from the instance's cache; a host function
     /// ordered after the copy moves the bytes into `dst` and gives the buffer back.
     fn memcpy_d2h_async(&self, dst: &HostBuffer, src: DevicePtr, stream: &AscendStream) -> Result<()> {
         let s = self.stream(stream, "aclrtMemcpyAsync")?;
-        let len = dst.len();
-        if len == 0 {
-            return Ok(());
-        }
         let rt = &self.shared.rt;
-        let buf = self.shared.staging.take(rt, len)?;
-        let copied = result::memory::memcpy_async(
-            rt,
-            buf.as_ptr(),
-            src.addr() as usize as *const c_void,
-            len,
-            sys::ACL_MEMCPY_DEVICE_TO_HOST,
-            s,
-        );
-        if let Err(e) = copied {
-            self.shared.staging.give_back(buf);
-            return Err(e);
-        }
-        let dst = dst.clone();
-        let staging = Arc::clone(&self.shared.staging);
-        result::memory::launch_host_func(
-            rt,
-            s,
-            Box::new(move || {
-                {
-                    let mut out = dst.lock();
-                    let n = out.len().min(len);
-                    buf.copy_to(&mut out[..n]);
-                }
-                staging.give_back(buf);
-            }),
-        )
+        self.shared.staging.copy_to_host(rt, dst, src, &OnStream { rt, stream: s })
     }
 
     fn memcpy_d2d_async(&self, dst: DevicePtr, src: DevicePtr, len: u64, stream: &AscendStream) -> Result<()> {
@@ -315,5 +266,32 @@ impl Ascend {
         let props = PoolProps::builder().device(self.shared.device).max_size(1).build();
         let pool = result::pool::create(&self.shared.rt, &sys::aclrtMemPoolProps::from(&props))?;
         Ok(self.pool_handle(pool, 1, 1))
+    }
+}
+
+/// The staged copies' calls on one stream: `aclrtMemcpyAsync` and `aclrtLaunchHostFunc`.
+struct OnStream<'a> {
+    rt: &'a Runtime,
+    stream: sys::aclrtStream,
+}
+
+impl StagedCopies for OnStream<'_> {
+    type Buffer = PinnedHost;
+
+    #[inline]
+    fn to_device(&self, dst: DevicePtr, src: &PinnedHost, n: usize) -> Result<()> {
+        let dst = dst.addr() as usize as *mut c_void;
+        result::memory::memcpy_async(self.rt, dst, src.as_ptr(), n, sys::ACL_MEMCPY_HOST_TO_DEVICE, self.stream)
+    }
+
+    #[inline]
+    fn to_host(&self, dst: &PinnedHost, src: DevicePtr, n: usize) -> Result<()> {
+        let src = src.addr() as usize as *const c_void;
+        result::memory::memcpy_async(self.rt, dst.as_ptr(), src, n, sys::ACL_MEMCPY_DEVICE_TO_HOST, self.stream)
+    }
+
+    #[inline]
+    fn launch_host_func(&self, f: HostFn) -> Result<()> {
+        result::memory::launch_host_func(self.rt, self.stream, f)
     }
 }

@@ -15,11 +15,11 @@ pub use staging::StagingStats;
 
 use crate::loader::{LoadOptions, Runtime, load};
 use crate::{result, sys};
+use mempool_backend_kit::handle::Handle;
 use mempool_hal::{Error, ErrorKind, Result, code};
 use std::cell::Cell;
-use std::ffi::c_void;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
@@ -82,14 +82,14 @@ impl Shared {
     /// use [`Handle::is_live_in`] with their own error).
     #[inline]
     fn live(&self, h: &Handle, op: &'static str, what: &'static str) -> Result<usize> {
-        if h.is_live_in(self.instance) { Ok(h.raw) } else { Err(Error::stale_handle(op, what)) }
+        if h.is_live_in(self.instance) { Ok(h.raw()) } else { Err(Error::stale_handle(op, what)) }
     }
 
     /// Marks `h` destroyed if it is a live handle of this device, so that no clone passes
     /// it to the runtime again; `false` if it was not (destroyed already, or foreign).
     #[inline]
     fn retire(&self, h: &Handle) -> bool {
-        h.instance == self.instance && h.alive.swap(false, Ordering::AcqRel)
+        h.retire(self.instance)
     }
 }
 
@@ -126,53 +126,19 @@ impl fmt::Debug for Ascend {
     }
 }
 
-/// A handle's liveness, shared by its clones: destroyed handles are never passed to the
-/// runtime again (on hardware that would be undefined behaviour).
-#[derive(Debug)]
-struct Handle {
-    raw: usize,
-    instance: u64,
-    alive: AtomicBool,
-}
-
-impl Handle {
-    fn new(raw: *mut c_void, instance: u64) -> Arc<Handle> {
-        Arc::new(Handle { raw: raw as usize, instance, alive: AtomicBool::new(true) })
-    }
-
-    /// Whether the handle belongs to device instance `instance` and is not destroyed.
-    #[inline]
-    fn is_live_in(&self, instance: u64) -> bool {
-        self.instance == instance && self.alive.load(Ordering::Acquire)
-    }
-}
-
 /// A stream of the Ascend backend.
 #[derive(Debug, Clone)]
 pub struct AscendStream(Arc<Handle>);
 
-/// Clones name the same stream: two handles are equal when they name one stream.
-impl PartialEq for AscendStream {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl Eq for AscendStream {}
-
-/// Hashes the handle's identity, consistent with equality.
-impl std::hash::Hash for AscendStream {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        (Arc::as_ptr(&self.0) as usize).hash(state);
-    }
-}
+// Clones name the same stream: two handles are equal when they name one stream.
+mempool_backend_kit::identity!(AscendStream);
 
 impl AscendStream {
     /// The runtime's `aclrtStream`, to pass to other CANN calls (a kernel launch, say).
     /// It is valid until the stream is destroyed through the backend; using it is up to
     /// the caller's own `unsafe` code.
     pub fn as_raw(&self) -> sys::aclrtStream {
-        self.0.raw as sys::aclrtStream
+        self.0.raw() as sys::aclrtStream
     }
 }
 

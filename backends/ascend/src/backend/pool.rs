@@ -3,10 +3,9 @@
 use super::{Ascend, AscendStream, Handle, Shared};
 use crate::result::{self, pool::PoolCalls};
 use crate::sys;
+use mempool_backend_kit::pool::{checked_size, out_of_memory};
 use mempool_hal::attr::AttrId;
-use mempool_hal::{
-    DevicePtr, Error, ErrorKind, MemPool, MemPoolExt, OomInfo, PoolCall, RawAttrValue, Result, code, round_up,
-};
+use mempool_hal::{DevicePtr, Error, ErrorKind, MemPool, MemPoolExt, PoolCall, RawAttrValue, Result, code, round_up};
 use std::ffi::c_void;
 use std::fmt;
 use std::sync::Arc;
@@ -30,7 +29,7 @@ pub struct AscendPool {
 impl fmt::Debug for AscendPool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AscendPool")
-            .field("raw", &format_args!("{:#x}", self.handle.raw))
+            .field("raw", &format_args!("{:#x}", self.handle.raw()))
             .field("size", &self.size)
             .field("oom_retries", &self.oom_retries())
             .finish()
@@ -56,7 +55,7 @@ impl AscendPool {
     /// pool is destroyed through the backend; using it is up to the caller's own `unsafe`
     /// code.
     pub fn as_raw(&self) -> sys::aclrtMemPool {
-        self.handle.raw as sys::aclrtMemPool
+        self.handle.raw() as sys::aclrtMemPool
     }
 
     /// The raw pool, checked live, with the device's context current; a destroyed pool
@@ -145,22 +144,7 @@ impl AscendPool {
     /// The pool's out-of-memory error for a request of `requested` bytes, with its
     /// statistics, and `what` was tried, at the end of its message.
     fn oom(&self, op: &'static str, requested: u64, tried: String) -> Error {
-        let stats = self.stats().unwrap_or_default();
-        let e = Error::out_of_memory(
-            op,
-            OomInfo {
-                requested,
-                stats,
-                pool_size: self.size,
-                // The runtime does not report its free ranges; what is certainly free is
-                // the address space the pool has not reserved, as one upper bound.
-                largest_free_range: self.size.saturating_sub(stats.reserved_current),
-                largest_cached_block: stats.reserved_current - stats.used_current.min(stats.reserved_current),
-                device_free: None,
-            },
-        );
-        let message = format!("{}; {tried}", e.message());
-        e.with_message(message)
+        out_of_memory(op, requested, self.stats().unwrap_or_default(), self.size, None, &tried)
     }
 
     /// The body of [`MemPool::free_async`], for this crate's own callers: they owe what
@@ -186,13 +170,7 @@ impl MemPool for AscendPool {
         const OP: &str = "aclrtMemPoolMallocAsync";
         let s = self.stream(stream, OP)?;
         let pool = self.raw(OP, PoolCall::Lifetime)?;
-        if size == 0 {
-            return Err(Error::invalid_param(OP, "size 0"));
-        }
-        let n = match usize::try_from(size) {
-            Ok(n) if round_up(size, self.granularity).is_some() => n,
-            _ => return Err(Error::invalid_param(OP, "size overflows when rounded")),
-        };
+        let n = checked_size(OP, size, self.granularity)?;
         let p = result::pool::malloc_async(&self.shared.rt, &self.calls, pool, n, s, || {
             self.after_oom(OP, size, n, pool, s)
         })?;

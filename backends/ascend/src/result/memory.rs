@@ -5,7 +5,7 @@
 use super::{host_kind, pointer_kind};
 use crate::loader::{Runtime, sym};
 use crate::sys;
-use mempool_backend_kit::staging::PinnedBuffer;
+use mempool_backend_kit::staging::{HostBytes, PinnedBuffer};
 use mempool_hal::{HostFn, Result, code};
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -89,10 +89,12 @@ impl PinnedHost {
     pub(crate) fn as_ptr(&self) -> *mut c_void {
         self.addr as *mut c_void
     }
+}
 
+impl HostBytes for PinnedHost {
     /// Copies `src` into the start of the buffer (at most its length).
     #[inline]
-    pub(crate) fn fill_from(&mut self, src: &[u8]) {
+    fn fill_from(&mut self, src: &[u8]) {
         let n = src.len().min(self.len);
         // SAFETY: `addr` is `len` bytes of host memory from `aclrtMallocHost`, owned by
         // `self` (no queued copy uses it: a copy keeps the buffer until it has run), and
@@ -102,7 +104,7 @@ impl PinnedHost {
 
     /// Copies the start of the buffer into `dst` (at most its length).
     #[inline]
-    pub(crate) fn copy_to(&self, dst: &mut [u8]) {
+    fn copy_to(&self, dst: &mut [u8]) {
         let n = dst.len().min(self.len);
         // SAFETY: as in `fill_from`; the copy that wrote the buffer has run.
         unsafe { std::ptr::copy_nonoverlapping(self.addr as *const u8, dst.as_mut_ptr(), n) };

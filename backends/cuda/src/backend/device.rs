@@ -1,12 +1,14 @@
 //! [`Device`] for [`Cuda`]: streams, events, copies, host functions, pool creation.
 
 use super::{Cuda, CudaEvent, CudaPool, CudaStream, Handle};
+use crate::loader::Runtime;
+use crate::result::memory::PinnedHost;
 use crate::{result, sys};
+use mempool_backend_kit::staging::StagedCopies;
 use mempool_hal::{
     Device, DevicePtr, Error, ErrorKind, EventStatus, HandleType, HostBuffer, HostFn, MemInfo, PoolCall, PoolProps,
     Result, StreamStatus,
 };
-use std::sync::Arc;
 
 /// The pool granularity the backend reports: 2 MiB. The driver has no query for the
 /// granularity of a pool (`cuMemGetAllocationGranularity` describes the virtual memory
@@ -263,21 +265,8 @@ impl Device for Cuda {
     /// silently. An address it does not know is `InvalidPointer` (1).
     fn memcpy_h2d_async(&self, dst: DevicePtr, src: &[u8], stream: &CudaStream) -> Result<()> {
         let s = self.stream(stream, "cuMemcpyHtoDAsync_v2")?;
-        if src.is_empty() {
-            return Ok(());
-        }
         let rt = &self.shared.rt;
-        let mut buf = self.shared.staging.take(rt, src.len())?;
-        buf.fill_from(src);
-        if let Err(e) = result::memory::memcpy_htod_async(rt, dst.addr(), &buf, src.len(), s) {
-            // Nothing was queued: the buffer is free now.
-            self.shared.staging.give_back(buf);
-            return Err(e);
-        }
-        let staging = Arc::clone(&self.shared.staging);
-        // A failed launch drops the closure and the buffer with it: leaked, never freed
-        // under the queued copy.
-        result::memory::launch_host_func(rt, s, Box::new(move || staging.give_back(buf)))
+        self.shared.staging.copy_to_device(rt, dst, src, &OnStream { rt, stream: s })
     }
 
     /// Copies through a page-locked buffer from the instance's cache; a host function
@@ -290,30 +279,8 @@ impl Device for Cuda {
     /// every backend.
     fn memcpy_d2h_async(&self, dst: &HostBuffer, src: DevicePtr, stream: &CudaStream) -> Result<()> {
         let s = self.stream(stream, "cuMemcpyDtoHAsync_v2")?;
-        let len = dst.len();
-        if len == 0 {
-            return Ok(());
-        }
         let rt = &self.shared.rt;
-        let buf = self.shared.staging.take(rt, len)?;
-        if let Err(e) = result::memory::memcpy_dtoh_async(rt, &buf, src.addr(), len, s) {
-            self.shared.staging.give_back(buf);
-            return Err(e);
-        }
-        let dst = dst.clone();
-        let staging = Arc::clone(&self.shared.staging);
-        result::memory::launch_host_func(
-            rt,
-            s,
-            Box::new(move || {
-                {
-                    let mut out = dst.lock();
-                    let n = out.len().min(len);
-                    buf.copy_to(&mut out[..n]);
-                }
-                staging.give_back(buf);
-            }),
-        )
+        self.shared.staging.copy_to_host(rt, dst, src, &OnStream { rt, stream: s })
     }
 
     /// `cuMemcpyDtoDAsync_v2`.
@@ -366,4 +333,30 @@ impl Device for Cuda {
 #[inline(never)]
 fn too_long(op: &'static str) -> Error {
     Error::cuda(ErrorKind::InvalidParam, sys::CUDA_ERROR_INVALID_VALUE, op, "length too large")
+}
+
+/// The staged copies' calls on one stream: `cuMemcpyHtoDAsync_v2`, `cuMemcpyDtoHAsync_v2`
+/// and `cuLaunchHostFunc`.
+struct OnStream<'a> {
+    rt: &'a Runtime,
+    stream: sys::CUstream,
+}
+
+impl StagedCopies for OnStream<'_> {
+    type Buffer = PinnedHost;
+
+    #[inline]
+    fn to_device(&self, dst: DevicePtr, src: &PinnedHost, n: usize) -> Result<()> {
+        result::memory::memcpy_htod_async(self.rt, dst.addr(), src, n, self.stream)
+    }
+
+    #[inline]
+    fn to_host(&self, dst: &PinnedHost, src: DevicePtr, n: usize) -> Result<()> {
+        result::memory::memcpy_dtoh_async(self.rt, dst, src.addr(), n, self.stream)
+    }
+
+    #[inline]
+    fn launch_host_func(&self, f: HostFn) -> Result<()> {
+        result::memory::launch_host_func(self.rt, self.stream, f)
+    }
 }

@@ -15,11 +15,12 @@ pub use staging::StagingStats;
 
 use crate::loader::{LoadOptions, Runtime, load};
 use crate::{result, sys};
+use mempool_backend_kit::handle::Handle;
 use mempool_hal::{Error, ErrorKind, Result};
 use std::cell::Cell;
 use std::ffi::c_int;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
@@ -100,14 +101,14 @@ impl Shared {
     /// stale-handle error (`InvalidHandle`, `CUDA_ERROR_INVALID_HANDLE`) naming `what`.
     #[inline]
     fn live(&self, h: &Handle, op: &'static str, what: &'static str) -> Result<usize> {
-        if h.is_live_in(self.instance) { Ok(h.raw) } else { Err(result::renumbered(Error::stale_handle(op, what))) }
+        if h.is_live_in(self.instance) { Ok(h.raw()) } else { Err(result::renumbered(Error::stale_handle(op, what))) }
     }
 
     /// Marks `h` destroyed if it is a live handle of this instance, so that no clone passes
     /// it to the driver again; `false` if it was not (destroyed already, or foreign).
     #[inline]
     fn retire(&self, h: &Handle) -> bool {
-        h.instance == self.instance && h.alive.swap(false, Ordering::AcqRel)
+        h.retire(self.instance)
     }
 }
 
@@ -165,60 +166,19 @@ impl fmt::Debug for Cuda {
     }
 }
 
-/// A handle's liveness, shared by its clones: destroyed handles are never passed to the
-/// driver again (on hardware that would be undefined behaviour).
-#[derive(Debug)]
-struct Handle {
-    raw: usize,
-    instance: u64,
-    alive: AtomicBool,
-}
-
-impl Handle {
-    fn new<T>(raw: *mut T, instance: u64) -> Arc<Handle> {
-        Arc::new(Handle { raw: raw as usize, instance, alive: AtomicBool::new(true) })
-    }
-
-    /// Whether the handle belongs to device instance `instance` and is not destroyed.
-    #[inline]
-    fn is_live_in(&self, instance: u64) -> bool {
-        self.instance == instance && self.alive.load(Ordering::Acquire)
-    }
-}
-
-/// Implements identity equality and hashing for a handle newtype: clones name the same
-/// object, so two handles are equal when they name one object.
-macro_rules! identity {
-    ($t:ident) => {
-        impl PartialEq for $t {
-            fn eq(&self, other: &Self) -> bool {
-                Arc::ptr_eq(&self.0, &other.0)
-            }
-        }
-
-        impl Eq for $t {}
-
-        impl std::hash::Hash for $t {
-            fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-                (Arc::as_ptr(&self.0) as usize).hash(state);
-            }
-        }
-    };
-}
-
 /// A stream of the CUDA backend: a non-blocking stream (`CU_STREAM_NON_BLOCKING`), which
 /// does not synchronize with the legacy NULL stream.
 #[derive(Debug, Clone)]
 pub struct CudaStream(Arc<Handle>);
 
-identity!(CudaStream);
+mempool_backend_kit::identity!(CudaStream);
 
 impl CudaStream {
     /// The driver's `CUstream`, to pass to other CUDA calls (a kernel launch, say). It is
     /// valid until the stream is destroyed through the backend; using it is up to the
     /// caller's own `unsafe` code.
     pub fn as_raw(&self) -> sys::CUstream {
-        self.0.raw as sys::CUstream
+        self.0.raw() as sys::CUstream
     }
 }
 
@@ -226,13 +186,13 @@ impl CudaStream {
 #[derive(Debug, Clone)]
 pub struct CudaEvent(Arc<Handle>);
 
-identity!(CudaEvent);
+mempool_backend_kit::identity!(CudaEvent);
 
 impl CudaEvent {
     /// The driver's `CUevent`, to pass to other CUDA calls. It is valid until the event is
     /// destroyed through the backend; using it is up to the caller's own `unsafe` code.
     pub fn as_raw(&self) -> sys::CUevent {
-        self.0.raw as sys::CUevent
+        self.0.raw() as sys::CUevent
     }
 }
 

@@ -5,10 +5,9 @@ use super::device::POOL_GRANULARITY;
 use super::{Cuda, CudaStream, Handle, Shared};
 use crate::result::{self, pool::PoolCalls};
 use crate::sys;
+use mempool_backend_kit::pool::out_of_memory;
 use mempool_hal::attr::{AttrId, AttrWrite, ReservedMemCurrent, UsedMemCurrent};
-use mempool_hal::{
-    DevicePtr, Error, MemPool, MemPoolExt, OomInfo, PoolCall, RawAttrValue, Result, round_down, round_up,
-};
+use mempool_hal::{DevicePtr, Error, MemPool, MemPoolExt, PoolCall, RawAttrValue, Result, round_down, round_up};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, Weak};
@@ -36,7 +35,7 @@ pub struct CudaPool {
 impl fmt::Debug for CudaPool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CudaPool")
-            .field("raw", &format_args!("{:#x}", self.handle.raw))
+            .field("raw", &format_args!("{:#x}", self.handle.raw()))
             .field("size", &self.size)
             .field("owned", &self.owned)
             .field("enforce_max", &self.enforce_max)
@@ -53,7 +52,7 @@ impl Cuda {
         let handle = {
             let mut pools = self.shared.pools.lock().unwrap_or_else(PoisonError::into_inner);
             pools.retain(|w| w.upgrade().is_some_and(|h| h.is_live_in(self.shared.instance)));
-            let known = pools.iter().filter_map(Weak::upgrade).find(|h| h.raw == pool as usize);
+            let known = pools.iter().filter_map(Weak::upgrade).find(|h| h.raw() == pool as usize);
             match known {
                 Some(h) => h,
                 None => {
@@ -152,20 +151,14 @@ impl Cuda {
 /// granularity: `InvalidParam` (1).
 #[inline]
 fn checked_size(op: &'static str, size: u64) -> Result<usize> {
-    if size == 0 {
-        return Err(result::renumbered(Error::invalid_param(op, "size 0")));
-    }
-    match usize::try_from(size) {
-        Ok(n) if round_up(size, POOL_GRANULARITY).is_some() => Ok(n),
-        _ => Err(result::renumbered(Error::invalid_param(op, "size overflows when rounded"))),
-    }
+    mempool_backend_kit::pool::checked_size(op, size, POOL_GRANULARITY).map_err(result::renumbered)
 }
 
 impl CudaPool {
     /// The driver's `CUmemoryPool`, to pass to other CUDA calls. It is valid until the pool
     /// is destroyed through the backend; using it is up to the caller's own `unsafe` code.
     pub fn as_raw(&self) -> sys::CUmemoryPool {
-        self.handle.raw as sys::CUmemoryPool
+        self.handle.raw() as sys::CUmemoryPool
     }
 
     /// Whether the backend created this pool (and so may destroy it).
@@ -352,21 +345,7 @@ impl CudaPool {
             Ok((free, _)) if (free as u64) < requested && room >= requested => Some(free as u64),
             _ => None,
         };
-        let e = Error::out_of_memory(
-            op,
-            OomInfo {
-                requested,
-                stats,
-                pool_size: self.size,
-                // The driver does not report its free ranges; what is certainly free is
-                // the room the pool has not reserved, as one upper bound.
-                largest_free_range: room,
-                largest_cached_block: stats.reserved_current - stats.used_current.min(stats.reserved_current),
-                device_free,
-            },
-        );
-        let message = format!("{}; {tried}", e.message());
-        result::renumbered(e.with_message(message))
+        result::renumbered(out_of_memory(op, requested, stats, self.size, device_free, &tried))
     }
 
     /// The body of [`MemPool::free_async`], for this crate's own callers: they owe what
