@@ -109,7 +109,7 @@
 //! | [§8](mempool_hal::contract::c_abi) | what the drop-in ACL library needs: raw copies and memsets (host memory too), holding host memory for queued work, free by address, pool addresses | `kernel.rs` |
 //! | §8 | a destroy that waits as CANN's does (the force form drops the work not started); a function run once every stream has run what was queued before (the drop-in library's delayed `aclrtFree` trim) | `kernel.rs` (`destroy_stream_waiting`, `after_queued_work`), `stream.rs` (`close_discarding`, `discard_pending`) |
 //! | [§11](mempool_hal::contract::checker) | checked ranges of copies, memsets, kernels and host accesses; race mode | `pool/access.rs` (`check`, `check_races`), `kernel.rs` |
-//! | §11 | "ordered after an allocation"; the accesses noted per allocation | `pool/blocks.rs` (`Live::ordered_before`, `note_access`) |
+//! | §11 | "ordered after an allocation"; the accesses noted per allocation | `pool/records.rs` (`Live`, `Access`, `Cached`), `pool/blocks.rs` (`note_access`) |
 //! | §11 | a free ordered after its allocation and every earlier access | `pool/shared.rs` (`check_free`) |
 //! | [§12](mempool_hal::contract::profiles) | the profile: `documented` or `cann-open` (setting, environment) | `config.rs` (`Config::profile`), `env.rs` (`MEMPOOL_EMU_PROFILE`) |
 //! | §12 | cann-open: reuse rules a-e off | `pool/reuse.rs` (`Rules::new`) |

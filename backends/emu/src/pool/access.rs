@@ -17,7 +17,8 @@
 //!
 //! Lock order: the pools an operation touches, by id, then the stream's state.
 
-use super::blocks::{Access, Blocks};
+use super::blocks::Blocks;
+use super::records::Access;
 use super::registry::PoolRegistry;
 use super::shared::{PoolShared, PoolState};
 use crate::clock::{Clock, HostClock};

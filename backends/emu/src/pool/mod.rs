@@ -16,6 +16,7 @@ mod blocks;
 pub(crate) mod budget;
 mod mapping;
 mod pins;
+mod records;
 pub(crate) mod registry;
 mod reuse;
 pub(crate) mod shared;

@@ -1,10 +1,11 @@
 //! One pool's state ([`PoolShared`]), shared by its handles, the registry and queued work:
 //! allocation, the stream-ordered free, release, trim and attributes.
 
-use super::blocks::{Blocks, SYNC_OWNER};
+use super::blocks::Blocks;
 use super::budget::DeviceMemory;
 use super::mapping::{Commits, Mapping};
 use super::pins::Pins;
+use super::records::SYNC_OWNER;
 use super::reuse::{Choice, ReuseCounts, ReuseRule, Rules, choose};
 use crate::clock::{Clock, HostClock};
 use crate::stream::{StreamShared, lock};
