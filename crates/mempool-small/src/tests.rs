@@ -3,7 +3,7 @@
 
 use super::*;
 use mempool_emu::{EmuPool, EmuStream, Emulator, ExecutionMode};
-use mempool_hal::{HostBuffer, MemPoolExt, PoolProps};
+use mempool_hal::{Device, DevicePtr, ErrorKind, HostBuffer, MemPool, MemPoolExt, PoolProps, Result};
 use rstest::rstest;
 
 const MIB: u64 = 1 << 20;

@@ -1,0 +1,261 @@
+//! The layer's bookkeeping, under its lock: one arena per stream (its free ranges, spare,
+//! hot and parked blocks), the blocks taken from the pool and the ranges (nodes) that tile
+//! them, carving a range and merging it back.
+
+use crate::stats::SmallStats;
+use crate::{HOT, SMALL_LIMIT};
+use mempool_hal::{Device, DevicePtr};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeSet;
+use std::hash::Hash;
+
+pub(crate) const NIL: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Node {
+    pub(crate) addr: u64,
+    pub(crate) size: u64,
+    pub(crate) prev: u32,
+    pub(crate) next: u32,
+    pub(crate) block: u32,
+    pub(crate) free: bool,
+    /// The requested bytes while live.
+    pub(crate) requested: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Block {
+    pub(crate) addr: u64,
+    pub(crate) size: u64,
+    pub(crate) arena: u32,
+    /// Ranges live or pending.
+    pub(crate) used: u32,
+    pub(crate) small: bool,
+}
+
+#[derive(Debug)]
+pub(crate) struct Arena<S> {
+    pub(crate) stream: S,
+    /// Free ranges by (size, address, node), small blocks then large blocks.
+    pub(crate) free: [BTreeSet<(u64, u64, u32)>; 2],
+    /// An empty small block kept for the next request.
+    pub(crate) spare: Option<u32>,
+    /// Small ranges freed on this stream lately, oldest first, not merged yet: a request of
+    /// the same rounded size takes one back at once.
+    pub(crate) hot: Vec<u32>,
+    /// Empty blocks of at least [`PARK_MIN`] kept whole for a request of the same block
+    /// size: (block, its node, the stream's block-request count when parked).
+    pub(crate) parked: Vec<(u32, u32, u64)>,
+    /// Block requests of this stream so far (the clock of `parked`).
+    pub(crate) ticks: u64,
+}
+
+pub(crate) struct State<D: Device> {
+    pub(crate) arenas: Vec<Arena<D::Stream>>,
+    pub(crate) arena_of: FxHashMap<D::Stream, u32>,
+    pub(crate) last: usize,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) spare_nodes: Vec<u32>,
+    pub(crate) blocks: Vec<Block>,
+    pub(crate) spare_blocks: Vec<u32>,
+    /// Carved live ranges by address.
+    pub(crate) live: FxHashMap<u64, u32>,
+    /// Passed-through live allocations by address: (requested, rounded).
+    pub(crate) direct: FxHashMap<u64, (u64, u64)>,
+    pub(crate) pending: Vec<(u32, D::Event)>,
+    pub(crate) events: Vec<D::Event>,
+    pub(crate) stats: SmallStats,
+}
+
+/// The free set of a rounded size: 0 for small blocks, 1 for large ones.
+pub(crate) fn class(rounded: u64) -> usize {
+    usize::from(rounded > SMALL_LIMIT)
+}
+
+impl<D: Device> State<D>
+where
+    D::Stream: Eq + Hash,
+{
+    pub(crate) fn arena(&mut self, stream: &D::Stream) -> u32 {
+        if let Some(a) = self.arenas.get(self.last)
+            && a.stream == *stream
+        {
+            return self.last as u32;
+        }
+        let i = match self.arena_of.get(stream) {
+            Some(&i) => i,
+            None => {
+                let i = self.arenas.len() as u32;
+                self.arenas.push(Arena {
+                    stream: stream.clone(),
+                    free: Default::default(),
+                    spare: None,
+                    hot: Vec::with_capacity(HOT + 1),
+                    parked: Vec::new(),
+                    ticks: 0,
+                });
+                self.arena_of.insert(stream.clone(), i);
+                i
+            }
+        };
+        self.last = i as usize;
+        i
+    }
+
+    /// The free node spanning empty block `b`.
+    pub(crate) fn block_node(&self, b: u32) -> u32 {
+        let blk = &self.blocks[b as usize];
+        let set = &self.arenas[blk.arena as usize].free[usize::from(!blk.small)];
+        set.range((blk.size, blk.addr, 0)..=(blk.size, blk.addr, u32::MAX)).next().map_or(NIL, |&(_, _, n)| n)
+    }
+
+    pub(crate) fn new_node(&mut self, node: Node) -> u32 {
+        match self.spare_nodes.pop() {
+            Some(n) => {
+                self.nodes[n as usize] = node;
+                n
+            }
+            None => {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Takes the best-fitting free range of arena `a`, class `c`, out of its set.
+    pub(crate) fn take(&mut self, a: u32, c: usize, rounded: u64) -> Option<u32> {
+        let set = &mut self.arenas[a as usize].free[c];
+        let &key = set.range((rounded, 0, 0)..).next()?;
+        set.remove(&key);
+        Some(key.2)
+    }
+
+    pub(crate) fn add_block(&mut self, a: u32, addr: u64, size: u64, small: bool) -> u32 {
+        let blk = Block { addr, size, arena: a, used: 0, small };
+        let b = match self.spare_blocks.pop() {
+            Some(b) => {
+                self.blocks[b as usize] = blk;
+                b
+            }
+            None => {
+                self.blocks.push(blk);
+                (self.blocks.len() - 1) as u32
+            }
+        };
+        let s = &mut self.stats;
+        s.blocks += 1;
+        s.block_bytes += size;
+        s.held_current += size;
+        s.held_high = s.held_high.max(s.held_current);
+        self.new_node(Node { addr, size, prev: NIL, next: NIL, block: b, free: true, requested: 0 })
+    }
+
+    /// Makes free node `n` (out of its set) live with `rounded` bytes, splitting off the
+    /// rest as a free range.
+    pub(crate) fn carve(&mut self, n: u32, rounded: u64, requested: u64) -> DevicePtr {
+        let node = self.nodes[n as usize];
+        let blk = self.blocks[node.block as usize];
+        if node.size > rounded {
+            let rest = Node {
+                addr: node.addr + rounded,
+                size: node.size - rounded,
+                prev: n,
+                next: node.next,
+                block: node.block,
+                free: true,
+                requested: 0,
+            };
+            let r = self.new_node(rest);
+            if rest.next != NIL {
+                self.nodes[rest.next as usize].prev = r;
+            }
+            self.list(r);
+            let node = &mut self.nodes[n as usize];
+            node.next = r;
+            node.size = rounded;
+        }
+        let node = &mut self.nodes[n as usize];
+        node.free = false;
+        node.requested = requested;
+        if blk.used == 0 {
+            let arena = &mut self.arenas[blk.arena as usize];
+            if arena.spare == Some(node.block) {
+                arena.spare = None;
+            }
+        }
+        self.blocks[node.block as usize].used += 1;
+        self.live.insert(node.addr, n);
+        let s = &mut self.stats;
+        s.requested_current += requested;
+        s.requested_high = s.requested_high.max(s.requested_current);
+        s.live_ranges += 1;
+        DevicePtr::from_addr(node.addr)
+    }
+
+    /// Makes node `n`, taken from a stream's unmerged ranges, live again.
+    pub(crate) fn revive(&mut self, n: u32, requested: u64) -> DevicePtr {
+        let node = &mut self.nodes[n as usize];
+        node.requested = requested;
+        let addr = node.addr;
+        self.live.insert(addr, n);
+        let s = &mut self.stats;
+        s.requested_current += requested;
+        s.requested_high = s.requested_high.max(s.requested_current);
+        s.live_ranges += 1;
+        DevicePtr::from_addr(addr)
+    }
+
+    /// Frees node `n` (no longer in `live`), merging it with free neighbours; returns its
+    /// block when that became empty.
+    pub(crate) fn free_node(&mut self, n: u32) -> Option<u32> {
+        let node = self.nodes[n as usize];
+        let mut n = n;
+        if node.next != NIL && self.nodes[node.next as usize].free {
+            self.unlist(node.next);
+            self.absorb_next(n);
+        }
+        if node.prev != NIL && self.nodes[node.prev as usize].free {
+            self.unlist(node.prev);
+            self.absorb_next(node.prev);
+            n = node.prev;
+        }
+        let cur = &mut self.nodes[n as usize];
+        cur.free = true;
+        cur.requested = 0;
+        self.list(n);
+        let b = &mut self.blocks[node.block as usize];
+        b.used -= 1;
+        (b.used == 0).then_some(node.block)
+    }
+
+    /// The set of free ranges that node `n`'s block lists its free ranges in.
+    pub(crate) fn free_set(&mut self, n: u32) -> &mut BTreeSet<(u64, u64, u32)> {
+        let blk = self.blocks[self.nodes[n as usize].block as usize];
+        &mut self.arenas[blk.arena as usize].free[usize::from(!blk.small)]
+    }
+
+    /// Puts free node `n` into its set.
+    pub(crate) fn list(&mut self, n: u32) {
+        let node = self.nodes[n as usize];
+        self.free_set(n).insert((node.size, node.addr, n));
+    }
+
+    /// Takes free node `n` out of its set.
+    pub(crate) fn unlist(&mut self, n: u32) {
+        let node = self.nodes[n as usize];
+        self.free_set(n).remove(&(node.size, node.addr, n));
+    }
+
+    /// Merges the node after `a` into `a` (neither in a set) and recycles it.
+    pub(crate) fn absorb_next(&mut self, a: u32) {
+        let b = self.nodes[a as usize].next;
+        let nb = self.nodes[b as usize];
+        let na = &mut self.nodes[a as usize];
+        na.size += nb.size;
+        na.next = nb.next;
+        if nb.next != NIL {
+            self.nodes[nb.next as usize].prev = a;
+        }
+        self.spare_nodes.push(b);
+    }
+}
