@@ -3,55 +3,12 @@
 
 use crate::ffi::{err, stale};
 use crate::heap::SyncHeap;
+use mempool_emu::cabi::{HandleKind, Handles, HostAllocs, HostBlock, HostRange};
 use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator};
 use mempool_hal::{Device, Error, PoolCall, PoolProps, Result, code};
 use std::cell::Cell;
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-
-/// Handle kinds live in separate ranges, so a handle of one kind is never valid as
-/// another, and small garbage values (like 0x1234) are never valid at all.
-#[derive(Clone, Copy)]
-pub(crate) enum Kind {
-    Stream = 1,
-    Event = 2,
-    Pool = 3,
-    Context = 4,
-}
-
-static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
-
-fn new_handle(kind: Kind) -> usize {
-    ((kind as usize) << 44) | (NEXT_ID.fetch_add(1, Ordering::Relaxed) << 4)
-}
-
-/// Live handles of one kind. Ids are never reused: a stale handle is an error, never
-/// another object.
-pub(crate) struct Registry<T> {
-    kind: Kind,
-    map: Mutex<HashMap<usize, T>>,
-}
-
-impl<T: Clone> Registry<T> {
-    fn new(kind: Kind) -> Self {
-        Registry { kind, map: Mutex::new(HashMap::new()) }
-    }
-
-    pub(crate) fn insert(&self, v: T) -> usize {
-        let h = new_handle(self.kind);
-        self.map.lock().unwrap_or_else(PoisonError::into_inner).insert(h, v);
-        h
-    }
-
-    pub(crate) fn get(&self, h: usize) -> Option<T> {
-        self.map.lock().unwrap_or_else(PoisonError::into_inner).get(&h).cloned()
-    }
-
-    pub(crate) fn remove(&self, h: usize) -> Option<T> {
-        self.map.lock().unwrap_or_else(PoisonError::into_inner).remove(&h)
-    }
-}
 
 /// A stream handle's target.
 #[derive(Clone)]
@@ -72,10 +29,10 @@ pub(crate) struct EventEntry {
 /// Everything the exported functions share.
 pub(crate) struct Shim {
     pub(crate) devices: Vec<Emulator>,
-    pub(crate) streams: Registry<StreamEntry>,
-    pub(crate) events: Registry<EventEntry>,
-    pub(crate) pools: Registry<EmuPool>,
-    pub(crate) contexts: Registry<u32>,
+    pub(crate) streams: Handles<StreamEntry>,
+    pub(crate) events: Handles<EventEntry>,
+    pub(crate) pools: Handles<EmuPool>,
+    pub(crate) contexts: Handles<u32>,
     default_contexts: Vec<OnceLock<usize>>,
     default_streams: Vec<OnceLock<EmuStream>>,
     sync_alloc: Vec<OnceLock<SyncHeap>>,
@@ -84,7 +41,7 @@ pub(crate) struct Shim {
     /// a loser's stream would keep a worker thread and its pool would stay registered.
     setup: Vec<Mutex<()>>,
     /// The `aclrtMallocHost` allocations by start address.
-    pub(crate) host_allocs: Mutex<BTreeMap<usize, Arc<HostBlock>>>,
+    pub(crate) host_allocs: HostAllocs,
     /// How many `aclrtSetDevice` calls of each device no `aclrtResetDevice` has undone
     /// (process-wide, as CANN counts them).
     pub(crate) set_counts: Mutex<Vec<u64>>,
@@ -98,30 +55,6 @@ pub(crate) struct Shim {
     pub(crate) reports: crate::report::Reports,
 }
 
-/// One `aclrtMallocHost` allocation: page-locked host memory on CANN, ordinary host
-/// memory here. Queued work that uses it holds a reference, so it is deallocated only
-/// when `aclrtFreeHost` has been called and that work has run.
-pub(crate) struct HostBlock {
-    pub(crate) addr: usize,
-    pub(crate) layout: std::alloc::Layout,
-}
-
-impl Drop for HostBlock {
-    fn drop(&mut self) {
-        // SAFETY: `addr` was returned by `alloc` with `layout`, and this is the block's
-        // only deallocation (it runs once, when the last reference goes).
-        unsafe { std::alloc::dealloc(self.addr as *mut u8, self.layout) };
-    }
-}
-
-/// Where a host address lies, for copies and memsets.
-pub(crate) enum HostMemory {
-    /// Inside one `aclrtMallocHost` allocation (the whole range).
-    Pinned(Arc<HostBlock>),
-    /// Not `aclrtMallocHost` memory (plain `malloc`, the stack...).
-    Pageable,
-}
-
 impl Shim {
     fn new() -> Result<Shim> {
         // The host functions of a device run on one thread, as a CANN context's do on its
@@ -131,15 +64,15 @@ impl Shim {
         let devices = (0..n).map(|i| root.device(i)).collect::<Result<Vec<_>>>()?;
         Ok(Shim {
             devices,
-            streams: Registry::new(Kind::Stream),
-            events: Registry::new(Kind::Event),
-            pools: Registry::new(Kind::Pool),
-            contexts: Registry::new(Kind::Context),
+            streams: Handles::new(HandleKind::Stream),
+            events: Handles::new(HandleKind::Event),
+            pools: Handles::new(HandleKind::Pool),
+            contexts: Handles::new(HandleKind::Context),
             default_contexts: (0..n).map(|_| OnceLock::new()).collect(),
             default_streams: (0..n).map(|_| OnceLock::new()).collect(),
             sync_alloc: (0..n).map(|_| OnceLock::new()).collect(),
             setup: (0..n).map(|_| Mutex::new(())).collect(),
-            host_allocs: Mutex::new(BTreeMap::new()),
+            host_allocs: HostAllocs::default(),
             set_counts: Mutex::new(vec![0; n as usize]),
             failure_modes: Mutex::new(HashMap::new()),
             host_func_streams: Mutex::new(HashSet::new()),
@@ -147,30 +80,25 @@ impl Shim {
         })
     }
 
-    /// Whether `[addr, addr + len)` is `aclrtMallocHost` memory.
+    /// Where `[addr, addr + len)` lies: in one `aclrtMallocHost` allocation (`Some`, kept
+    /// for queued work), or in pageable memory (`None`).
     ///
     /// # Errors
     ///
     /// 107000 when the range starts inside an `aclrtMallocHost` allocation and runs past
     /// its end.
-    pub(crate) fn host_memory(&self, addr: usize, len: usize, op: &'static str) -> Result<HostMemory> {
-        let map = self.host_allocs.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some((_, b)) = map.range(..=addr).next_back() else { return Ok(HostMemory::Pageable) };
-        let size = b.layout.size();
-        if addr - b.addr >= size {
-            return Ok(HostMemory::Pageable);
-        }
-        if len > size - (addr - b.addr) {
-            return Err(err(
+    pub(crate) fn host_memory(&self, addr: usize, len: usize, op: &'static str) -> Result<Option<Arc<HostBlock>>> {
+        match self.host_allocs.lookup(addr, len) {
+            HostRange::Overrun { base, size } => Err(err(
                 code::ACL_ERROR_RT_PARAM_INVALID,
                 op,
                 format!(
-                    "[{addr:#x}, +{len}) runs past the end of its aclrtMallocHost allocation ({:#x}, {size} bytes)",
-                    b.addr
+                    "[{addr:#x}, +{len}) runs past the end of its aclrtMallocHost allocation ({base:#x}, {size} bytes)"
                 ),
-            ));
+            )),
+            HostRange::Pinned(b) => Ok(Some(b)),
+            HostRange::Pageable => Ok(None),
         }
-        Ok(HostMemory::Pinned(Arc::clone(b)))
     }
 
     /// Forgets what the library keeps about stream handle `h` of `device` (its failure

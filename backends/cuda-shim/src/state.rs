@@ -52,59 +52,17 @@ use crate::ffi::{
     CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_UNKNOWN, err,
 };
 use crate::types::{CU_STREAM_LEGACY, CU_STREAM_PER_THREAD};
+use mempool_emu::cabi::{HandleKind, Handles, HostAllocs, HostBlock, HostRange};
 use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator};
 use mempool_hal::attr::AttrId;
 use mempool_hal::{Device, Error, HandleType, MemPool, PoolProps, RawAttrValue, Result};
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
-
-/// Handle kinds live in separate ranges, so a handle of one kind is never valid as
-/// another, and small garbage values (like 0x1234) are never valid at all.
-#[derive(Clone, Copy)]
-pub(crate) enum Kind {
-    Stream = 1,
-    Event = 2,
-    Pool = 3,
-    Context = 4,
-}
-
-static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
-
-fn new_handle(kind: Kind) -> usize {
-    ((kind as usize) << 44) | (NEXT_ID.fetch_add(1, Ordering::Relaxed) << 4)
-}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Live handles of one kind. Ids are never reused: a stale handle is an error, never
-/// another object.
-pub(crate) struct Registry<T> {
-    kind: Kind,
-    map: Mutex<HashMap<usize, T>>,
-}
-
-impl<T: Clone> Registry<T> {
-    fn new(kind: Kind) -> Self {
-        Registry { kind, map: Mutex::new(HashMap::new()) }
-    }
-
-    pub(crate) fn insert(&self, v: T) -> usize {
-        let h = new_handle(self.kind);
-        lock(&self.map).insert(h, v);
-        h
-    }
-
-    pub(crate) fn get(&self, h: usize) -> Option<T> {
-        lock(&self.map).get(&h).cloned()
-    }
-
-    pub(crate) fn remove(&self, h: usize) -> Option<T> {
-        lock(&self.map).remove(&h)
-    }
 }
 
 /// How a stream takes part in the implicit order of its device's legacy default stream.
@@ -253,38 +211,14 @@ pub(crate) struct PoolEntry {
     pub(crate) high_floor: Arc<[AtomicU64; 2]>,
 }
 
-/// One `cuMemAllocHost` allocation: page-locked host memory on the driver, ordinary host
-/// memory here. Queued work that uses it holds a reference, so it is deallocated only
-/// when `cuMemFreeHost` has been called and that work has run.
-pub(crate) struct HostBlock {
-    pub(crate) addr: usize,
-    pub(crate) layout: std::alloc::Layout,
-}
-
-impl Drop for HostBlock {
-    fn drop(&mut self) {
-        // SAFETY: `addr` was returned by `alloc` with `layout`, and this is the block's
-        // only deallocation (it runs once, when the last reference goes).
-        unsafe { std::alloc::dealloc(self.addr as *mut u8, self.layout) };
-    }
-}
-
-/// Where a host address lies, for copies and memsets.
-pub(crate) enum HostMemory {
-    /// Inside one `cuMemAllocHost` allocation (the whole range).
-    Pinned(Arc<HostBlock>),
-    /// Not `cuMemAllocHost` memory (plain `malloc`, the stack...).
-    Pageable,
-}
-
 /// Everything the exported functions share.
 pub(crate) struct Shim {
     pub(crate) devices: Vec<Emulator>,
-    pub(crate) streams: Registry<StreamEntry>,
-    pub(crate) events: Registry<EventEntry>,
-    pub(crate) pools: Registry<PoolEntry>,
+    pub(crate) streams: Handles<StreamEntry>,
+    pub(crate) events: Handles<EventEntry>,
+    pub(crate) pools: Handles<PoolEntry>,
     /// Context handle → its device (the primary contexts, one per device).
-    pub(crate) contexts: Registry<u32>,
+    pub(crate) contexts: Handles<u32>,
     /// The primary context handle of each device.
     primary: Vec<usize>,
     /// How many `cuDevicePrimaryCtxRetain` of each device no release has undone.
@@ -300,7 +234,7 @@ pub(crate) struct Shim {
     /// threads making their first use at once create the emulator's objects once.
     setup: Vec<Mutex<()>>,
     /// The `cuMemAllocHost` allocations by start address.
-    pub(crate) host_allocs: Mutex<BTreeMap<usize, Arc<HostBlock>>>,
+    pub(crate) host_allocs: HostAllocs,
 }
 
 impl Shim {
@@ -310,13 +244,13 @@ impl Shim {
         let root = Emulator::builder().with_env()?.host_functions_on_one_thread(true).build()?;
         let n = root.config().devices;
         let devices = (0..n).map(|i| root.device(i)).collect::<Result<Vec<_>>>()?;
-        let contexts = Registry::new(Kind::Context);
+        let contexts = Handles::new(HandleKind::Context);
         let primary = (0..n).map(|d| contexts.insert(d)).collect();
         Ok(Shim {
             devices,
-            streams: Registry::new(Kind::Stream),
-            events: Registry::new(Kind::Event),
-            pools: Registry::new(Kind::Pool),
+            streams: Handles::new(HandleKind::Stream),
+            events: Handles::new(HandleKind::Event),
+            pools: Handles::new(HandleKind::Pool),
             contexts,
             primary,
             retains: Mutex::new(vec![0; n as usize]),
@@ -325,7 +259,7 @@ impl Shim {
             default_pools: (0..n).map(|_| OnceLock::new()).collect(),
             current_pools: Mutex::new(vec![None; n as usize]),
             setup: (0..n).map(|_| Mutex::new(())).collect(),
-            host_allocs: Mutex::new(BTreeMap::new()),
+            host_allocs: HostAllocs::default(),
         })
     }
 
@@ -591,30 +525,25 @@ impl Shim {
         }
     }
 
-    /// Whether `[addr, addr + len)` is `cuMemAllocHost` memory.
+    /// Where `[addr, addr + len)` lies: in one `cuMemAllocHost` allocation (`Some`, kept
+    /// for queued work), or in pageable memory (`None`).
     ///
     /// # Errors
     ///
     /// `CUDA_ERROR_INVALID_VALUE` when the range starts inside a `cuMemAllocHost`
     /// allocation and runs past its end.
-    pub(crate) fn host_memory(&self, addr: usize, len: usize, op: &'static str) -> Result<HostMemory> {
-        let map = lock(&self.host_allocs);
-        let Some((_, b)) = map.range(..=addr).next_back() else { return Ok(HostMemory::Pageable) };
-        let size = b.layout.size();
-        if addr - b.addr >= size {
-            return Ok(HostMemory::Pageable);
-        }
-        if len > size - (addr - b.addr) {
-            return Err(err(
+    pub(crate) fn host_memory(&self, addr: usize, len: usize, op: &'static str) -> Result<Option<Arc<HostBlock>>> {
+        match self.host_allocs.lookup(addr, len) {
+            HostRange::Overrun { base, size } => Err(err(
                 CUDA_ERROR_INVALID_VALUE,
                 op,
                 format!(
-                    "[{addr:#x}, +{len}) runs past the end of its cuMemAllocHost allocation ({:#x}, {size} bytes)",
-                    b.addr
+                    "[{addr:#x}, +{len}) runs past the end of its cuMemAllocHost allocation ({base:#x}, {size} bytes)"
                 ),
-            ));
+            )),
+            HostRange::Pinned(b) => Ok(Some(b)),
+            HostRange::Pageable => Ok(None),
         }
-        Ok(HostMemory::Pinned(Arc::clone(b)))
     }
 }
 

@@ -115,6 +115,7 @@
 //! | §12 | cann-open: reuse rules a-e off | `pool/reuse.rs` (`Rules::new`) |
 //! | §12 | cann-open: no release at synchronization | `pool/shared.rs` (`release_at_sync`) |
 //! | §12 | cann-open: destroy does not wait; queued work on the pool fails when it runs | `platform.rs` (`entomb`), `pool/shared.rs` (`give_back`, `with_memory`), `pool/mapping.rs` (`decommit_all`) |
+//! | [§8](mempool_hal::contract::c_abi) | C handles and page-locked host memory of the drop-in libraries | `cabi.rs` |
 //! | - | configuration and its limits; the environment | `config.rs`; `env.rs` |
 //! | - | locks, condition variables, atomics, threads: the standard library's, or loom's for the model check | `sync.rs` |
 //!
@@ -175,6 +176,7 @@
 
 #![deny(missing_docs)]
 
+pub mod cabi;
 mod clock;
 mod config;
 mod device;

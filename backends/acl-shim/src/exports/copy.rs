@@ -119,8 +119,8 @@ fn copy_sides(
         *side = CopySide::Host(p.cast_mut().cast());
         host_sides += 1;
         match s.host_memory(p as usize, count, op)? {
-            HostMemory::Pinned(b) => sides.pinned.push(b),
-            HostMemory::Pageable => {
+            Some(b) => sides.pinned.push(b),
+            None => {
                 if how == Kind::Corrected && named && kind != ACL_MEMCPY_DEFAULT {
                     return Err(err(
                         code::ACL_ERROR_RT_PARAM_INVALID,
@@ -251,8 +251,8 @@ fn memset_target(
         return Ok((CopySide::Device(dptr(ptr)), None));
     }
     match s.host_memory(ptr as usize, count, op)? {
-        HostMemory::Pinned(b) => Ok((CopySide::Host(ptr.cast()), Some(b))),
-        HostMemory::Pageable => Err(err(
+        Some(b) => Ok((CopySide::Host(ptr.cast()), Some(b))),
+        None => Err(err(
             code::ACL_ERROR_RT_PARAM_INVALID,
             op,
             format!("{ptr:p} is neither device memory nor aclrtMallocHost memory"),

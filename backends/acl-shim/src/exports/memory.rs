@@ -93,19 +93,21 @@ pub unsafe extern "C" fn aclrtMallocHost(ptr: *mut *mut c_void, size: usize) -> 
         if size == 0 {
             return Err(err(code::ACL_ERROR_INVALID_PARAM, OP, "size 0"));
         }
-        let layout = std::alloc::Layout::from_size_align(size, 64)
-            .map_err(|_| err(code::ACL_ERROR_INVALID_PARAM, OP, format!("size {size} is too large")))?;
+        if std::alloc::Layout::from_size_align(size, 64).is_err() {
+            return Err(err(code::ACL_ERROR_INVALID_PARAM, OP, format!("size {size} is too large")));
+        }
         let s = shim(OP)?;
         current(OP)?;
-        // SAFETY: the layout has a non-zero size.
-        let p = unsafe { std::alloc::alloc(layout) };
-        if p.is_null() {
-            return Err(err(code::ACL_ERROR_RT_MEMORY_ALLOCATION, OP, format!("cannot allocate {size} host bytes")));
-        }
-        let block = Arc::new(HostBlock { addr: p as usize, layout });
-        s.host_allocs.lock().unwrap_or_else(PoisonError::into_inner).insert(p as usize, block);
+        let p = s.host_allocs.alloc(size, 64).map_err(|e| match e {
+            HostAllocError::Empty | HostAllocError::TooLarge => {
+                err(code::ACL_ERROR_INVALID_PARAM, OP, format!("size {size} is too large"))
+            }
+            HostAllocError::NoMemory => {
+                err(code::ACL_ERROR_RT_MEMORY_ALLOCATION, OP, format!("cannot allocate {size} host bytes"))
+            }
+        })?;
         // SAFETY: non-null, and the caller passes a writable `void *`.
-        unsafe { ptr.write(p.cast()) };
+        unsafe { ptr.write(p as *mut c_void) };
         Ok(())
     })
 }
@@ -131,12 +133,9 @@ pub unsafe extern "C" fn aclrtFreeHost(ptr: *mut c_void) -> aclError {
                 format!("{ptr:p} is device memory (aclrtMalloc or a pool), not aclrtMallocHost memory"),
             ));
         }
-        let block =
-            s.host_allocs.lock().unwrap_or_else(PoisonError::into_inner).remove(&(ptr as usize)).ok_or_else(|| {
-                err(code::ACL_ERROR_INVALID_PARAM, OP, format!("{ptr:p} was not allocated by aclrtMallocHost"))
-            })?;
         // The last reference deallocates it (now, or when queued work using it has run).
-        drop(block);
-        Ok(())
+        s.host_allocs.free(ptr as usize).ok_or_else(|| {
+            err(code::ACL_ERROR_INVALID_PARAM, OP, format!("{ptr:p} was not allocated by aclrtMallocHost"))
+        })
     })
 }

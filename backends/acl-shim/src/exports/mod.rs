@@ -49,9 +49,7 @@ pub use stream::*;
 mod prelude {
     pub(super) use crate::ffi::{dptr, err, ffi, last_code, non_null, take_last_error_ptr, timeout_ms};
     pub(super) use crate::report::Callback;
-    pub(super) use crate::state::{
-        HostBlock, HostMemory, Lifecycle, Shim, current, current_context, lifecycle, set_current, shim,
-    };
+    pub(super) use crate::state::{Lifecycle, Shim, current, current_context, lifecycle, set_current, shim};
     pub(super) use mempool_ascend::sys;
     pub(super) use mempool_ascend::sys::{
         ACL_EVENT_RECORDED_STATUS_COMPLETE, ACL_EVENT_RECORDED_STATUS_NOT_READY, ACL_MEMCPY_DEFAULT,
@@ -61,6 +59,7 @@ mod prelude {
         aclrtMemPoolProps, aclrtMemcpyKind, aclrtRunMode, aclrtStream, aclrtStreamStatus,
     };
     pub(super) use mempool_emu::CopySide;
+    pub(super) use mempool_emu::cabi::{HostAllocError, HostBlock};
     pub(super) use mempool_hal::attr::{AttrId, AttrWidth};
     pub(super) use mempool_hal::{Device, EventStatus, MemPool, PoolCall, PoolProps, RawAttrValue, code};
     pub(super) use std::ffi::{CStr, c_char, c_void};

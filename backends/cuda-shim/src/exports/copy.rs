@@ -51,8 +51,8 @@ fn copy_async(dst: Side, src: Side, count: usize, stream: CUstream, op: &'static
                     ));
                 }
                 match s.host_memory(p as usize, count, op)? {
-                    HostMemory::Pinned(b) => pinned.push(b),
-                    HostMemory::Pageable => pageable = true,
+                    Some(b) => pinned.push(b),
+                    None => pageable = true,
                 }
                 Ok(CopySide::Host(p.cast()))
             }
@@ -169,8 +169,8 @@ pub unsafe extern "C" fn cuMemsetD8Async(dst: CUdeviceptr, uc: u8, n: usize, str
             (CopySide::Device(DevicePtr::from_addr(dst)), None)
         } else {
             match s.host_memory(dst as usize, n, OP)? {
-                HostMemory::Pinned(b) => (CopySide::Host(dst as usize as *mut u8), Some(b)),
-                HostMemory::Pageable => {
+                Some(b) => (CopySide::Host(dst as usize as *mut u8), Some(b)),
+                None => {
                     return Err(err(
                         CUDA_ERROR_INVALID_VALUE,
                         OP,

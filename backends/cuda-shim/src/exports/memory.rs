@@ -26,17 +26,13 @@ pub unsafe extern "C" fn cuMemAllocHost_v2(pp: *mut *mut c_void, bytesize: usize
             return Err(err(CUDA_ERROR_INVALID_VALUE, OP, "bytesize 0"));
         }
         s.current(OP)?;
-        let layout = std::alloc::Layout::from_size_align(bytesize, HOST_ALIGN)
+        // Size 0 is refused above; too large or no host memory are both out of memory.
+        let p = s
+            .host_allocs
+            .alloc(bytesize, HOST_ALIGN)
             .map_err(|_| err(CUDA_ERROR_OUT_OF_MEMORY, OP, format!("{bytesize} host bytes cannot be allocated")))?;
-        // SAFETY: the layout has a non-zero size.
-        let p = unsafe { std::alloc::alloc(layout) };
-        if p.is_null() {
-            return Err(err(CUDA_ERROR_OUT_OF_MEMORY, OP, format!("{bytesize} host bytes cannot be allocated")));
-        }
-        let block = Arc::new(HostBlock { addr: p as usize, layout });
-        s.host_allocs.lock().unwrap_or_else(PoisonError::into_inner).insert(p as usize, block);
         // SAFETY: non-null, and the caller passes a writable `void *`.
-        unsafe { pp.write(p.cast()) };
+        unsafe { pp.write(p as *mut c_void) };
         Ok(())
     })
 }
@@ -54,13 +50,10 @@ pub unsafe extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
     ffi(OP, || {
         let s = shim(OP)?;
         non_null(p, OP, "p")?;
-        let block = s.host_allocs.lock().unwrap_or_else(PoisonError::into_inner).remove(&(p as usize));
-        let Some(block) = block else {
-            return Err(err(CUDA_ERROR_INVALID_VALUE, OP, format!("{p:p} is not the start of cuMemAllocHost memory")));
-        };
         // The last reference deallocates it (now, or when queued work using it has run).
-        drop(block);
-        Ok(())
+        s.host_allocs.free(p as usize).ok_or_else(|| {
+            err(CUDA_ERROR_INVALID_VALUE, OP, format!("{p:p} is not the start of cuMemAllocHost memory"))
+        })
     })
 }
 

@@ -61,13 +61,13 @@ pub use stream::*;
 mod prelude {
     pub(super) use crate::ffi::{err, ffi, non_null, non_zero};
     pub(super) use crate::state::{
-        EventEntry, HostBlock, HostMemory, PoolEntry, Shim, StreamEntry, StreamKind, current_context, init,
-        set_current, shim,
+        EventEntry, PoolEntry, Shim, StreamEntry, StreamKind, current_context, init, set_current, shim,
     };
     pub(super) use crate::types::*;
     pub(super) use mempool_emu::CopySide;
+    pub(super) use mempool_emu::cabi::HostBlock;
     pub(super) use mempool_hal::attr::{AttrId, AttrWidth};
     pub(super) use mempool_hal::{Device, DevicePtr, EventStatus, MemPool, RawAttrValue, StreamStatus};
     pub(super) use std::ffi::{c_char, c_int, c_uint, c_void};
-    pub(super) use std::sync::{Arc, PoisonError};
+    pub(super) use std::sync::Arc;
 }
