@@ -64,6 +64,8 @@ pub const ACL_ERROR_REPEAT_INITIALIZE: aclError = 100_002;
 pub const ACL_ERROR_INVALID_FILE: aclError = 100_003;
 /// `ACL_ERROR_REPEAT_FINALIZE`: `aclFinalize` without an `aclInit` since the last one.
 pub const ACL_ERROR_REPEAT_FINALIZE: aclError = 100_037;
+/// `ACL_ERROR_RT_INVALID_MEMORY_TYPE`: an `aclrtGetMemInfo` attribute out of range.
+pub const ACL_ERROR_RT_INVALID_MEMORY_TYPE: aclError = 107_016;
 /// `ACL_ERROR_RT_STREAM_SUBSCRIBE`: a stream already subscribed, or not subscribed by
 /// the thread named.
 pub const ACL_ERROR_RT_STREAM_SUBSCRIBE: aclError = 107_011;

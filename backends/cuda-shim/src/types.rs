@@ -16,7 +16,6 @@ pub use crate::ffi::{
     CUDA_ERROR_UNKNOWN, CUDA_SUCCESS, CUresult,
 };
 use std::ffi::{c_int, c_uint};
-use std::mem::{align_of, offset_of, size_of};
 
 /// A device ordinal (`CUdevice`, an `int`).
 pub type CUdevice = c_int;
@@ -119,17 +118,4 @@ impl PoolPropsExt for CUmemPoolProps {
     }
 }
 
-const _: () = {
-    assert!(size_of::<CUmemLocation>() == 8);
-    assert!(size_of::<CUmemPoolProps>() == 88);
-    assert!(align_of::<CUmemPoolProps>() == 8);
-    assert!(offset_of!(CUmemPoolProps, allocType) == 0);
-    assert!(offset_of!(CUmemPoolProps, handleTypes) == 4);
-    assert!(offset_of!(CUmemPoolProps, location) == 8);
-    assert!(offset_of!(CUmemPoolProps, win32SecurityAttributes) == 16);
-    assert!(offset_of!(CUmemPoolProps, maxSize) == 24);
-    assert!(offset_of!(CUmemPoolProps, usage) == 32);
-    assert!(offset_of!(CUmemPoolProps, reserved) == 34);
-    assert!(size_of::<CUdeviceptr>() == 8);
-    assert!(size_of::<CUstream>() == 8);
-};
+// The layouts are those of `mempool_cuda::sys`, checked at compile time there.

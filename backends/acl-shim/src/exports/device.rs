@@ -173,9 +173,6 @@ pub unsafe extern "C" fn aclrtGetSocName() -> *const c_char {
     SOC_NAME.as_ptr()
 }
 
-/// `ACL_ERROR_RT_INVALID_MEMORY_TYPE`: a memory attribute out of range.
-const ACL_ERROR_RT_INVALID_MEMORY_TYPE: aclError = 107_016;
-
 /// `aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)`: the
 /// current device's memory (every attribute reports the same device memory). An attribute
 /// outside `ACL_DDR_MEM` (0) to `ACL_MEM_P2P_HUGE1G` (17) answers 107016
@@ -192,7 +189,7 @@ pub unsafe extern "C" fn aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, t
         non_null(total, OP, "total")?;
         if !(0..=17).contains(&i64::from(attr)) {
             return Err(err(
-                ACL_ERROR_RT_INVALID_MEMORY_TYPE,
+                sys::ACL_ERROR_RT_INVALID_MEMORY_TYPE,
                 OP,
                 format!("memory attribute {attr} is not one of ACL_DDR_MEM (0) to ACL_MEM_P2P_HUGE1G (17)"),
             ));

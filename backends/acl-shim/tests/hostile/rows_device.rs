@@ -202,11 +202,16 @@ pub(super) fn misc_rows(t: &mut Table) {
         });
     }
     for attr in [-1, 18, 99] {
-        t.add(M, format!("attribute {attr} (outside 0-17: 107016, as CANN)"), 107_016, move |_| {
-            let (mut free, mut total) = (0, 0);
-            // SAFETY: valid out-pointers.
-            unsafe { aclrtGetMemInfo(attr, &mut free, &mut total) }
-        });
+        t.add(
+            M,
+            format!("attribute {attr} (outside 0-17: 107016, as CANN)"),
+            ACL_ERROR_RT_INVALID_MEMORY_TYPE,
+            move |_| {
+                let (mut free, mut total) = (0, 0);
+                // SAFETY: valid out-pointers.
+                unsafe { aclrtGetMemInfo(attr, &mut free, &mut total) }
+            },
+        );
     }
     t.fresh(M, "without a current device", NO_CONTEXT, |_| {
         let (mut free, mut total) = (SENTINEL, SENTINEL);
