@@ -38,7 +38,8 @@
 //! | 9 | [`loading`] | Finding the real runtime |
 //! | 10 | [`conformance`] | The thirty conformance scenarios |
 //! | 11 | [`checker`] | The emulator's stream-order checker |
-//! | 12 | [`profiles`] | The runtime as documented and as it ships: `documented` and `cann-open` |
+//! | 12 | [`profiles`] | The runtime as documented and as it ships: `documented`, `cann-open`, and CUDA's `cuda` |
+//! | 13 | [`cuda_abi`] | The C ABI of the CPU `libcuda.so.1`: calls, codes, adding a call |
 
 #[doc = include_str!("objects.md")]
 pub mod objects {}
@@ -64,3 +65,5 @@ pub mod conformance {}
 pub mod checker {}
 #[doc = include_str!("profiles.md")]
 pub mod profiles {}
+#[doc = include_str!("cuda_abi.md")]
+pub mod cuda_abi {}
