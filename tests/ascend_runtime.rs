@@ -12,6 +12,9 @@
 //!   dropped while a host function holds the stream;
 //! - host copies stay asynchronous through the page-locked staging cache, which stays
 //!   bounded;
+//! - a stream the host program created (a framework's) is borrowed
+//!   (`Ascend::borrow_stream`): every call takes it, the backend never destroys it, and a
+//!   null stream is refused;
 //! - a context switched behind the backend's back is noticed on pool-management paths;
 //! - `open` sets no device;
 //! - `finalize` gives back only the backend's own `aclInit` reference.
@@ -23,9 +26,9 @@
 //! library refuses the variable (`aclInit` answers 507000 naming it).
 
 use libtest_mimic::{Arguments, Trial};
-use mempool::hal::{Device, HostBuffer, MemPool, MemPoolExt, PoolProps, attr};
+use mempool::hal::{Device, HostBuffer, MemPool, MemPoolExt, PoolProps, StreamStatus, attr};
 use mempool::{ErrorKind, Pool, Stream};
-use mempool_ascend::sys::aclError;
+use mempool_ascend::sys::{aclError, aclrtStream};
 use mempool_ascend::{Ascend, LoadOptions};
 use std::ffi::c_char;
 use std::path::PathBuf;
@@ -85,6 +88,8 @@ type FinalizeReference = unsafe extern "C" fn(*mut u64) -> aclError;
 type NoArgs = unsafe extern "C" fn() -> aclError;
 type DeviceCall = unsafe extern "C" fn(i32) -> aclError;
 type Message = unsafe extern "C" fn() -> *const c_char;
+type CreateStream = unsafe extern "C" fn(*mut aclrtStream) -> aclError;
+type DestroyStream = unsafe extern "C" fn(aclrtStream) -> aclError;
 
 /// The drop-in library's C functions, called as a host program around the backend would,
 /// and the folder it was loaded from.
@@ -133,11 +138,12 @@ fn child() {
     println!("profile {profile}: runtime {}", dev.runtime().path().display());
     check_profile(&dev, &profile);
 
-    let cases: [(&str, Case); 6] = [
+    let cases: [(&str, Case); 7] = [
         ("oom_retry", oom_retry),
         ("a_steady_loop_of_100_pools_worth_succeeds", a_steady_loop_of_100_pools_worth_succeeds),
         ("destroy_waits_for_queued_work", destroy_waits_for_queued_work),
         ("copies_stay_async_through_pinned_staging", copies_stay_async_through_pinned_staging),
+        ("a_borrowed_stream_works_and_is_never_destroyed", a_borrowed_stream_works_and_is_never_destroyed),
         ("a_foreign_context_switch_is_noticed", a_foreign_context_switch_is_noticed),
         ("open_sets_no_device", open_sets_no_device),
     ];
@@ -365,6 +371,56 @@ fn copies_stay_async_through_pinned_staging(dev: &Ascend, _: &Lib) {
         st.cached,
         st.cached_bytes >> 10
     );
+}
+
+/// The host program's own stream (`aclrtCreateStream` in the instance's context), borrowed:
+/// allocations, copies, events and frees on it go through the backend; destroying it
+/// through the backend is refused and leaves it usable; its owner destroys it. A null
+/// stream is refused: CANN's pool calls do not take the default stream.
+fn a_borrowed_stream_works_and_is_never_destroyed(dev: &Ascend, lib: &Lib) {
+    // Makes the instance's context current on this thread, where the host creates its stream.
+    dev.synchronize_device().unwrap();
+    let mut raw: aclrtStream = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer.
+    assert_eq!(unsafe { lib.get::<CreateStream>("aclrtCreateStream")(&mut raw) }, 0, "{}", lib.message());
+    // SAFETY: a live stream of the runtime the backend loaded, destroyed below after its
+    // last use.
+    let s = unsafe { dev.borrow_stream(raw) }.unwrap();
+    assert!(s.is_borrowed() && s.as_raw() == raw);
+    let pool = dev.create_pool(&PoolProps::builder().max_size(8 * MIB).build()).unwrap();
+    let p = pool.malloc_async(MIB, &s).unwrap();
+    dev.memset_async(p, 0x5a, MIB, &s).unwrap();
+    dev.memcpy_h2d_async(p, b"borrowed", &s).unwrap();
+    let back = HostBuffer::new(12);
+    dev.memcpy_d2h_async(&back, p, &s).unwrap();
+    let done = dev.create_event().unwrap();
+    dev.record_event(&done, &s).unwrap();
+    let own = dev.create_stream().unwrap();
+    dev.stream_wait_event(&own, &done).unwrap();
+    // SAFETY: a live allocation of `pool`, used only on `s` before this free.
+    unsafe { pool.free_async(p, &s) }.unwrap();
+    dev.synchronize_stream(&s).unwrap();
+    assert_eq!(dev.query_stream(&s).unwrap(), StreamStatus::Complete);
+    assert_eq!(back.to_vec(), b"borrowed\x5a\x5a\x5a\x5a");
+
+    let err = dev.destroy_stream(&s).unwrap_err();
+    assert_eq!((err.kind(), err.code(), err.op()), (ErrorKind::InvalidHandle, 107_017, "aclrtDestroyStream"));
+    assert!(err.message().starts_with("a borrowed stream is not destroyed by the backend"), "{err}");
+    let q = pool.malloc_async(1, &s).expect("the stream is still usable");
+    // SAFETY: a live allocation of `pool` that nothing used.
+    unsafe { pool.free_async(q, &s) }.unwrap();
+    dev.synchronize_stream(&s).unwrap();
+
+    // SAFETY: null is refused before anything uses it.
+    let null = unsafe { dev.borrow_stream(std::ptr::null_mut()) }.unwrap_err();
+    assert_eq!((null.kind(), null.code()), (ErrorKind::InvalidParam, 107_000), "{null}");
+
+    dev.destroy_pool(&pool).unwrap();
+    dev.synchronize_stream(&own).unwrap();
+    dev.destroy_stream(&own).unwrap();
+    dev.destroy_event(&done).unwrap();
+    // SAFETY: the host's own stream, used no more.
+    assert_eq!(unsafe { lib.get::<DestroyStream>("aclrtDestroyStream")(raw) }, 0, "the backend had not destroyed it");
 }
 
 /// Another CANN user on this thread resets the device the backend's context is current

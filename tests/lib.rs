@@ -261,6 +261,17 @@ pub fn shim_library() -> PathBuf {
     lib
 }
 
+/// The pluggable-allocator library `libmempool_alloc.so` that cargo built next to this test
+/// binary (the tests crate depends on `mempool-alloc`, whose cdylib lands in
+/// `target/<profile>/deps`), for programs that dlopen it as the frameworks do.
+pub fn alloc_library() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary knows its path");
+    let deps = exe.parent().expect("test binaries live in target/<profile>/deps");
+    let lib = deps.join("libmempool_alloc.so");
+    assert!(lib.exists(), "{} is missing: the mempool-alloc crate's cdylib was not built", lib.display());
+    lib
+}
+
 /// A folder `<dir>/lib64` holding `libacl_rt.so` and `libascendcl.so` (links to the built
 /// shim), private to one caller: tests that run at the same time never share, relink or
 /// remove each other's folder. The folder is removed when the value is dropped.

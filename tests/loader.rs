@@ -4,7 +4,9 @@
 //! The tests that load the drop-in library have one rstest case per profile of contract
 //! §12 (`::case_1_documented`, `::case_2_cann_open`), each run in a child process of this
 //! binary ([`mempool_tests::on_profile`]): the library reads `MEMPOOL_EMU_PROFILE` once
-//! per process. The other tests load libraries of their own, in this process.
+//! per process. So does the test of the first step of the search, a copy of the runtime
+//! the process loaded already, which needs a process where nothing else loaded it. The
+//! other tests load libraries of their own, in this process.
 
 use mempool::prelude::*;
 use mempool::{ErrorKind, PoolProps};
@@ -45,7 +47,9 @@ fn search_order_follows_the_spec() {
             _ => None,
         }
     };
-    let opts = LoadOptions { path: Some("/caller/dir".into()), ..LoadOptions::default() };
+    // Without the loaded copies, which other tests of this binary change as they load
+    // their libraries (`a_runtime_the_process_loaded_first_is_the_one_found` tests them).
+    let opts = LoadOptions { loaded: false, path: Some("/caller/dir".into()), ..LoadOptions::default() };
     let got: Vec<String> = opts.candidates_with(&env).iter().map(|p| p.display().to_string()).collect();
     let want = [
         "/caller/dir/libacl_rt.so",
@@ -63,12 +67,19 @@ fn search_order_follows_the_spec() {
         "libascendcl.so",
     ];
     assert_eq!(got, want);
+    assert!(LoadOptions::default().loaded && !LoadOptions::only("/x").loaded, "loaded copies: by default only");
 }
 
 #[test]
 fn nothing_found_is_unavailable_listing_every_path() {
     let dir = temp_dir("empty");
-    let opts = LoadOptions { path: Some(dir.clone()), use_env: false, standard_dirs: true, system_loader: false };
+    let opts = LoadOptions {
+        loaded: false,
+        path: Some(dir.clone()),
+        use_env: false,
+        standard_dirs: true,
+        system_loader: false,
+    };
     let err = Ascend::open_with(&opts, 0).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unavailable);
     for p in opts.candidates_with(&|_| None) {
@@ -152,6 +163,56 @@ fn auto_chooses() {
     // A runtime that is found but refuses the device is an error, not a silent fallback.
     let err = mempool::auto_with(&LoadOptions::only(home.path().join("lib64")), 7).unwrap_err();
     assert_eq!(err.code(), 107_001);
+}
+
+/// A host program (a framework) loaded the runtime from a folder no step of the search
+/// looks in: the default search takes that copy first, so the streams it hands over and
+/// the backend's objects belong to one runtime. In a child process, where nothing else
+/// loaded the library.
+#[test]
+fn a_runtime_the_process_loaded_first_is_the_one_found() {
+    mempool_tests::on_profile(Profile::Documented, |_| loaded_first());
+}
+
+fn loaded_first() {
+    type CreateStream = unsafe extern "C" fn(*mut mempool_ascend::sys::aclrtStream) -> i32;
+    let dir = temp_dir("loaded-copy");
+    // The second of the names, to show either is recognized; a copy, a library of its own.
+    let copy = dir.join("libascendcl.so");
+    std::fs::copy(mempool_tests::shim_library(), &copy).unwrap();
+    // SAFETY: the drop-in library's initializers are sound to run.
+    let framework = unsafe { libloading::Library::new(&copy) }.unwrap();
+    let places = LoadOptions { loaded: false, ..LoadOptions::default() }.candidates();
+    assert!(!places.contains(&copy), "the search proper does not look there: {places:?}");
+    assert_eq!(LoadOptions::default().candidates().first(), Some(&copy), "the loaded copy comes first");
+    assert!(LoadOptions::only(mempool_tests::shim_library()).candidates().iter().all(|p| p != &copy));
+
+    let rt = mempool_ascend::load(&LoadOptions::default()).unwrap();
+    assert_eq!(rt.path(), copy);
+    // The same library by another path (a link to it) is the runtime already loaded, not
+    // a second one initialized again.
+    let link = dir.join("link");
+    std::fs::create_dir_all(&link).unwrap();
+    std::os::unix::fs::symlink(&copy, link.join("libacl_rt.so")).unwrap();
+    let again = mempool_ascend::load(&LoadOptions::only(&link)).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&rt, &again), "{} is {}", link.display(), again.path().display());
+    let dev = Ascend::open(0).unwrap();
+    assert_eq!(dev.runtime().path(), copy);
+    // A stream the host made in that copy is one the backend can borrow and use.
+    dev.synchronize_device().unwrap();
+    let mut raw = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer; the symbol has this C signature (contract §8).
+    assert_eq!(unsafe { framework.get::<CreateStream>(b"aclrtCreateStream").unwrap()(&mut raw) }, 0);
+    // SAFETY: a live stream of the copy the device loaded, used only while it lives.
+    let s = unsafe { dev.borrow_stream(raw) }.unwrap();
+    let pool = dev.create_pool(&PoolProps::builder().max_size(8 << 20).build()).unwrap();
+    let p = pool.malloc_async(1, &s).unwrap();
+    // SAFETY: a live allocation of `pool` that nothing used.
+    unsafe { pool.free_async(p, &s) }.unwrap();
+    dev.synchronize_stream(&s).unwrap();
+    dev.destroy_pool(&pool).unwrap();
+    drop(dev);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[rstest]

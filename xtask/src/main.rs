@@ -1,5 +1,7 @@
 //! Project automation, in plain Rust: `cargo xtask <task>`, one module per task.
 //!
+//! - `alloc` ([`alloc`]): the pluggable-allocator library installed with its headers and
+//!   pkg-config file.
 //! - `ci` ([`ci`]): what `.ci/run` runs.
 //! - `features` ([`features`]): the facade under every backend-feature combination, and the
 //!   downstream example.
@@ -19,6 +21,7 @@
 
 use std::process::ExitCode;
 
+mod alloc;
 mod bench;
 mod ci;
 mod cuda_kit;
@@ -34,6 +37,9 @@ mod util;
 const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
+  alloc     [--prefix DIR]: build libmempool_alloc.so (crates/mempool-alloc) optimized and
+            install it with its headers and a pkg-config file under DIR (default
+            target/mempool-alloc): DIR/lib, DIR/include, DIR/lib/pkgconfig/mempool_alloc.pc
   ci        the README's test command, the C smoke program and two C/C++ samples under
             valgrind memcheck, the feature combinations, fmt, clippy, docs and tidy (what
             .ci/run runs)
@@ -67,6 +73,7 @@ environment:
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
+        Some("alloc") => alloc::run_all(&args[1..]),
         Some("ci") => ci::run_all(),
         Some("cuda-kit") => cuda_kit::run_all(&args[1..]),
         Some("features") => features::run_all(&[]),

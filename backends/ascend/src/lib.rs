@@ -12,10 +12,19 @@
 //!   `pool::malloc_async`, ...), and every rule from ACL codes to [`mempool_hal::Error`],
 //!   keeping the raw code and the text of `aclGetRecentErrMsg` taken at the failing call.
 //!   All calls into the runtime are made here.
-//! - [`Ascend`]: the [`mempool_hal::Device`] implementation, the safe layer: owned handles
-//!   checked live before each call, no `unsafe` code but the declaration of
-//!   [`free_async`](mempool_hal::MemPool::free_async). The device's context is made
-//!   current on whichever thread calls, so the backend is `Send + Sync`.
+//! - [`Ascend`]: the [`mempool_hal::Device`] implementation, the safe layer: handles
+//!   checked live before each call, no `unsafe` code but the declarations of
+//!   [`free_async`](mempool_hal::MemPool::free_async) and [`Ascend::borrow_stream`]. The
+//!   device's context is made current on whichever thread calls, so the backend is
+//!   `Send + Sync`.
+//!
+//! # Streams of other code
+//!
+//! A pluggable allocator receives its framework's streams as raw `aclrtStream`s.
+//! [`Ascend::borrow_stream`] wraps one: every trait call takes it, and the backend never
+//! destroys it (`destroy_stream` of it answers `InvalidHandle`). The loader takes a runtime
+//! the process has loaded already before searching ([`LoadOptions::loaded`]), so that the
+//! framework's handles and the backend's name objects of the same runtime.
 //!
 //! What this backend shares with the CUDA backend, written once in `mempool-backend-kit`:
 //! the page-locked staging cache and the staged host copies
@@ -65,8 +74,9 @@
 //!
 //! ```
 //! use mempool_ascend::Ascend;
-//! // Searches MEMPOOL_ASCEND_LIBRARY, $ASCEND_HOME_PATH/lib64, $ASCEND_TOOLKIT_HOME/lib64,
-//! // the standard install folders, then the system loader.
+//! // Takes a runtime the process has loaded already (a framework's), else searches
+//! // MEMPOOL_ASCEND_LIBRARY, $ASCEND_HOME_PATH/lib64, $ASCEND_TOOLKIT_HOME/lib64, the
+//! // standard install folders, then the system loader.
 //! match Ascend::open(0) {
 //!     Ok(dev) => println!("using {}", dev.runtime().path().display()),
 //!     Err(e) => eprintln!("{e}"), // `Unavailable`, listing every path tried

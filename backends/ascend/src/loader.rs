@@ -3,12 +3,16 @@
 //!
 //! Search order, stopping at the first library that loads and is not a link stub:
 //!
-//! 1. an explicit path from the caller ([`LoadOptions::path`]) or the environment variable
+//! 1. a copy the process has loaded already ([`LoadOptions::loaded`]): a `libacl_rt.so`
+//!    or `libascendcl.so` (or a versioned file of one) that a framework such as torch_npu
+//!    loaded before the backend, so that the stream handles it passes mean the same to
+//!    both; the path the dynamic loader gives for it is opened, which yields that copy;
+//! 2. an explicit path from the caller ([`LoadOptions::path`]) or the environment variable
 //!    [`ENV_LIBRARY`] (`MEMPOOL_ASCEND_LIBRARY`): a library file, or a folder holding one;
-//! 2. `$ASCEND_HOME_PATH/lib64`, then `$ASCEND_TOOLKIT_HOME/lib64` (set by CANN's
+//! 3. `$ASCEND_HOME_PATH/lib64`, then `$ASCEND_TOOLKIT_HOME/lib64` (set by CANN's
 //!    `set_env.sh`);
-//! 3. `/usr/local/Ascend/cann/lib64`, `/usr/local/Ascend/ascend-toolkit/latest/lib64`;
-//! 4. the system loader (`LD_LIBRARY_PATH`, the ld.so cache);
+//! 4. `/usr/local/Ascend/cann/lib64`, `/usr/local/Ascend/ascend-toolkit/latest/lib64`;
+//! 5. the system loader (`LD_LIBRARY_PATH`, the ld.so cache);
 //!
 //! trying `libacl_rt.so` before `libascendcl.so` in each place. Folders named `devlib`
 //! (CANN's link stubs) are never tried, and a library whose `aclInit` answers 100039
@@ -29,13 +33,17 @@ pub const ENV_LIBRARY: &str = "MEMPOOL_ASCEND_LIBRARY";
 /// The library names tried in each folder, in order.
 pub const LIBRARY_NAMES: [&str; 2] = ["libacl_rt.so", "libascendcl.so"];
 
-/// The standard CANN install folders (step 3 of the search).
+/// The standard CANN install folders (step 4 of the search).
 pub const STANDARD_DIRS: [&str; 2] = ["/usr/local/Ascend/cann/lib64", "/usr/local/Ascend/ascend-toolkit/latest/lib64"];
 
 /// Where to look for the runtime.
 #[derive(Debug, Clone)]
 pub struct LoadOptions {
-    /// An explicit library file or folder, tried first.
+    /// Whether to take a copy of the runtime the process has loaded already (a
+    /// framework's), before any other place. Default true; [`LoadOptions::only`] sets it
+    /// false.
+    pub loaded: bool,
+    /// An explicit library file or folder, tried first after a loaded copy.
     pub path: Option<PathBuf>,
     /// Whether to read the environment ([`ENV_LIBRARY`], `ASCEND_HOME_PATH`,
     /// `ASCEND_TOOLKIT_HOME`). Default true.
@@ -48,24 +56,33 @@ pub struct LoadOptions {
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions { path: None, use_env: true, standard_dirs: true, system_loader: true }
+        LoadOptions { loaded: true, path: None, use_env: true, standard_dirs: true, system_loader: true }
     }
 }
 
 impl LoadOptions {
-    /// Only `path` (a file or a folder), nothing else.
+    /// Only `path` (a file or a folder), nothing else: not even a copy the process has
+    /// loaded already.
     pub fn only(path: impl Into<PathBuf>) -> Self {
-        LoadOptions { path: Some(path.into()), use_env: false, standard_dirs: false, system_loader: false }
+        LoadOptions {
+            loaded: false,
+            path: Some(path.into()),
+            use_env: false,
+            standard_dirs: false,
+            system_loader: false,
+        }
     }
 
-    /// Every candidate, in search order: full paths, then bare names for the system loader.
+    /// Every candidate, in search order: the loaded copies, full paths, then bare names for
+    /// the system loader.
     pub fn candidates(&self) -> Vec<PathBuf> {
         self.candidates_with(&|var| std::env::var_os(var))
     }
 
-    /// [`LoadOptions::candidates`] with the environment read through `env`.
+    /// [`LoadOptions::candidates`] with the environment read through `env` (the loaded
+    /// copies are still the process's, [`search::loaded_copies`]).
     pub fn candidates_with(&self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathBuf> {
-        let mut out = Vec::new();
+        let mut out = if self.loaded { search::loaded_copies(&LIBRARY_NAMES) } else { Vec::new() };
         let mut push_place = |p: &Path| {
             if p.is_dir() || p.extension().is_none() {
                 out.extend(search::in_dir(p, &LIBRARY_NAMES));
@@ -135,6 +152,12 @@ impl Runtime {
         &self.syms
     }
 
+    /// The address of the library's `aclInit`, once resolved: one library, one address,
+    /// whatever path it was opened by.
+    fn init_address(&self) -> Option<usize> {
+        self.syms.aclInit.get().copied().flatten().map(|f| f as usize)
+    }
+
     /// Resolves `name` into `slot` on first use.
     ///
     /// # Errors
@@ -191,7 +214,9 @@ fn string_of(f: unsafe extern "C" fn() -> *const c_char) -> Option<String> {
 }
 
 /// Runtimes loaded so far in this process, by the path they were loaded from: each is
-/// loaded and initialized (`aclInit`) once, whoever asks first, from any thread.
+/// loaded and initialized (`aclInit`) once, whoever asks first, from any thread, and under
+/// whichever path (a library opened again by another path is recognized by the address of
+/// its `aclInit`).
 static LOADED: Mutex<Vec<Arc<Runtime>>> = Mutex::new(Vec::new());
 
 /// CANN's link stubs, never tried.
@@ -264,6 +289,12 @@ pub fn load(opts: &LoadOptions) -> Result<Arc<Runtime>> {
         let lib = unsafe { libloading::Library::new(cand) }.map_err(|e| e.to_string())?;
         let mut rt = Runtime { lib, path: cand.to_path_buf(), syms: Symbols::default(), initialized_here: false };
         let init = sym!(rt, aclInit).map_err(|_| "loaded, but it has no aclInit".to_string())?;
+        if let Some(same) = loaded.iter().find(|r| r.init_address() == Some(init as usize)) {
+            // The same library, loaded before under another path (by bare name, then
+            // found as a loaded copy by its full path, say): it was initialized then.
+            // Dropping `rt` gives back this path's extra reference; `same` keeps it loaded.
+            return Ok(Arc::clone(same));
+        }
         // SAFETY: `aclInit(NULL)` initializes with the default configuration.
         let rc = unsafe { init(std::ptr::null()) };
         let why = match rc {

@@ -226,6 +226,11 @@ CUresult CUDAAPI cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool);
    a program or loader that finds it knows it runs on the emulator. */
 const char *mempool_cuda_shim_version(void);
 
+/* This library's own: the message of the calling thread's last failed call ("cuMemFreeAsync:
+   ..."), or NULL when none has failed; valid until the thread's next call into the library.
+   The driver's API gives only a code (cuGetErrorString). */
+const char *mempool_cuda_shim_last_error(void);
+
 #ifdef __cplusplus
 }
 #endif

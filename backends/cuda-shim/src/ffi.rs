@@ -7,7 +7,7 @@
 
 use mempool_hal::{Error, ErrorKind, Result, Vendor};
 use std::cell::RefCell;
-use std::ffi::c_int;
+use std::ffi::{CString, c_char, c_int};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// The driver's result type (`CUresult`, an `int`-sized enum in C).
@@ -38,18 +38,32 @@ pub const CUDA_ERROR_NOT_SUPPORTED: CUresult = 801;
 pub const CUDA_ERROR_UNKNOWN: CUresult = 999;
 
 thread_local! {
-    /// The message of this thread's last failed call.
-    static LAST_ERROR: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// The message of this thread's last failed call, NUL-terminated for C callers.
+    static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
 }
 
 /// The message of the calling thread's last failed call (`"cuMemPoolCreate: ..."`), or
-/// `None` when no call has failed on this thread. The driver API has no C call for it;
-/// Rust callers and the tests read it here.
+/// `None` when no call has failed on this thread. The driver API has no C call for it; C
+/// callers (and the CUDA backend) read it through the library's own
+/// `mempool_cuda_shim_last_error`, Rust callers and the tests here.
 pub fn last_error_message() -> Option<String> {
-    LAST_ERROR.with(|m| m.borrow().clone())
+    LAST_ERROR.with(|m| m.borrow().as_ref().map(|c| c.to_string_lossy().into_owned()))
+}
+
+/// The calling thread's last message as a C string, or null when none (or while the
+/// thread is being torn down). The string stays where it is until the thread's next failed
+/// call replaces it, or the thread ends.
+pub(crate) fn last_error_ptr() -> *const c_char {
+    LAST_ERROR.try_with(|m| m.borrow().as_ref().map_or(std::ptr::null(), |c| c.as_ptr())).unwrap_or(std::ptr::null())
 }
 
 fn set_last_error(msg: String) {
+    // A NUL inside a message (from a caller's text, say) would cut it short for C: shown
+    // as U+FFFD instead.
+    let msg = CString::new(msg).unwrap_or_else(|e| {
+        let text = String::from_utf8_lossy(&e.into_vec()).replace('\0', "\u{fffd}");
+        CString::new(text).unwrap_or_default()
+    });
     LAST_ERROR.with(|m| *m.borrow_mut() = Some(msg));
 }
 
@@ -136,6 +150,26 @@ mod tests {
         assert_eq!(code_of(&acl), CUDA_ERROR_UNKNOWN);
         let ours = err(CUDA_ERROR_NOT_INITIALIZED, "cuStreamCreate", "call cuInit first");
         assert_eq!((code_of(&ours), ours.kind()), (CUDA_ERROR_NOT_INITIALIZED, ErrorKind::Unavailable));
+    }
+
+    #[test]
+    fn the_last_message_is_kept_for_c_until_the_next_failure() {
+        std::thread::spawn(|| {
+            assert!(last_error_ptr().is_null(), "no failure on a fresh thread");
+            assert_eq!(ffi("cuTest", || Err(err(CUDA_ERROR_INVALID_VALUE, "x", "bad"))), CUDA_ERROR_INVALID_VALUE);
+            let p = last_error_ptr();
+            assert!(!p.is_null());
+            assert_eq!(ffi("cuTest", || Ok(())), CUDA_SUCCESS);
+            assert_eq!(last_error_ptr(), p, "a success leaves the message where it is");
+            // SAFETY: non-null, and no failure on this thread has replaced it.
+            let text = unsafe { std::ffi::CStr::from_ptr(p) }.to_str().unwrap().to_string();
+            assert_eq!(text, "cuTest: bad (invalid parameter)");
+            assert_eq!(last_error_message().as_deref(), Some(text.as_str()));
+            ffi("cuTest", || Err(err(CUDA_ERROR_INVALID_VALUE, "x", "a\0b")));
+            assert_eq!(last_error_message().as_deref(), Some("cuTest: a\u{fffd}b (invalid parameter)"));
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]

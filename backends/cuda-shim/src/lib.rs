@@ -13,7 +13,10 @@
 //! Handles are registry ids checked on every call: null, garbage, destroyed or wrong-kind
 //! handles get an error code, never a crash, and no panic crosses the C boundary (it
 //! becomes `CUDA_ERROR_UNKNOWN`, 999). The calling thread's last failure is kept as a
-//! message ([`last_error_message`]); the driver API has no C call for it. Device pointers
+//! message: the driver API has no C call for it, so the library exports one of its own,
+//! `const char *mempool_cuda_shim_last_error(void)` (NULL when no call has failed on the
+//! thread), which the CUDA backend adds to its errors; Rust callers read
+//! [`last_error_message`]. Device pointers
 //! are host addresses, so a host function launched with `cuLaunchHostFunc` can work on
 //! device memory directly, standing in for a kernel.
 //!

@@ -22,3 +22,8 @@ mempool_cuda::sys::for_each_cuda_function!(same_signature);
 // Outside the table: the marker by which a loader tells this library from the driver,
 // which has no such call (`const char *mempool_cuda_shim_version(void)`).
 const _: unsafe extern "C" fn() -> *const std::ffi::c_char = exports::mempool_cuda_shim_version;
+
+// Outside the table too: the calling thread's last message, which the backend resolves by
+// the name `mempool_cuda::sys::SHIM_LAST_ERROR` with this type.
+const _: mempool_cuda::sys::ShimLastError = exports::mempool_cuda_shim_last_error;
+const _: () = assert!(matches!(mempool_cuda::sys::SHIM_LAST_ERROR.as_bytes(), b"mempool_cuda_shim_last_error"));

@@ -2,7 +2,8 @@
 //! (reuse on, any threshold, trim below USED, default and current pools), events and
 //! streams (never-recorded events, queries while work is pending, ordering through
 //! events, destroy with queued work), host memory (kept alive for queued copies, pageable
-//! copies done at once), and the result code names.
+//! copies done at once), the result code names, and the calling thread's last message
+//! (`mempool_cuda_shim_last_error`).
 //!
 //! Every test uses device 0's primary context, retained by each (so no test's release
 //! deactivates another's), on the platform the environment sets (one device by default).
@@ -431,4 +432,36 @@ fn a_host_function_may_use_device_memory_directly() {
         check(cuMemPoolDestroy(p), "cuMemPoolDestroy");
         check(cuStreamDestroy_v2(s), "cuStreamDestroy");
     }
+}
+
+/// This thread's last message through the C call, copied.
+fn last_error() -> Option<String> {
+    // SAFETY: takes nothing; the answer is copied before the next call into the library.
+    let p = unsafe { mempool_cuda_shim_last_error() };
+    // SAFETY: a non-null answer is NUL-terminated and valid until the next call.
+    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+#[test]
+fn the_last_message_is_each_threads_own_and_kept_by_a_success() {
+    init_and_use(0);
+    // SAFETY: a null out-pointer, refused.
+    assert_eq!(unsafe { cuStreamCreate(null_mut(), 0) }, CUDA_ERROR_INVALID_VALUE);
+    let mine = last_error().expect("the refusal left a message");
+    assert!(mine.starts_with("cuStreamCreate: "), "{mine}");
+    assert_eq!(mine, message(), "the C call and the Rust side agree");
+    std::thread::spawn(|| {
+        assert_eq!(last_error(), None, "nothing failed on a fresh thread");
+        // SAFETY: a null out-pointer, refused.
+        assert_eq!(unsafe { cuDriverGetVersion(null_mut()) }, CUDA_ERROR_INVALID_VALUE);
+        let theirs = last_error().expect("the refusal left a message");
+        assert!(theirs.starts_with("cuDriverGetVersion: "), "{theirs}");
+        let mut v = 0;
+        // SAFETY: a valid out-pointer.
+        check(unsafe { cuDriverGetVersion(&mut v) }, "cuDriverGetVersion");
+        assert_eq!(last_error(), Some(theirs), "a success keeps the last failure's message");
+    })
+    .join()
+    .unwrap();
+    assert_eq!(last_error(), Some(mine), "another thread's failures leave this thread's message");
 }

@@ -1,5 +1,6 @@
 //! Before `cuInit`: every call but `cuInit`, `cuDriverGetVersion`, `cuGetErrorName`,
-//! `cuGetErrorString` (and the version marker) answers `CUDA_ERROR_NOT_INITIALIZED`, before
+//! `cuGetErrorString` (and the library's own calls, the version marker and the last
+//! message) answers `CUDA_ERROR_NOT_INITIALIZED`, before
 //! looking at its arguments; `cuInit` with flags refuses and leaves the library
 //! uninitialized. A test binary of its own: `cuInit` is process-wide.
 //!
@@ -101,8 +102,14 @@ fn calls() -> Vec<(&'static str, Call)> {
 }
 
 /// The exports that work before `cuInit`.
-const BEFORE_INIT: [&str; 5] =
-    ["cuInit", "cuDriverGetVersion", "cuGetErrorName", "cuGetErrorString", "mempool_cuda_shim_version"];
+const BEFORE_INIT: [&str; 6] = [
+    "cuInit",
+    "cuDriverGetVersion",
+    "cuGetErrorName",
+    "cuGetErrorString",
+    "mempool_cuda_shim_version",
+    "mempool_cuda_shim_last_error",
+];
 
 fn every_call_is_uninitialized(failures: &mut Vec<String>) {
     for (name, call) in calls() {
@@ -123,6 +130,13 @@ fn before_cu_init_only_the_process_calls_work() {
 
     let mut failures = Vec::new();
     every_call_is_uninitialized(&mut failures);
+    // SAFETY: takes nothing; the answer is read before the next call into the library.
+    let last = unsafe { mempool_cuda_shim_last_error() };
+    assert!(!last.is_null(), "a call failed on this thread");
+    // SAFETY: non-null, NUL-terminated, valid until this thread's next call.
+    let last = unsafe { CStr::from_ptr(last) }.to_string_lossy().into_owned();
+    assert_eq!(last, message(), "the C call gives the thread's last message");
+    assert!(last.starts_with("cuDeviceSetMemPool: "), "the last call refused: {last}");
     let mut version = 0;
     let mut name: *const std::ffi::c_char = std::ptr::null();
     let mut text: *const std::ffi::c_char = std::ptr::null();

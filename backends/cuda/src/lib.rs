@@ -16,11 +16,14 @@
 //! - [`result`]: one thin typed wrapper per driver call, grouped by object
 //!   (`stream::create`, `pool::malloc_async`, ...), and every rule from a `CUresult` to
 //!   [`mempool_hal::Error`] ([`Error::cuda`](mempool_hal::Error::cuda)), keeping the raw
-//!   code and the driver's `cuGetErrorName` / `cuGetErrorString` text. All calls into the
+//!   code and the driver's `cuGetErrorName` / `cuGetErrorString` text, and on the
+//!   project's CPU libcuda its own message of the failure (a stream-order violation names
+//!   the streams and positions; [`Runtime::recent_error_message`]). All calls into the
 //!   driver are made there.
-//! - [`Cuda`]: the [`mempool_hal::Device`] implementation, the safe layer: owned handles
-//!   checked live before each call, no `unsafe` code but the declaration of
-//!   [`free_async`](mempool_hal::MemPool::free_async). The device's primary context is
+//! - [`Cuda`]: the [`mempool_hal::Device`] implementation, the safe layer: handles
+//!   checked live before each call, no `unsafe` code but the declarations of
+//!   [`free_async`](mempool_hal::MemPool::free_async) and [`Cuda::borrow_stream`] (a
+//!   framework's stream, which the backend uses and never destroys). The device's primary context is
 //!   retained at [`Cuda::open`], made current on whichever thread calls
 //!   (`cuCtxSetCurrent`), and released when the instance's last handle is dropped, so the
 //!   backend is `Send + Sync`.
@@ -45,11 +48,14 @@
 //! lists the places, in this order, stopping at the first library that loads and whose
 //! `cuInit(0)` succeeds:
 //!
-//! 1. an explicit path from the caller ([`LoadOptions::path`]), then
+//! 1. a copy of the driver the process has loaded already ([`LoadOptions::loaded`]; a
+//!    framework such as PyTorch that loaded `libcuda.so.1` first), so that the stream
+//!    handles it passes ([`Cuda::borrow_stream`]) mean the same to both;
+//! 2. an explicit path from the caller ([`LoadOptions::path`]), then
 //!    `MEMPOOL_CUDA_LIBRARY` ([`ENV_LIBRARY`]): a library file, or a folder holding one;
-//! 2. the system loader by bare name: `libcuda.so.1`, then `libcuda.so`
+//! 3. the system loader by bare name: `libcuda.so.1`, then `libcuda.so`
 //!    (`LD_LIBRARY_PATH`, the ld.so cache);
-//! 3. the usual driver folders ([`loader::DRIVER_DIRS`]): `/usr/lib/x86_64-linux-gnu`,
+//! 4. the usual driver folders ([`loader::DRIVER_DIRS`]): `/usr/lib/x86_64-linux-gnu`,
 //!    `/usr/lib64`, `/usr/lib/wsl/lib`, `/usr/local/cuda/compat`.
 //!
 //! In a folder, `libcuda.so.1` is tried before `libcuda.so`. The toolkit's link stubs

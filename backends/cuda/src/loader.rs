@@ -4,11 +4,16 @@
 //! Search order, stopping at the first library that loads, exports `cuInit`, and whose
 //! `cuInit(0)` succeeds:
 //!
-//! 1. an explicit path from the caller ([`LoadOptions::path`]), then the environment
+//! 1. a copy the process has loaded already ([`LoadOptions::loaded`]): a `libcuda.so.1`
+//!    or `libcuda.so` (or a versioned file, `libcuda.so.535.104.05`) that a framework such
+//!    as PyTorch loaded before the backend, so that the stream handles it passes mean the
+//!    same to both; the path the dynamic loader gives for it is opened, which yields that
+//!    copy;
+//! 2. an explicit path from the caller ([`LoadOptions::path`]), then the environment
 //!    variable [`ENV_LIBRARY`] (`MEMPOOL_CUDA_LIBRARY`): a library file, or a folder holding
 //!    one;
-//! 2. the system loader by bare name (`LD_LIBRARY_PATH`, the ld.so cache);
-//! 3. the usual driver folders, [`DRIVER_DIRS`]: `/usr/lib/x86_64-linux-gnu`, `/usr/lib64`,
+//! 3. the system loader by bare name (`LD_LIBRARY_PATH`, the ld.so cache);
+//! 4. the usual driver folders, [`DRIVER_DIRS`]: `/usr/lib/x86_64-linux-gnu`, `/usr/lib64`,
 //!    `/usr/lib/wsl/lib` (WSL), `/usr/local/cuda/compat` (the forward-compatibility
 //!    package);
 //!
@@ -20,7 +25,9 @@
 //! [`mempool_backend_kit::search`]'s).
 //!
 //! `cuInit(0)` runs once per library per process, whoever loads it first, safely when
-//! several threads start together. A library is never unloaded: driver threads may still
+//! several threads start together, and under whichever path (a library opened again by
+//! another path, a loaded copy's full path after a bare name say, is recognized by the
+//! address of its `cuInit`). A library is never unloaded: driver threads may still
 //! run its code.
 
 use crate::sys::{self, Symbols};
@@ -36,14 +43,18 @@ pub const ENV_LIBRARY: &str = "MEMPOOL_CUDA_LIBRARY";
 /// The library names tried in each place, in order.
 pub const LIBRARY_NAMES: [&str; 2] = ["libcuda.so.1", "libcuda.so"];
 
-/// The usual folders of an installed driver (step 3 of the search), in order.
+/// The usual folders of an installed driver (step 4 of the search), in order.
 pub const DRIVER_DIRS: [&str; 4] =
     ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib/wsl/lib", "/usr/local/cuda/compat"];
 
 /// Where to look for the driver.
 #[derive(Debug, Clone)]
 pub struct LoadOptions {
-    /// An explicit library file or folder, tried first.
+    /// Whether to take a copy of the driver the process has loaded already (a
+    /// framework's), before any other place. Default true; [`LoadOptions::only`] sets it
+    /// false.
+    pub loaded: bool,
+    /// An explicit library file or folder, tried first after a loaded copy.
     pub path: Option<PathBuf>,
     /// Whether to read [`ENV_LIBRARY`]. Default true.
     pub use_env: bool,
@@ -55,25 +66,27 @@ pub struct LoadOptions {
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions { path: None, use_env: true, system_loader: true, driver_dirs: true }
+        LoadOptions { loaded: true, path: None, use_env: true, system_loader: true, driver_dirs: true }
     }
 }
 
 impl LoadOptions {
-    /// Only `path` (a file or a folder), nothing else.
+    /// Only `path` (a file or a folder), nothing else: not even a copy the process has
+    /// loaded already.
     pub fn only(path: impl Into<PathBuf>) -> Self {
-        LoadOptions { path: Some(path.into()), use_env: false, system_loader: false, driver_dirs: false }
+        LoadOptions { loaded: false, path: Some(path.into()), use_env: false, system_loader: false, driver_dirs: false }
     }
 
-    /// Every candidate, in search order: full paths, bare names for the system loader,
-    /// then full paths in the driver folders.
+    /// Every candidate, in search order: the loaded copies, full paths, bare names for the
+    /// system loader, then full paths in the driver folders.
     pub fn candidates(&self) -> Vec<PathBuf> {
         self.candidates_with(&|var| std::env::var_os(var))
     }
 
-    /// [`LoadOptions::candidates`] with the environment read through `env`.
+    /// [`LoadOptions::candidates`] with the environment read through `env` (the loaded
+    /// copies are still the process's, [`search::loaded_copies`]).
     pub fn candidates_with(&self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathBuf> {
-        let mut out = Vec::new();
+        let mut out = if self.loaded { search::loaded_copies(&LIBRARY_NAMES) } else { Vec::new() };
         let in_dir = |dir: &Path, out: &mut Vec<PathBuf>| out.extend(search::in_dir(dir, &LIBRARY_NAMES));
         let place = |p: &Path, out: &mut Vec<PathBuf>| {
             // A folder, or a path that does not look like a library file: try the names in it.
@@ -100,8 +113,9 @@ impl LoadOptions {
     }
 }
 
-/// The default search order ([`LoadOptions::default`]'s candidates, the environment
-/// read now): every path and bare name the backend tries, in order.
+/// The default search order ([`LoadOptions::default`]'s candidates, the environment and
+/// the process's loaded copies read now): every path and bare name the backend tries, in
+/// order.
 pub fn search_order() -> Vec<PathBuf> {
     LoadOptions::default().candidates()
 }
@@ -112,6 +126,9 @@ pub struct Runtime {
     lib: libloading::Library,
     path: PathBuf,
     syms: Symbols,
+    /// The CPU libcuda's [`sys::SHIM_LAST_ERROR`], resolved at the first failure; `None`
+    /// in NVIDIA's driver. Outside the driver's table ([`Symbols`]): no driver has it.
+    shim_last_error: OnceLock<Option<sys::ShimLastError>>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -137,6 +154,12 @@ impl Runtime {
     /// The lazily resolved symbol slots.
     pub(crate) fn symbols(&self) -> &Symbols {
         &self.syms
+    }
+
+    /// The address of the library's `cuInit`, once resolved: one library, one address,
+    /// whatever path it was opened by.
+    fn init_address(&self) -> Option<usize> {
+        self.syms.cuInit.get().copied().flatten().map(|f| f as usize)
     }
 
     /// Resolves `name` into `slot` on first use.
@@ -187,6 +210,52 @@ impl Runtime {
     pub fn describe(&self, rc: sys::CUresult) -> String {
         describe_with(rc, self.error_name(rc), self.error_string(rc))
     }
+
+    /// The project's CPU libcuda's message of the calling thread's last failed call
+    /// ([`sys::SHIM_LAST_ERROR`]; `"cuMemFreeAsync: ... (stream-order violation)"`, naming
+    /// the call first); `None` in a library without the call (NVIDIA's driver) or when no
+    /// call has failed on this thread. The symbol is looked up once, at the first use.
+    pub fn recent_error_message(&self) -> Option<String> {
+        let f = self.shim_last_error.get_or_init(|| {
+            // SAFETY: the symbol, where it exists, is the CPU libcuda's
+            // `const char *mempool_cuda_shim_last_error(void)`, whose type `ShimLastError`
+            // is (the library checks its export against it); the pointer stays valid
+            // because the library is never unloaded while `self` lives.
+            unsafe { self.lib.get::<sys::ShimLastError>(sys::SHIM_LAST_ERROR.as_bytes()).ok().map(|s| *s) }
+        });
+        let f = (*f)?;
+        // SAFETY: the call takes nothing; it returns NULL or a NUL-terminated string valid
+        // until this thread's next call into the library, copied at once.
+        let p = unsafe { f() };
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: non-null, a NUL-terminated string of the library (see above).
+        let s = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+        (!s.is_empty()).then_some(s)
+    }
+
+    /// The text of a failed call `op` that answered `rc`: [`Runtime::describe`], and the
+    /// library's own message of the failure when it has one
+    /// ([`Runtime::recent_error_message`], taken only when it names `op`, so that a message
+    /// left by an earlier failure is never shown): `NAME: description; the library says:
+    /// ...`, without the library's `op: ` (the error names the call). The library's message
+    /// is read first, before the calls that describe the code, which could replace it.
+    pub(crate) fn failure_text(&self, rc: sys::CUresult, op: &str) -> String {
+        let said = self.recent_error_message();
+        let said = said.as_deref().and_then(|m| about_call(m, op));
+        let text = self.describe(rc);
+        match said {
+            Some(m) => format!("{text}; the library says: {m}"),
+            None => text,
+        }
+    }
+}
+
+/// The rest of a message of the CPU libcuda about the call `op` (it starts `op: `);
+/// `None` for a message about another call.
+fn about_call<'m>(message: &'m str, op: &str) -> Option<&'m str> {
+    message.strip_prefix(op)?.strip_prefix(": ").filter(|rest| !rest.is_empty())
 }
 
 /// The string a driver call writes through its out-pointer, copied; `None` when the call
@@ -213,7 +282,8 @@ fn describe_with(rc: sys::CUresult, name: Option<String>, text: Option<String>) 
 }
 
 /// Drivers loaded so far in this process, by the path they were loaded from: each is
-/// loaded and initialized (`cuInit(0)`) once, whoever asks first, from any thread.
+/// loaded and initialized (`cuInit(0)`) once, whoever asks first, from any thread, and
+/// under whichever path.
 static LOADED: Mutex<Vec<Arc<Runtime>>> = Mutex::new(Vec::new());
 
 /// The toolkit's link stubs, never tried.
@@ -240,13 +310,19 @@ pub fn load(opts: &LoadOptions) -> Result<Arc<Runtime>> {
         // to run, and this is the documented way to use the driver without linking it at
         // build time.
         let lib = unsafe { libloading::Library::new(cand) }.map_err(|e| e.to_string())?;
-        let rt = Runtime { lib, path: cand.to_path_buf(), syms: Symbols::default() };
+        let rt = Runtime { lib, path: cand.to_path_buf(), syms: Symbols::default(), shim_last_error: OnceLock::new() };
         let Ok(init) = sym!(rt, cuInit) else {
             // Keep it mapped: unloading libraries that ran initializers is not worth the
             // risk.
             std::mem::forget(rt);
             return Err("loaded, but it has no cuInit (not a CUDA driver)".into());
         };
+        if let Some(same) = loaded.iter().find(|r| r.init_address() == Some(init as usize)) {
+            // The same library, loaded before under another path (by bare name, then
+            // found as a loaded copy by its full path, say): it was initialized then.
+            // Dropping `rt` gives back this path's extra reference; `same` keeps it loaded.
+            return Ok(Arc::clone(same));
+        }
         // SAFETY: `cuInit` takes flags, which must be 0.
         let rc = unsafe { init(0) };
         let why = match rc {
@@ -261,7 +337,7 @@ pub fn load(opts: &LoadOptions) -> Result<Arc<Runtime>> {
             }
             other => {
                 init_failure.get_or_insert(other);
-                format!("cuInit failed with {other} ({})", rt.describe(other))
+                format!("cuInit failed with {other} ({})", rt.failure_text(other, "cuInit"))
             }
         };
         std::mem::forget(rt);
@@ -286,6 +362,16 @@ mod tests {
     }
 
     #[test]
+    fn only_a_message_about_the_failed_call_is_taken() {
+        let m = "cuMemFreeAsync: not ordered (stream-order violation)";
+        assert_eq!(about_call(m, "cuMemFreeAsync"), Some("not ordered (stream-order violation)"));
+        assert_eq!(about_call("cuMemFreeAsyncX: no", "cuMemFreeAsync"), None);
+        assert_eq!(about_call("cuStreamQuery: earlier failure", "cuMemFreeAsync"), None);
+        assert_eq!(about_call("cuMemFreeAsync", "cuMemFreeAsync"), None);
+        assert_eq!(about_call("cuMemFreeAsync: ", "cuMemFreeAsync"), None);
+    }
+
+    #[test]
     fn a_file_path_is_taken_as_is_and_a_folder_gets_both_names() {
         let file = LoadOptions::only("/opt/driver/libcuda.so.535.1");
         assert_eq!(file.candidates_with(&|_| None), [PathBuf::from("/opt/driver/libcuda.so.535.1")]);
@@ -294,5 +380,6 @@ mod tests {
             dir.candidates_with(&|_| None),
             [PathBuf::from("/opt/driver/libcuda.so.1"), PathBuf::from("/opt/driver/libcuda.so")]
         );
+        assert!(!dir.loaded && LoadOptions::default().loaded, "only a given path: no loaded copy");
     }
 }

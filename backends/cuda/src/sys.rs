@@ -145,6 +145,13 @@ pub const CU_STREAM_DEFAULT: c_uint = 0;
 /// stream (the backend's streams).
 pub const CU_STREAM_NON_BLOCKING: c_uint = 1;
 
+/// `CU_STREAM_LEGACY` (`((CUstream)0x1)`): the current context's legacy default stream,
+/// as the NULL stream is.
+pub const CU_STREAM_LEGACY: CUstream = std::ptr::without_provenance_mut(0x1);
+/// `CU_STREAM_PER_THREAD` (`((CUstream)0x2)`): the calling thread's per-thread default
+/// stream in the current context.
+pub const CU_STREAM_PER_THREAD: CUstream = std::ptr::without_provenance_mut(0x2);
+
 /// `CU_EVENT_DEFAULT`: an event that records timing (the backend's events).
 pub const CU_EVENT_DEFAULT: c_uint = 0;
 /// `CU_EVENT_BLOCKING_SYNC`: `cuEventSynchronize` blocks the thread instead of spinning.
@@ -180,6 +187,17 @@ pub const CU_MEMPOOL_ATTR_USED_MEM_CURRENT: CUmemPool_attribute = 7;
 /// `CU_MEMPOOL_ATTR_USED_MEM_HIGH` (a `cuuint64_t`; writing 0 resets it to the current
 /// value).
 pub const CU_MEMPOOL_ATTR_USED_MEM_HIGH: CUmemPool_attribute = 8;
+
+/// The symbol of the project's CPU libcuda that gives the calling thread's message of its
+/// last failed call: `const char *mempool_cuda_shim_last_error(void)` ([`ShimLastError`]).
+/// NVIDIA's driver has no such call (its API gives only a code); the backend adds the
+/// message to its errors where the library has it.
+pub const SHIM_LAST_ERROR: &str = "mempool_cuda_shim_last_error";
+
+/// The type of [`SHIM_LAST_ERROR`]: the message (NUL-terminated, valid until the thread's
+/// next call into the library) or NULL. The CPU libcuda's export is checked against it at
+/// compile time.
+pub type ShimLastError = unsafe extern "C" fn() -> *const c_char;
 
 /// The first driver version (`cuDriverGetVersion`, 1000 × major + 10 × minor) that reads
 /// [`CUmemPoolProps::maxSize`]: 12.2. Older drivers ignore the field (it was reserved

@@ -13,7 +13,9 @@ use std::path::PathBuf;
 #[test]
 fn the_search_order_is_explicit_then_environment_then_system_loader_then_driver_folders() {
     let env = |var: &str| -> Option<OsString> { (var == "MEMPOOL_CUDA_LIBRARY").then(|| "/env/libcuda.so.550".into()) };
-    let opts = LoadOptions { path: Some("/caller/dir".into()), ..LoadOptions::default() };
+    // Without the loaded copies, which the other tests of this binary change as they load
+    // their drivers (`loaded_copy.rs` tests that step in a process of its own).
+    let opts = LoadOptions { loaded: false, path: Some("/caller/dir".into()), ..LoadOptions::default() };
     let got: Vec<String> = opts.candidates_with(&env).iter().map(|p| p.display().to_string()).collect();
     let want = [
         "/caller/dir/libcuda.so.1",
@@ -31,9 +33,17 @@ fn the_search_order_is_explicit_then_environment_then_system_loader_then_driver_
         "/usr/local/cuda/compat/libcuda.so",
     ];
     assert_eq!(got, want);
-    // The public list is the default options' candidates.
-    assert_eq!(mempool_cuda::search_order(), LoadOptions::default().candidates());
-    let quiet = LoadOptions { use_env: false, ..LoadOptions::default() };
+    // The public list is the default options' candidates: the loaded copies first (any
+    // copy of the driver this process holds now), then the places.
+    let order = mempool_cuda::search_order();
+    let places = LoadOptions { loaded: false, ..LoadOptions::default() }.candidates();
+    assert!(order.ends_with(&places), "{order:?} does not end with {places:?}");
+    for copy in &order[..order.len() - places.len()] {
+        assert!(copy.is_absolute(), "{}", copy.display());
+        assert!(copy.file_name().unwrap().to_string_lossy().starts_with("libcuda.so"), "{}", copy.display());
+    }
+    assert!(LoadOptions::default().loaded, "the loaded copies are searched by default");
+    let quiet = LoadOptions { use_env: false, loaded: false, ..LoadOptions::default() };
     assert!(quiet.candidates_with(&env).iter().all(|p| !p.starts_with("/env")));
 }
 
@@ -41,11 +51,12 @@ fn the_search_order_is_explicit_then_environment_then_system_loader_then_driver_
 fn a_path_that_does_not_exist_is_unavailable_listing_every_path_tried() {
     let missing = temp_dir("missing").join("nothing-here");
     // The driver folders too, unless this machine has a driver there.
-    let driver_dirs = LoadOptions { use_env: false, system_loader: false, ..LoadOptions::default() }
+    let driver_dirs = LoadOptions { loaded: false, use_env: false, system_loader: false, ..LoadOptions::default() }
         .candidates_with(&|_| None)
         .iter()
         .all(|p| !p.exists());
-    let opts = LoadOptions { path: Some(missing.clone()), use_env: false, system_loader: false, driver_dirs };
+    let opts =
+        LoadOptions { loaded: false, path: Some(missing.clone()), use_env: false, system_loader: false, driver_dirs };
     let err = Cuda::open_with(&opts, 0).unwrap_err();
     assert_eq!((err.kind(), err.vendor(), err.op()), (ErrorKind::Unavailable, Vendor::Cuda, "load"));
     assert!(err.message().starts_with("no CUDA driver found; tried:"), "{}", err.message());

@@ -2,7 +2,13 @@
 //! or runtime gave, the device instance it belongs to, and whether it was destroyed,
 //! shared by the handle's clones, so that a destroyed handle is never passed to the driver
 //! or runtime again (on hardware that would be undefined behaviour).
+//!
+//! A handle is *owned* (the backend created the object and destroys it) or *borrowed*
+//! ([`Handle::borrowed`]: other code in the process created it, a framework's stream say,
+//! and keeps it; the backend only uses it): a backend refuses to destroy a borrowed
+//! handle ([`borrowed_not_destroyed`]) and leaves it usable.
 
+use mempool_hal::{Error, ErrorKind, code};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -12,12 +18,28 @@ pub struct Handle {
     raw: usize,
     instance: u64,
     alive: AtomicBool,
+    borrowed: bool,
 }
 
 impl Handle {
-    /// A live handle of `raw` (kept as an address) in device instance `instance`.
+    /// A live handle of `raw` (kept as an address) in device instance `instance`, owned by
+    /// the backend.
     pub fn new<T>(raw: *mut T, instance: u64) -> Arc<Handle> {
-        Arc::new(Handle { raw: raw as usize, instance, alive: AtomicBool::new(true) })
+        Arc::new(Handle { raw: raw as usize, instance, alive: AtomicBool::new(true), borrowed: false })
+    }
+
+    /// A live handle of `raw` in device instance `instance` that the backend borrows:
+    /// other code created the object and destroys it; the backend never does. Each call
+    /// makes a handle of its own (equality of the backends' handle types is identity), even
+    /// for the same `raw`.
+    pub fn borrowed<T>(raw: *mut T, instance: u64) -> Arc<Handle> {
+        Arc::new(Handle { raw: raw as usize, instance, alive: AtomicBool::new(true), borrowed: true })
+    }
+
+    /// Whether the handle is borrowed ([`Handle::borrowed`]): not the backend's to destroy.
+    #[inline]
+    pub fn is_borrowed(&self) -> bool {
+        self.borrowed
     }
 
     /// The raw value, as an address.
@@ -39,6 +61,21 @@ impl Handle {
     pub fn retire(&self, instance: u64) -> bool {
         self.instance == instance && self.alive.swap(false, Ordering::AcqRel)
     }
+}
+
+/// The error of destroying a borrowed handle ([`Handle::borrowed`]): `InvalidHandle`,
+/// the code of a stale handle (107017; a CUDA backend renumbers it by kind), and the
+/// message "a borrowed `what` is not destroyed by the backend ...". The handle stays live.
+#[cold]
+pub fn borrowed_not_destroyed(op: &'static str, what: &str) -> Error {
+    Error::new(
+        ErrorKind::InvalidHandle,
+        code::ACL_ERROR_RT_INVALID_HANDLE,
+        op,
+        format!(
+            "a borrowed {what} is not destroyed by the backend: the code that created it destroys it (it stays usable)"
+        ),
+    )
 }
 
 /// Implements identity equality and hashing for a handle newtype over `Arc<Handle>`:
@@ -82,6 +119,32 @@ mod tests {
         assert!(h.retire(7));
         assert!(!h.is_live_in(7));
         assert!(!h.retire(7), "retired once");
+    }
+
+    #[test]
+    fn a_borrowed_handle_is_live_and_marked() {
+        let raw = std::ptr::null_mut::<u8>().wrapping_add(0x80);
+        let owned = Handle::new(raw, 3);
+        let borrowed = Handle::borrowed(raw, 3);
+        assert!(!owned.is_borrowed());
+        assert!(borrowed.is_borrowed());
+        assert_eq!(borrowed.raw(), 0x80);
+        assert!(borrowed.is_live_in(3) && !borrowed.is_live_in(4));
+        // Null is a value like any other here (CUDA's legacy default stream).
+        let null = Handle::borrowed(std::ptr::null_mut::<u8>(), 3);
+        assert_eq!(null.raw(), 0);
+        assert!(null.is_live_in(3));
+        let a = Thing(Handle::borrowed(raw, 3));
+        let b = Thing(Handle::borrowed(raw, 3));
+        assert_ne!(a, b, "each borrow is a handle of its own");
+        assert_eq!(a, a.clone());
+    }
+
+    #[test]
+    fn destroying_a_borrowed_handle_is_an_invalid_handle_error() {
+        let e = borrowed_not_destroyed("aclrtDestroyStream", "stream");
+        assert_eq!((e.kind(), e.code(), e.op()), (ErrorKind::InvalidHandle, 107_017, "aclrtDestroyStream"));
+        assert!(e.message().starts_with("a borrowed stream is not destroyed by the backend"), "{e}");
     }
 
     #[test]

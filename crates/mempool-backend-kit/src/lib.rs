@@ -4,14 +4,18 @@
 //!   asynchronous, generic over how a backend allocates and frees such a buffer
 //!   ([`staging::PinnedBuffer`]), and the staged copies, generic over how it queues a copy
 //!   and a host function ([`staging::StagedCopies`]);
-//! - [`handle`]: the liveness of stream, event and pool handles, shared by their clones;
+//! - [`handle`]: the liveness of stream, event and pool handles, shared by their clones,
+//!   and whether the backend owns a handle or borrows it (a framework's stream);
 //! - [`pool`]: the size check of an allocation and the out-of-memory error of a pool;
 //! - [`search`]: the walk over a backend's library candidates and the record of every path
-//!   tried and why it was not taken, for the `Unavailable` error;
+//!   tried and why it was not taken, for the `Unavailable` error, and the copies of a
+//!   library the process has loaded already ([`search::loaded_copies`]);
 //! - [`probe`]: the probe table's rows, verdicts and Markdown rendering, and the pool
 //!   experiments both backends run the same way.
 //!
-//! Nothing here calls a driver or runtime: the backends pass in what does.
+//! Nothing here calls a driver or runtime: the backends pass in what does. The one call
+//! into the system is [`search::loaded_copies`]'s walk over the loaded objects
+//! (`dl_iterate_phdr`).
 
 #![deny(missing_docs)]
 

@@ -4,6 +4,7 @@ use super::{Ascend, AscendEvent, AscendPool, AscendStream, Handle};
 use crate::loader::Runtime;
 use crate::result::memory::PinnedHost;
 use crate::{result, sys};
+use mempool_backend_kit::handle::borrowed_not_destroyed;
 use mempool_backend_kit::staging::StagedCopies;
 use mempool_hal::{
     Device, DevicePtr, Error, ErrorKind, EventStatus, HostBuffer, HostFn, MemInfo, MemPool, MemPoolExt, PoolCall,
@@ -40,9 +41,15 @@ impl Device for Ascend {
         Ok(AscendStream(Handle::new(s, self.shared.instance)))
     }
 
+    /// `aclrtDestroyStream` of a stream the backend created. A borrowed stream
+    /// ([`Ascend::borrow_stream`]) is not destroyed: `InvalidHandle` (107017), and it stays
+    /// usable.
     fn destroy_stream(&self, stream: &AscendStream) -> Result<()> {
         const OP: &str = "aclrtDestroyStream";
         let raw = self.stream(stream, OP)?;
+        if stream.0.is_borrowed() {
+            return Err(borrowed_not_destroyed(OP, "stream"));
+        }
         if !self.shared.retire(&stream.0) {
             return Err(Error::stale_handle(OP, "stream"));
         }

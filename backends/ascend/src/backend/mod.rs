@@ -1,7 +1,8 @@
 //! The [`Device`](mempool_hal::Device) and [`MemPool`](mempool_hal::MemPool)
 //! implementation over the loaded runtime: owned handles, liveness, and the device's
 //! context. Every runtime call goes through [`result`](crate::result); this layer has no
-//! `unsafe` code but the declaration of `free_async`, whose contract is the trait's.
+//! `unsafe` code but the declarations of `free_async`, whose contract is the trait's, and
+//! of [`Ascend::borrow_stream`], whose caller vouches for a stream it created.
 
 #![deny(unsafe_code)]
 
@@ -126,7 +127,10 @@ impl fmt::Debug for Ascend {
     }
 }
 
-/// A stream of the Ascend backend.
+/// A stream of the Ascend backend: one it created ([`Device::create_stream`]), or one it
+/// borrows from other code ([`Ascend::borrow_stream`]).
+///
+/// [`Device::create_stream`]: mempool_hal::Device::create_stream
 #[derive(Debug, Clone)]
 pub struct AscendStream(Arc<Handle>);
 
@@ -135,10 +139,16 @@ mempool_backend_kit::identity!(AscendStream);
 
 impl AscendStream {
     /// The runtime's `aclrtStream`, to pass to other CANN calls (a kernel launch, say).
-    /// It is valid until the stream is destroyed through the backend; using it is up to
-    /// the caller's own `unsafe` code.
+    /// It is valid until the stream is destroyed through the backend (a borrowed stream:
+    /// by its owner); using it is up to the caller's own `unsafe` code.
     pub fn as_raw(&self) -> sys::aclrtStream {
         self.0.raw() as sys::aclrtStream
+    }
+
+    /// Whether the backend borrows the stream ([`Ascend::borrow_stream`]) rather than owns
+    /// it.
+    pub fn is_borrowed(&self) -> bool {
+        self.0.is_borrowed()
     }
 }
 
@@ -204,6 +214,39 @@ impl Ascend {
         &self.shared.rt
     }
 
+    /// Wraps `raw`, a stream that other code created through this instance's runtime (a
+    /// framework's stream, handed to a pluggable allocator), so that every call of the
+    /// [`Device`](mempool_hal::Device) and [`MemPool`](mempool_hal::MemPool) traits takes
+    /// it. The backend borrows the stream: it never destroys it, and
+    /// [`Device::destroy_stream`](mempool_hal::Device::destroy_stream) of it answers
+    /// `InvalidHandle` (107017) and leaves it usable. Each call makes a handle of its own:
+    /// two borrows of one stream are not equal.
+    ///
+    /// As for the backend's own streams, each call first makes the instance's context
+    /// current on the calling thread; the runtime must accept the stream there (a stream
+    /// of the same device).
+    ///
+    /// # Safety
+    ///
+    /// `raw` must be a live stream of the runtime this instance loaded
+    /// ([`Ascend::runtime`]) for as long as the returned value, or a clone of it, is used;
+    /// its owner destroys it only after that.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidParam` (107000) for a null `raw`: CANN's pool calls do not take the default
+    /// stream.
+    #[allow(unsafe_code)]
+    pub unsafe fn borrow_stream(&self, raw: sys::aclrtStream) -> Result<AscendStream> {
+        if raw.is_null() {
+            return Err(Error::invalid_param(
+                "borrow_stream",
+                "a null aclrtStream (the default stream) cannot be borrowed: the pool calls do not take it",
+            ));
+        }
+        Ok(AscendStream(Handle::borrowed(raw, self.shared.instance)))
+    }
+
     /// The raw stream of `s`, checked live, with the device's context current.
     #[inline]
     fn stream(&self, s: &AscendStream, op: &'static str) -> Result<sys::aclrtStream> {
@@ -218,5 +261,25 @@ impl Ascend {
         let raw = self.shared.live(&e.0, op, "event")?;
         self.shared.enter()?;
         Ok(raw as sys::aclrtEvent)
+    }
+}
+
+impl Runtime {
+    /// Runs `f`, then gives the calling thread back the context that was current before
+    /// (`aclrtGetCurrentContext` before, `aclrtSetCurrentContext` after, only when `f` changed it), so that code which calls
+    /// the backend from a framework's thread leaves the framework's current device as it
+    /// was. The backend's per-thread record of its current context is forgotten when it
+    /// restores one, so the next call of the backend on this thread makes its own current
+    /// again. A thread with no context before keeps the one `f` made current.
+    pub fn preserving_current<T>(&self, f: impl FnOnce() -> T) -> T {
+        let before = result::context::current(self).ok();
+        let out = f();
+        if let Some(before) = before {
+            let changed = !result::context::current(self).is_ok_and(|now| now == before);
+            if changed && result::context::set_current(self, before).is_ok() {
+                CURRENT.with(|c| c.set(0));
+            }
+        }
+        out
     }
 }

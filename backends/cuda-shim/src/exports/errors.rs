@@ -1,7 +1,8 @@
 //! The names and descriptions of the result codes (`cuGetErrorName`,
-//! `cuGetErrorString`), with one body for both. The driver API keeps no per-thread
-//! message a C program could read; the library keeps one for Rust callers
-//! ([`last_error_message`](crate::last_error_message)).
+//! `cuGetErrorString`), with one body for both, and the calling thread's message of its
+//! last failed call, which the driver API has no call for: the library's own
+//! `mempool_cuda_shim_last_error` for C callers and the CUDA backend,
+//! [`last_error_message`](crate::last_error_message) for Rust callers.
 
 use super::prelude::*;
 use std::ffi::CStr;
@@ -72,4 +73,21 @@ pub unsafe extern "C" fn cuGetErrorName(error: CUresult, p_str: *mut *const c_ch
 pub unsafe extern "C" fn cuGetErrorString(error: CUresult, p_str: *mut *const c_char) -> CUresult {
     const OP: &str = "cuGetErrorString";
     ffi(OP, || describe(error, p_str, Text::Description, OP))
+}
+
+/// `const char *mempool_cuda_shim_last_error(void)`: the message of the calling thread's
+/// last failed call (`"cuMemFreeAsync: ... (stream-order violation)"`: the call's name, what
+/// was wrong, the portable kind), or NULL when no call has failed on this thread; before
+/// `cuInit` too. The string belongs to the library and stays valid until the thread's next
+/// failed call (at least until its next call into the library), or the thread's end. The
+/// driver has no such symbol: its API gives only a code (`cuGetErrorString`). The CUDA
+/// backend adds the message to its errors.
+///
+/// # Safety
+///
+/// Takes nothing; the answer must not be used after the thread's next call into the
+/// library.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mempool_cuda_shim_last_error() -> *const c_char {
+    last_error_ptr()
 }

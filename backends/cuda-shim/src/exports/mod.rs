@@ -59,7 +59,7 @@ pub use stream::*;
 
 /// What the files of this folder share: the bottom layer, the state, and the C types.
 mod prelude {
-    pub(super) use crate::ffi::{err, ffi, non_null, non_zero};
+    pub(super) use crate::ffi::{err, ffi, last_error_ptr, non_null, non_zero};
     pub(super) use crate::state::{
         EventEntry, PoolEntry, Shim, StreamEntry, StreamKind, current_context, init, set_current, shim,
     };

@@ -4,6 +4,7 @@ use super::{Cuda, CudaEvent, CudaPool, CudaStream, Handle};
 use crate::loader::Runtime;
 use crate::result::memory::PinnedHost;
 use crate::{result, sys};
+use mempool_backend_kit::handle::borrowed_not_destroyed;
 use mempool_backend_kit::staging::StagedCopies;
 use mempool_hal::{
     Device, DevicePtr, Error, ErrorKind, EventStatus, HandleType, HostBuffer, HostFn, MemInfo, PoolCall, PoolProps,
@@ -56,10 +57,14 @@ impl Device for Cuda {
     }
 
     /// `cuStreamDestroy_v2`: the driver lets work already enqueued run, then frees the
-    /// stream.
+    /// stream. A borrowed stream ([`Cuda::borrow_stream`]) is not destroyed:
+    /// `InvalidHandle` (`CUDA_ERROR_INVALID_HANDLE`, 400), and it stays usable.
     fn destroy_stream(&self, stream: &CudaStream) -> Result<()> {
         const OP: &str = "cuStreamDestroy_v2";
         let raw = self.stream(stream, OP)?;
+        if stream.0.is_borrowed() {
+            return Err(result::renumbered(borrowed_not_destroyed(OP, "stream")));
+        }
         if !self.shared.retire(&stream.0) {
             return Err(result::renumbered(Error::stale_handle(OP, "stream")));
         }

@@ -1,7 +1,8 @@
 //! The [`Device`](mempool_hal::Device) and [`MemPool`](mempool_hal::MemPool)
 //! implementation over the loaded driver: owned handles, liveness, and the device's
 //! primary context. Every driver call goes through [`result`](crate::result); this layer
-//! has no `unsafe` code but the declaration of `free_async`, whose contract is the trait's.
+//! has no `unsafe` code but the declarations of `free_async`, whose contract is the
+//! trait's, and of [`Cuda::borrow_stream`], whose caller vouches for a stream it created.
 
 #![deny(unsafe_code)]
 
@@ -166,8 +167,12 @@ impl fmt::Debug for Cuda {
     }
 }
 
-/// A stream of the CUDA backend: a non-blocking stream (`CU_STREAM_NON_BLOCKING`), which
-/// does not synchronize with the legacy NULL stream.
+/// A stream of the CUDA backend: one it created ([`Device::create_stream`], a non-blocking
+/// stream, `CU_STREAM_NON_BLOCKING`, which does not synchronize with the legacy NULL
+/// stream), or one it borrows from other code ([`Cuda::borrow_stream`]), whatever its
+/// flags.
+///
+/// [`Device::create_stream`]: mempool_hal::Device::create_stream
 #[derive(Debug, Clone)]
 pub struct CudaStream(Arc<Handle>);
 
@@ -175,10 +180,15 @@ mempool_backend_kit::identity!(CudaStream);
 
 impl CudaStream {
     /// The driver's `CUstream`, to pass to other CUDA calls (a kernel launch, say). It is
-    /// valid until the stream is destroyed through the backend; using it is up to the
-    /// caller's own `unsafe` code.
+    /// valid until the stream is destroyed through the backend (a borrowed stream: by its
+    /// owner); using it is up to the caller's own `unsafe` code.
     pub fn as_raw(&self) -> sys::CUstream {
         self.0.raw() as sys::CUstream
+    }
+
+    /// Whether the backend borrows the stream ([`Cuda::borrow_stream`]) rather than owns it.
+    pub fn is_borrowed(&self) -> bool {
+        self.0.is_borrowed()
     }
 }
 
@@ -301,6 +311,33 @@ impl Cuda {
         &self.shared.rt
     }
 
+    /// Wraps `raw`, a stream that other code created through this instance's driver (a
+    /// framework's stream, handed to a pluggable allocator), so that every call of the
+    /// [`Device`](mempool_hal::Device) and [`MemPool`](mempool_hal::MemPool) traits takes
+    /// it. The driver's default streams are accepted too: NULL (the legacy default
+    /// stream), [`CU_STREAM_LEGACY`](sys::CU_STREAM_LEGACY) and
+    /// [`CU_STREAM_PER_THREAD`](sys::CU_STREAM_PER_THREAD), which the driver resolves in
+    /// the context current at each call (the instance's primary context, which the backend
+    /// makes current first). The backend borrows the stream: it never destroys it, and
+    /// [`Device::destroy_stream`](mempool_hal::Device::destroy_stream) of it answers
+    /// `InvalidHandle` (`CUDA_ERROR_INVALID_HANDLE`, 400) and leaves it usable. Each call
+    /// makes a handle of its own: two borrows of one stream are not equal.
+    ///
+    /// # Safety
+    ///
+    /// `raw` must be one of the default streams above, or a live stream of the driver this
+    /// instance loaded ([`Cuda::runtime`]) in the device's primary context, for as long as
+    /// the returned value, or a clone of it, is used; its owner destroys it only after
+    /// that.
+    ///
+    /// # Errors
+    ///
+    /// None today; the `Result` leaves room for a check.
+    #[allow(unsafe_code)]
+    pub unsafe fn borrow_stream(&self, raw: sys::CUstream) -> Result<CudaStream> {
+        Ok(CudaStream(Handle::borrowed(raw, self.shared.instance)))
+    }
+
     /// The raw stream of `s`, checked live, with the device's context current.
     #[inline]
     fn stream(&self, s: &CudaStream, op: &'static str) -> Result<sys::CUstream> {
@@ -321,4 +358,24 @@ impl Cuda {
 /// `12.2` for 12020.
 fn version_string(v: c_int) -> String {
     format!("{}.{}", v / 1000, (v % 1000) / 10)
+}
+
+impl Runtime {
+    /// Runs `f`, then gives the calling thread back the context that was current before
+    /// (`cuCtxGetCurrent` before, `cuCtxSetCurrent` after, only when `f` changed it), so that code which calls
+    /// the backend from a framework's thread leaves the framework's current device as it
+    /// was. The backend's per-thread record of its current context is forgotten when it
+    /// restores one, so the next call of the backend on this thread makes its own current
+    /// again. A thread with no context before keeps the one `f` made current.
+    pub fn preserving_current<T>(&self, f: impl FnOnce() -> T) -> T {
+        let before = result::context::current(self).ok();
+        let out = f();
+        if let Some(before) = before {
+            let changed = !result::context::current(self).is_ok_and(|now| now == before);
+            if changed && result::context::set_current(self, before).is_ok() {
+                CURRENT.with(|c| c.set(0));
+            }
+        }
+        out
+    }
 }

@@ -1,7 +1,8 @@
 //! A thin wrapper around [`sys`]: one typed function per driver call, grouped by the
 //! object it works on (`cuStreamCreate` is `stream::create`, `cuMemAllocFromPoolAsync` is
 //! `pool::malloc_async`), and the rules that turn a `CUresult` into an [`Error`], keeping
-//! the raw code and the driver's name and description of it.
+//! the raw code and the driver's name and description of it (and the CPU libcuda's own
+//! message of the failure, where the library has one).
 //!
 //! Each wrapper resolves its symbol through the [`Runtime`], makes the call, and maps the
 //! code; every code-to-kind rule of the backend lives in this module ([`kind_of`] and the
@@ -132,11 +133,14 @@ impl Runtime {
     }
 
     /// The error of a failed call: `kind`, the raw `CUresult`, and the driver's name and
-    /// description of it (`cuGetErrorName`, `cuGetErrorString`).
+    /// description of it (`cuGetErrorName`, `cuGetErrorString`), followed by the library's
+    /// own message of the failure where it has one (the project's CPU libcuda: a
+    /// stream-order violation names the streams and positions; see
+    /// [`Runtime::recent_error_message`]).
     #[cold]
     #[inline(never)]
     pub(crate) fn failure(&self, rc: sys::CUresult, op: &'static str, kind: ErrorKind) -> Error {
-        Error::cuda(kind, rc, op, self.describe(rc))
+        Error::cuda(kind, rc, op, self.failure_text(rc, op))
     }
 
     /// [`Runtime::check_with`] with [`kind_of`].
