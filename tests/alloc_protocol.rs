@@ -19,7 +19,9 @@
 //!   runtime configured: the library must take the copy the process has loaded;
 //! - `no-record`: the same without the record-stream call, with every free reaching the
 //!   pool: the checker refuses the free, and the library must report it (one violation per
-//!   device, a `mempool_last_error` text);
+//!   device, a `mempool_last_error` text); `no-record-through-the-layer`: the same with
+//!   the small-block layer, where the checker meets the free when the emptied block goes
+//!   back to the pool;
 //! - `fraction`: a quarter of a 1 GiB device, 32 MiB chunks until NULL, the out-of-memory
 //!   observer, then everything freed and allocation working again;
 //! - `hostile`: one row per bad input of every export (printed one per line).
@@ -91,8 +93,10 @@ enum Variant {
     /// The protocol with `MEMPOOL_ALLOC_BACKEND=auto`, where only the other runtime is
     /// configured: the library must take the runtime the process has loaded.
     Auto,
-    /// Without record-stream, every free reaching the pool.
-    NoRecord,
+    /// Without record-stream; `pool_only`: every free reaching the pool
+    /// (`MEMPOOL_ALLOC_SMALL_THRESHOLD=0`), else through the layer, whose emptied block's
+    /// return to the pool meets the checker.
+    NoRecord { pool_only: bool },
     /// A memory fraction reached.
     Fraction,
     /// Bad inputs.
@@ -100,11 +104,12 @@ enum Variant {
 }
 
 impl Variant {
-    const ALL: [Variant; 6] = [
+    const ALL: [Variant; 7] = [
         Variant::Protocol { pool_only: false },
         Variant::Protocol { pool_only: true },
         Variant::Auto,
-        Variant::NoRecord,
+        Variant::NoRecord { pool_only: true },
+        Variant::NoRecord { pool_only: false },
         Variant::Fraction,
         Variant::Hostile,
     ];
@@ -112,7 +117,7 @@ impl Variant {
     fn arg(self) -> &'static str {
         match self {
             Variant::Protocol { .. } | Variant::Auto => "protocol",
-            Variant::NoRecord => "no-record",
+            Variant::NoRecord { .. } => "no-record",
             Variant::Fraction => "fraction",
             Variant::Hostile => "hostile",
         }
@@ -122,6 +127,7 @@ impl Variant {
         match self {
             Variant::Protocol { pool_only: true } => "protocol-small-threshold-0",
             Variant::Auto => "protocol-auto",
+            Variant::NoRecord { pool_only: false } => "no-record-through-the-layer",
             other => other.arg(),
         }
     }
@@ -130,7 +136,7 @@ impl Variant {
     fn env(self) -> Vec<(&'static str, &'static str)> {
         let memory = ("MEMPOOL_EMU_DEVICE_MEMORY", if self == Variant::Fraction { "1G" } else { "4G" });
         match self {
-            Variant::Protocol { pool_only: true } | Variant::NoRecord => {
+            Variant::Protocol { pool_only: true } | Variant::NoRecord { pool_only: true } => {
                 vec![memory, ("MEMPOOL_ALLOC_SMALL_THRESHOLD", "0")]
             }
             _ => vec![memory],
@@ -346,7 +352,7 @@ fn run(exe: &Path, file: &str, flavour: Flavour, variant: Variant, setup: &Setup
             };
             report.push((*threads).to_string());
         }
-        Variant::NoRecord => {
+        Variant::NoRecord { .. } => {
             for dev in 0..2 {
                 let prefix = format!("reported on device {dev}: ");
                 let Some(why) = lines.iter().find_map(|l| l.strip_prefix(prefix.as_str())) else {

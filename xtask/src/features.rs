@@ -1,7 +1,8 @@
 //! `cargo xtask features`: the facade `mempool` tested (and linted) with every combination
 //! of its backend features (none, each alone, all), the downstream example `tensor-cache`
-//! built without its dev-dependencies and tested with them, and a check that its normal
-//! dependency tree carries no mockall.
+//! built without its dev-dependencies and tested with them, a check that its normal
+//! dependency tree carries no mockall, and the pluggable-allocator library `mempool-alloc`
+//! without its runtime backends (features `ascend`, `cuda` off: the emulator only).
 
 use crate::util::{Step, cargo, run, workspace_root};
 use std::process::Command;
@@ -63,6 +64,14 @@ fn feature_steps(features: &[String]) -> Vec<Step> {
     steps.push(Step::new(
         "tensor-cache tests (unit tests on mocks, integration tests on the emulator)",
         &["test", "-p", "tensor-cache"],
+    ));
+    steps.push(Step::new(
+        "mempool-alloc without its runtime backends (the emulator only): tests",
+        &["test", "-p", "mempool-alloc", "--no-default-features"],
+    ));
+    steps.push(Step::new(
+        "mempool-alloc without its runtime backends: clippy",
+        &["clippy", "-p", "mempool-alloc", "--no-default-features", "--all-targets", "--", "-D", "warnings"],
     ));
     steps
 }

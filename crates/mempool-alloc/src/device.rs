@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum NullStream {
     /// The runtime's own default stream, passed on as it is (CUDA's legacy stream).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     Borrowed,
     /// A stream the library creates for the device. `synchronous`: the runtime's pool calls
     /// do not take NULL (Ascend), so an allocation on it is complete when `mempool_alloc`
