@@ -168,37 +168,33 @@ fn ascend() -> Result<(Opened, String), String> {
 impl Opened {
     /// Opens device `index` (0 or more) with its pool and layer.
     pub(crate) fn open(&self, index: u32, settings: &Settings) -> Result<Box<dyn Pool>, AllocError> {
-        let unknown = |e: mempool_hal::Error| AllocError::UnknownDevice { device: index.into(), why: format!("; {e}") };
-        let i = i64::from(index);
         match self {
-            Opened::Emulator(emu) => {
-                let dev = emu.device(index).map_err(unknown)?;
-                Ok(Box::new(DevicePool::open(i, dev, settings)?))
-            }
+            Opened::Emulator(emu) => pool_of(index, settings, |i| emu.device(i)),
+            // Opening makes a context of the device current: the thread gets its own back.
             #[cfg(feature = "cuda")]
-            Opened::Cuda => {
-                // Opening makes the device's context current: give the thread its own back.
-                let rt = mempool_cuda::load(&mempool_cuda::LoadOptions::default())?;
-                rt.preserving_current(|| {
-                    let dev = Cuda::open(index).map_err(|e| match e.kind() {
-                        mempool_hal::ErrorKind::InvalidDevice => unknown(e),
-                        _ => AllocError::Backend(e),
-                    })?;
-                    Ok(Box::new(DevicePool::open(i, dev, settings)?) as Box<dyn Pool>)
-                })
-            }
+            Opened::Cuda => mempool_cuda::load(&mempool_cuda::LoadOptions::default())?
+                .preserving_current(|| pool_of(index, settings, Cuda::open)),
             #[cfg(feature = "ascend")]
-            Opened::Ascend => {
-                // Opening makes a context of the device current: give the thread its own back.
-                let rt = mempool_ascend::load(&mempool_ascend::LoadOptions::default())?;
-                rt.preserving_current(|| {
-                    let dev = Ascend::open(index).map_err(|e| match e.kind() {
-                        mempool_hal::ErrorKind::InvalidDevice => unknown(e),
-                        _ => AllocError::Backend(e),
-                    })?;
-                    Ok(Box::new(DevicePool::open(i, dev, settings)?) as Box<dyn Pool>)
-                })
-            }
+            Opened::Ascend => mempool_ascend::load(&mempool_ascend::LoadOptions::default())?
+                .preserving_current(|| pool_of(index, settings, Ascend::open)),
         }
     }
+}
+
+/// Device `index` of a backend (`open`), with its pool and layer.
+fn pool_of<D: Backend>(
+    index: u32,
+    settings: &Settings,
+    open: impl FnOnce(u32) -> mempool_hal::Result<D>,
+) -> Result<Box<dyn Pool>, AllocError>
+where
+    D::Stream: std::hash::Hash + Eq,
+{
+    let dev = open(index).map_err(|e| match e.kind() {
+        mempool_hal::ErrorKind::InvalidDevice => {
+            AllocError::UnknownDevice { device: index.into(), why: format!("; {e}") }
+        }
+        _ => AllocError::Backend(e),
+    })?;
+    Ok(Box::new(DevicePool::open(index.into(), dev, settings)?))
 }

@@ -19,6 +19,7 @@
 
 #![deny(missing_docs)]
 
+pub mod context;
 pub mod handle;
 pub mod pool;
 pub mod probe;

@@ -272,14 +272,11 @@ impl Runtime {
     /// restores one, so the next call of the backend on this thread makes its own current
     /// again. A thread with no context before keeps the one `f` made current.
     pub fn preserving_current<T>(&self, f: impl FnOnce() -> T) -> T {
-        let before = result::context::current(self).ok();
-        let out = f();
-        if let Some(before) = before {
-            let changed = !result::context::current(self).is_ok_and(|now| now == before);
-            if changed && result::context::set_current(self, before).is_ok() {
-                CURRENT.with(|c| c.set(0));
-            }
-        }
-        out
+        mempool_backend_kit::context::preserving_current(
+            || result::context::current(self).ok(),
+            |c| result::context::set_current(self, c).is_ok(),
+            || CURRENT.with(|c| c.set(0)),
+            f,
+        )
     }
 }
