@@ -21,6 +21,7 @@ pub(crate) fn run_all() -> Result<(), String> {
             Step::new("emulator benchmarks", &["bench", "-p", "mempool-tests", "--bench", "pool"]),
             Step::new("FFI overhead benchmark", &["bench", "-p", "mempool-tests", "--bench", "ffi_overhead"]),
             Step::new("trace replay benchmark", &["bench", "-p", "mempool-trace", "--bench", "replay"]),
+            Step::new("history switch benchmark", &["bench", "-p", "mempool-alloc", "--bench", "history"]),
         ],
         &traces_env(),
     )?;

@@ -32,6 +32,11 @@ pub(crate) const BENCH_GROUPS: &[(&str, &str, &str)] = &[
     ),
     ("ffi_overhead", "malloc + free through the Ascend backend over the drop-in library", "ascend-backend"),
     ("ffi_overhead_cuda", "malloc + free through the CUDA backend over the CPU libcuda.so.1", "cuda-backend"),
+    (
+        "history_switch",
+        "an allocation and its free through libmempool_alloc's exports with the allocation history off, against it on and the small-block layer called directly",
+        "history-off",
+    ),
     ("replay", "a whole bundled trace replayed on the emulator", "emu"),
     ("replay_real", "a whole real trace replayed on the emulator (the folder `MEMPOOL_TRACES` names)", "emu"),
 ];

@@ -112,6 +112,17 @@ int mempool_reset_peak_stats(int device);
 /* Registers an out-of-memory observer (at most 16). 0 on success, -1 for NULL or when full. */
 int mempool_on_oom(mempool_oom_observer observer, void *user_data);
 
+/* Records the allocation history of every device from now on, keeping the last
+ * `max_entries` events of each (alloc, free_requested, free_completed, oom); 0 stops
+ * recording and forgets it (PyTorch's _record_memory_history). Off by default, unless
+ * MEMPOOL_ALLOC_HISTORY sets a count. Returns 0. */
+int mempool_record_history(size_t max_entries);
+
+/* Writes the recorded history to `path` as a PyTorch memory snapshot (the pickle
+ * torch.cuda.memory._dump_snapshot writes), for PyTorch's memory viewer. 0 on success, -1
+ * for NULL or a path that cannot be written (the reason is in mempool_last_error()). */
+int mempool_dump_snapshot(const char *path);
+
 /* The calling thread's last failure, as text, or NULL when there was none. Valid until the
  * thread's next call into the library. */
 const char *mempool_last_error(void);

@@ -21,9 +21,20 @@ pub const ENV_REUSE: &str = "MEMPOOL_ALLOC_REUSE";
 /// A memory fraction every device starts with, in (0, 1]; default: none (no cap).
 pub const ENV_MEMORY_FRACTION: &str = "MEMPOOL_ALLOC_MEMORY_FRACTION";
 
+/// Records the allocation history from the start, keeping this many events per device
+/// (as `mempool_record_history`); default: off.
+pub const ENV_HISTORY: &str = "MEMPOOL_ALLOC_HISTORY";
+
 /// Every variable of the library, for tools that list or clear them.
-pub const ENV_ALL: [&str; 6] =
-    [ENV_BACKEND, ENV_POOL_SIZE, ENV_RELEASE_THRESHOLD, ENV_SMALL_THRESHOLD, ENV_REUSE, ENV_MEMORY_FRACTION];
+pub const ENV_ALL: [&str; 7] = [
+    ENV_BACKEND,
+    ENV_POOL_SIZE,
+    ENV_RELEASE_THRESHOLD,
+    ENV_SMALL_THRESHOLD,
+    ENV_REUSE,
+    ENV_MEMORY_FRACTION,
+    ENV_HISTORY,
+];
 
 /// The backend the library runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +65,8 @@ pub struct Settings {
     pub reuse: Option<ReuseFlags>,
     /// The starting memory fraction; `None`: no cap.
     pub memory_fraction: Option<f64>,
+    /// Events kept per device from the start; `None`: no recording.
+    pub history: Option<usize>,
 }
 
 impl Settings {
@@ -111,7 +124,11 @@ impl Settings {
                     .map_err(|e| AllocError::setting(ENV_MEMORY_FRACTION, &v, &e.to_string()))
             })
             .transpose()?;
+        let history = get(ENV_HISTORY)?
+            .map(|v| v.parse::<usize>().map_err(|_| AllocError::setting(ENV_HISTORY, &v, "not a count of events")))
+            .transpose()?;
         Ok(Settings {
+            history,
             backend,
             pool_size,
             release_threshold: bytes(ENV_RELEASE_THRESHOLD)?,
@@ -136,7 +153,7 @@ mod tests {
         let s = with(&[]).unwrap();
         assert_eq!(s.backend, Choice::Auto);
         assert_eq!((s.pool_size, s.release_threshold, s.small_threshold), (None, None, None));
-        assert_eq!((s.reuse, s.memory_fraction), (None, None));
+        assert_eq!((s.reuse, s.memory_fraction, s.history), (None, None, None));
     }
 
     #[test]
@@ -148,6 +165,7 @@ mod tests {
             (ENV_SMALL_THRESHOLD, "0"),
             (ENV_REUSE, "follow,internal"),
             (ENV_MEMORY_FRACTION, "0.5"),
+            (ENV_HISTORY, "1000"),
         ])
         .unwrap();
         assert_eq!(s.backend, Choice::Emulator);
@@ -156,6 +174,7 @@ mod tests {
         assert_eq!(s.small_threshold, Some(0));
         assert_eq!(s.reuse, Some("follow,internal".parse().unwrap()));
         assert_eq!(s.memory_fraction, Some(0.5));
+        assert_eq!(s.history, Some(1000));
     }
 
     #[rstest]
@@ -167,6 +186,7 @@ mod tests {
     #[case(ENV_MEMORY_FRACTION, "1.5")]
     #[case(ENV_MEMORY_FRACTION, "NaN")]
     #[case(ENV_MEMORY_FRACTION, "half")]
+    #[case(ENV_HISTORY, "-1")]
     fn a_bad_value_is_refused_naming_the_variable(#[case] name: &str, #[case] value: &str) {
         let e = with(&[(name, value)]).unwrap_err().to_string();
         assert!(e.contains(name) && e.contains(value), "{e}");

@@ -6,10 +6,12 @@
 
 use crate::config::Settings;
 use crate::error::AllocError;
+use crate::history::{self, LiveBlock};
 use crate::stats::Stats;
 use mempool_hal::attr::{ReleaseThreshold, ReservedMemCurrent, ReservedMemHigh, UsedMemCurrent, UsedMemHigh};
 use mempool_hal::{Device, DevicePtr, ErrorKind, EventStatus, MemPool, MemPoolExt, PoolProps, round_down, round_up};
 use mempool_small::SmallBlocks;
+use mempool_trace::snapshot::SnapshotAction;
 use rustc_hash::FxHashMap;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -70,6 +72,8 @@ pub(crate) trait Pool: Send + Sync {
     fn stats(&self) -> Result<Stats, AllocError>;
     /// Resets the high-water marks to the current values.
     fn reset_peak(&self) -> Result<(), AllocError>;
+    /// The live allocations, for a snapshot's segments.
+    fn live(&self) -> Vec<LiveBlock>;
 }
 
 /// A live allocation: its size, its stream, and the other streams that used it.
@@ -250,7 +254,7 @@ where
             let d = inner.deferred.swap_remove(i);
             let s = self.stream(inner, d.stream)?;
             inner.spare.extend(d.events);
-            self.release(d.ptr, &s)?;
+            self.release(d.ptr, d.size, d.stream, &s)?;
         }
         Ok(())
     }
@@ -259,13 +263,16 @@ where
     /// checker of the drop-in libraries refuses a free not ordered after every use) is
     /// retried once the device is synchronized; when that one passes, it was a stream-order
     /// violation: counted, and described as the thread's last error.
-    fn release(&self, ptr: u64, s: &D::Stream) -> Result<(), AllocError> {
+    fn release(&self, ptr: u64, size: u64, raw: usize, s: &D::Stream) -> Result<(), AllocError> {
         let p = DevicePtr::from_addr(ptr);
         let before = self.layer.small_stats().live_ranges;
         // SAFETY: `ptr` is a live allocation of the layer (the library's own bookkeeping);
         // the framework owes that its uses are ordered before the free, announced through
         // record-stream, and a refused free is retried only after a device synchronization.
-        let Err(first) = (unsafe { self.layer.free_async(p, s) }) else { return Ok(()) };
+        let Err(first) = (unsafe { self.layer.free_async(p, s) }) else {
+            history::record(self.index, SnapshotAction::FreeCompleted, ptr, size, raw);
+            return Ok(());
+        };
         self.dev.synchronize_device()?;
         if self.layer.small_stats().live_ranges < before {
             // The layer took the range back and then failed to give its emptied block to
@@ -276,6 +283,7 @@ where
             unsafe { self.layer.free_async(p, s) }.map_err(|_| AllocError::Backend(first.clone()))?;
         }
         self.violations.fetch_add(1, Ordering::Relaxed);
+        history::record(self.index, SnapshotAction::FreeCompleted, ptr, size, raw);
         crate::ffi::set_last_error(format!(
             "stream-order violation on device {}: the free of {ptr:#x} was refused ({first}); was a use on \
              another stream not announced with mempool_record_stream? The library synchronized the device and \
@@ -321,6 +329,7 @@ where
                     Ok(p) => p,
                     Err(e) => {
                         self.oom_count.fetch_add(1, Ordering::Relaxed);
+                        history::record(self.index, SnapshotAction::Oom, 0, size, raw);
                         // Leave the pool within its cap again (best effort).
                         let _ = self.make_room(&mut inner, false);
                         return Err(match e {
@@ -334,14 +343,15 @@ where
             }
             Err(e) => return Err(e),
         };
-        if Self::synchronous(raw) {
-            if let Err(e) = self.dev.synchronize_stream(&s) {
-                // SAFETY: allocated just now, never handed out.
-                let _ = unsafe { self.layer.free_async(DevicePtr::from_addr(p), &s) };
-                return Err(e.into());
-            }
+        if Self::synchronous(raw)
+            && let Err(e) = self.dev.synchronize_stream(&s)
+        {
+            // SAFETY: allocated just now, never handed out.
+            let _ = unsafe { self.layer.free_async(DevicePtr::from_addr(p), &s) };
+            return Err(e.into());
         }
         inner.live.insert(p, Live { size, stream: raw, uses: Vec::new() });
+        history::record(self.index, SnapshotAction::Alloc, p, size, raw);
         Ok(p)
     }
 
@@ -360,6 +370,7 @@ where
         }
         let uses: Vec<usize> = live.uses.iter().copied().filter(|&u| u != raw).collect();
         let s = self.stream(&mut inner, raw)?;
+        history::record(self.index, SnapshotAction::FreeRequested, ptr, size, raw);
         if !uses.is_empty() {
             let mut events = Vec::with_capacity(uses.len());
             for u in uses {
@@ -390,7 +401,7 @@ where
         if Self::synchronous(raw) {
             self.dev.synchronize_device()?;
         }
-        self.release(ptr, &s)?;
+        self.release(ptr, size, raw, &s)?;
         inner.live.remove(&ptr);
         let _ = self.poll_deferred(&mut inner, false);
         Ok(())
@@ -486,6 +497,12 @@ where
 
     fn reset_peak(&self) -> Result<(), AllocError> {
         self.dev.preserving(|| self.reset_peak_here())
+    }
+
+    fn live(&self) -> Vec<LiveBlock> {
+        let device = u32::try_from(self.index).unwrap_or(u32::MAX);
+        let inner = self.lock();
+        inner.live.iter().map(|(&addr, l)| LiveBlock { device, addr, size: l.size, stream: l.stream }).collect()
     }
 }
 

@@ -35,6 +35,10 @@
 //!   record-stream). The library then synchronizes the device, frees the memory, counts the
 //!   violation in the statistics and describes it in `mempool_last_error()`. A real
 //!   runtime has no checker: there the count stays 0.
+//! - **Memory snapshots**: `mempool_record_history(max_entries)` records each device's
+//!   allocations and frees (off by default: one relaxed atomic load per call), and
+//!   `mempool_dump_snapshot(path)` writes them in PyTorch's memory-snapshot format, for its
+//!   memory viewer and `mempool-trace import`.
 //!
 //! # Environment
 //!
@@ -49,6 +53,7 @@
 //! | `MEMPOOL_ALLOC_SMALL_THRESHOLD` | the largest request the small-block layer carves from pool blocks; `0`: every request goes to the pool | the pool size: every request through the layer |
 //! | `MEMPOOL_ALLOC_REUSE` | the pools' reuse flags: `follow`, `opportunistic`, `internal` (comma-separated) or `none` | the backend's |
 //! | `MEMPOOL_ALLOC_MEMORY_FRACTION` | a memory fraction every device starts with, in (0, 1] | none |
+//! | `MEMPOOL_ALLOC_HISTORY` | record the allocation history from the start, keeping this many events per device (`mempool_record_history`) | off |
 //!
 //! The backends' own variables apply too: `MEMPOOL_CUDA_LIBRARY`,
 //! `MEMPOOL_ASCEND_LIBRARY`, and `MEMPOOL_EMU_*` for the emulator (devices, memory,
@@ -79,20 +84,21 @@ mod device;
 mod error;
 pub mod exports;
 mod ffi;
+mod history;
 mod state;
 mod stats;
 #[cfg(test)]
 mod tests;
 
 pub use config::{
-    Choice, ENV_ALL, ENV_BACKEND, ENV_MEMORY_FRACTION, ENV_POOL_SIZE, ENV_RELEASE_THRESHOLD, ENV_REUSE,
+    Choice, ENV_ALL, ENV_BACKEND, ENV_HISTORY, ENV_MEMORY_FRACTION, ENV_POOL_SIZE, ENV_RELEASE_THRESHOLD, ENV_REUSE,
     ENV_SMALL_THRESHOLD, Settings,
 };
 pub use error::AllocError;
 pub use exports::{
-    mempool_alloc, mempool_backend, mempool_empty_cache, mempool_empty_cache_checked, mempool_free, mempool_init,
-    mempool_last_error, mempool_on_oom, mempool_record_stream, mempool_reset_peak_stats, mempool_set_memory_fraction,
-    mempool_stats,
+    mempool_alloc, mempool_backend, mempool_dump_snapshot, mempool_empty_cache, mempool_empty_cache_checked,
+    mempool_free, mempool_init, mempool_last_error, mempool_on_oom, mempool_record_history, mempool_record_stream,
+    mempool_reset_peak_stats, mempool_set_memory_fraction, mempool_stats,
 };
 pub use ffi::last_error;
 pub use state::{MAX_DEVICES, MAX_OBSERVERS, OomObserver};

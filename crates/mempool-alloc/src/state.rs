@@ -54,6 +54,9 @@ pub(crate) fn allocator() -> Result<&'static Allocator, AllocError> {
 fn start() -> Result<Allocator, AllocError> {
     let settings = Settings::from_env()?;
     let (opened, description) = choose(&settings)?;
+    if let Some(n) = settings.history {
+        crate::history::set(n);
+    }
     Ok(Allocator {
         opened,
         description: CString::new(description.replace('\0', " ")).unwrap_or_default(),

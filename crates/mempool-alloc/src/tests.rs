@@ -17,6 +17,7 @@ fn settings(small: Option<u64>) -> Settings {
         small_threshold: small,
         reuse: None,
         memory_fraction: None,
+        history: None,
     }
 }
 

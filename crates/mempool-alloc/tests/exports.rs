@@ -301,6 +301,80 @@ fn threads() -> Result<(), Failed> {
     Ok(())
 }
 
+/// The history: off by default (nothing recorded), then on, dumped as a snapshot that the
+/// trace tool's importer reads back with the same allocations and frees; bad paths refused.
+fn history() -> Result<(), Failed> {
+    use mempool_trace::Op;
+    use mempool_trace::import::{ImportOptions, import};
+    let dir = std::env::temp_dir().join(format!("mempool-alloc-history-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let dump = |name: &str| -> Result<Vec<u8>, Failed> {
+        let path = dir.join(name);
+        let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        if unsafe { mempool_dump_snapshot(c.as_ptr()) } != 0 {
+            return Err(format!("dump: {:?}", last()).into());
+        }
+        Ok(std::fs::read(&path).map_err(|e| e.to_string())?)
+    };
+    let p = alloc(1000, 1);
+    free(p, 1000, 1);
+    let off = import(&dump("off.pickle")?, &ImportOptions { device: Some(1) });
+    if off.as_ref().is_ok_and(|i| !i.trace.rows.is_empty()) {
+        return Err("recorded while off".into());
+    }
+    if mempool_record_history(1000) != 0 {
+        return Err(format!("record_history: {:?}", last()).into());
+    }
+    let sizes = [100usize, 5000, 3 << 20];
+    let ptrs: Vec<_> = sizes.iter().map(|&n| alloc(n, 1)).collect();
+    for (&p, &n) in ptrs.iter().zip(&sizes).rev() {
+        free(p, n, 1);
+    }
+    let keep = alloc(777, 1);
+    let imported =
+        import(&dump("on.pickle")?, &ImportOptions { device: Some(1) }).map_err(|e| format!("import: {e}"))?;
+    let mut want = Vec::new();
+    for (&p, &n) in ptrs.iter().zip(&sizes) {
+        want.push(("allocate", p as u64, n as u64));
+    }
+    for (&p, &n) in ptrs.iter().zip(&sizes).rev() {
+        want.push(("free", p as u64, n as u64));
+    }
+    want.push(("allocate", keep as u64, 777));
+    let got: Vec<_> = imported
+        .trace
+        .rows
+        .iter()
+        .filter_map(|r| match r.op {
+            Op::Allocate { ptr, size, .. } => Some(("allocate", ptr, size)),
+            Op::Free { ptr, size, .. } => Some(("free", ptr, size)),
+            _ => None,
+        })
+        .collect();
+    if got != want {
+        return Err(format!("the snapshot's events {got:?}, not {want:?}").into());
+    }
+    free(keep, 777, 1);
+    mempool_record_history(0);
+    // Bad paths: a reason, never a crash.
+    let missing = std::ffi::CString::new(dir.join("no/such/dir/x.pickle").to_str().unwrap()).unwrap();
+    let folder = std::ffi::CString::new(dir.to_str().unwrap()).unwrap();
+    // SAFETY: NULL and NUL-terminated paths.
+    let answers = unsafe {
+        [
+            mempool_dump_snapshot(std::ptr::null()),
+            mempool_dump_snapshot(missing.as_ptr()),
+            mempool_dump_snapshot(folder.as_ptr()),
+        ]
+    };
+    if answers != [-1, -1, -1] || last().is_none_or(|m| !m.contains(dir.to_str().unwrap())) {
+        return Err(format!("bad paths: {answers:?}, {:?}", last()).into());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
 fn main() {
     // SAFETY: `main` runs before any other thread exists.
     unsafe {
@@ -310,7 +384,8 @@ fn main() {
         std::env::set_var("MEMPOOL_EMU_CHECKER", "on");
     }
     let args = Arguments::from_args();
-    let mut trials = vec![Trial::test("protocol", protocol), Trial::test("threads", threads)];
+    let mut trials =
+        vec![Trial::test("protocol", protocol), Trial::test("threads", threads), Trial::test("history", history)];
     for (name, reason, bad) in rows() {
         trials.push(Trial::test(format!("hostile::{name}"), move || hostile(reason, bad)));
     }

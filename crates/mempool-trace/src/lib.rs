@@ -33,10 +33,23 @@
 //! - [`Recorder`] wraps any [`mempool_hal::Device`] and records the calls made through it.
 //! - [`import()`](import::import) converts the traces people have (PyTorch memory
 //!   snapshots, RMM logs with wall-clock times) into this format.
+//! - [`snapshot`] goes the other way: [`Snapshot::from_trace`](snapshot::Snapshot::from_trace)
+//!   turns a trace into a PyTorch memory snapshot, and
+//!   [`Snapshot::to_pickle`](snapshot::Snapshot::to_pickle) writes the pickle
+//!   `torch.cuda.memory._dump_snapshot()` writes, for PyTorch's viewer
+//!   (<https://pytorch.org/memory_viz>); [`import()`](import::import) reads it back to
+//!   the same allocations and frees.
 //! - [`generate`] writes the bundled traces (`traces/*.csv` in this crate).
 //! - [`replay()`] runs a trace against the emulator and reports statistics, and [`svg`]
 //!   plots USED, RESERVED and the live requested bytes over the run; the `mempool-trace`
-//!   command line tool wraps both and [`import`] (`mempool-trace import`).
+//!   command line tool wraps both, [`import`] (`mempool-trace import`) and [`snapshot`]
+//!   (`mempool-trace export TRACE.csv -o SNAPSHOT.pickle`).
+//!
+//! # Features
+//!
+//! - `cli` (default): the `mempool-trace` command line tool and what only it needs
+//!   (`clap`, `indicatif`). A library that records, replays or writes snapshots depends on
+//!   the crate with `default-features = false`.
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
@@ -47,6 +60,7 @@ pub mod import;
 mod record;
 pub mod replay;
 pub mod requested;
+pub mod snapshot;
 pub mod svg;
 pub mod table;
 

@@ -1,16 +1,23 @@
-//! `mempool-trace`: replay pool traces against the emulator, compare settings, and
-//! regenerate the bundled traces.
+//! `mempool-trace`: replay pool traces against the emulator, compare settings, convert
+//! PyTorch memory snapshots and RMM logs to traces and traces to snapshots, and regenerate
+//! the bundled traces.
 
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mempool_emu::parse_bytes;
+use mempool_trace::snapshot::Snapshot;
 use mempool_trace::{ReplayOptions, Report, ReuseFlags, Trace, generate, replay, svg, table};
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "mempool-trace", version, about = "Replay stream-ordered memory pool traces against the emulator")]
+#[command(
+    name = "mempool-trace",
+    version,
+    about = "Replay stream-ordered memory pool traces against the emulator; convert PyTorch memory \
+             snapshots and RMM logs to traces, and traces to snapshots"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -92,6 +99,21 @@ enum Command {
         /// with events).
         #[arg(long)]
         device: Option<usize>,
+    },
+    /// Converts a trace into a PyTorch memory snapshot (the pickle
+    /// `torch.cuda.memory._dump_snapshot` writes).
+    ///
+    /// For PyTorch's viewer (https://pytorch.org/memory_viz): on device 0, each allocation
+    /// is an `alloc` event in a segment of its own, each free `free_requested` then
+    /// `free_completed`, each allocation failure an `oom`, with the trace's stream ids and
+    /// times in microseconds; the segments hold the allocations live at the end. `import`
+    /// reads it back. An output that cannot be written is an error (exit code 1).
+    Export {
+        /// The trace (CSV).
+        trace: PathBuf,
+        /// Where to write the snapshot.
+        #[arg(short, long)]
+        output: PathBuf,
     },
     /// Writes the bundled traces into a folder.
     Generate {
@@ -242,6 +264,17 @@ fn main_inner(cli: Cli) -> Result<(), String> {
                     std::io::stdout().lock().write_all(csv.as_bytes()).map_err(|e| format!("standard output: {e}"))?;
                 }
             }
+        }
+        Command::Export { trace: path, output } => {
+            let trace = load(&path)?;
+            let snapshot = Snapshot::from_trace(&trace);
+            snapshot.write_file(&output)?;
+            eprintln!(
+                "wrote {} ({} events, {} allocations live at the end)",
+                output.display(),
+                snapshot.device_traces.iter().map(Vec::len).sum::<usize>(),
+                snapshot.segments.len()
+            );
         }
         Command::Generate { out } => {
             std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;

@@ -361,3 +361,54 @@ fn import_converts_an_rmm_log_and_rejects_bad_files() {
     let out = tool(&["import", scratch.file("missing.pickle").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn export_writes_a_snapshot_that_imports_back() {
+    let scratch = Scratch::new("export");
+    let trace = dir().join("traces").join("training.csv");
+    let pickle = scratch.file("training.pickle");
+    let out = tool(&["export", trace.to_str().unwrap(), "-o", pickle.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("wrote") && stderr.contains("allocations live at the end"), "{stderr}");
+    assert!(std::fs::read(&pickle).expect("written").starts_with(b"\x80\x04"), "a protocol 4 pickle");
+
+    // The tool's own import gives back the trace's allocations and frees: training.csv
+    // has one stream (1), which stays 1, so only its sync rows are missing.
+    let back = scratch.file("back.csv");
+    let out = tool(&["import", pickle.to_str().unwrap(), "-o", back.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("PyTorch memory snapshot"), "{stderr}");
+    let original = parse(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let imported = parse(&std::fs::read_to_string(&back).unwrap()).unwrap();
+    let kept: Vec<_> =
+        original.rows.iter().filter(|r| !matches!(r.op, mempool_trace::Op::SyncStream { .. })).map(|r| r.op).collect();
+    let ops: Vec<_> = imported.rows.iter().map(|r| r.op).collect();
+    assert_eq!(ops, kept);
+}
+
+#[test]
+fn export_to_an_unwritable_path_fails_with_the_reason() {
+    let scratch = Scratch::new("export-bad");
+    let trace = dir().join("traces").join("pipeline.csv");
+    let missing = scratch.file("no-such-folder/out.pickle");
+    for target in [&missing, &scratch.0] {
+        let out = tool(&["export", trace.to_str().unwrap(), "-o", target.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.starts_with(&format!("mempool-trace: cannot write {}: ", target.display())), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    assert!(!missing.exists());
+    // A trace that does not parse, and no -o, are errors before anything is written.
+    let bad = scratch.file("bad.csv");
+    std::fs::write(&bad, "Thread,Time,Action,Pointer,Size,Stream\n1,0.1,free,0x10,8,1\n").unwrap();
+    let out = tool(&["export", bad.to_str().unwrap(), "-o", scratch.file("x.pickle").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 2: free of unknown pointer 0x10"));
+    assert!(!scratch.file("x.pickle").exists());
+    let out = tool(&["export", trace.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "clap's usage error");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--output"));
+}

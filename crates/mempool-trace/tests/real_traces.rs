@@ -6,6 +6,11 @@
 //!   converted CSVs beside them, and replay to the same peak of live requested bytes.
 //! - `replay/*`: every converted CSV parses, replays on the emulator with default
 //!   settings, and reaches the peak of live requested bytes its README records.
+//! - `export/*`: every converted CSV, exported as a PyTorch memory snapshot
+//!   (`mempool_trace::snapshot`), imports back to the same allocations and frees (same
+//!   addresses, sizes, streams and order).
+
+mod roundtrip;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use mempool_trace::import::{ImportOptions, import};
@@ -107,6 +112,17 @@ fn replays_to_peak(dir: &Path, csv: &str, peak: u64, rows: usize) -> Result<(), 
     Ok(())
 }
 
+fn exports_and_imports_back(dir: &Path, csv: &str, rows: usize) -> Result<(), Failed> {
+    let text = std::fs::read_to_string(dir.join(csv))?;
+    let trace = parse(&text).map_err(|e| format!("{csv}: {e}"))?;
+    let back = roundtrip::round_trip(&trace).map_err(|e| format!("{csv}: {e}"))?;
+    // The real traces are allocations and frees only (and failures): every row comes back.
+    if back != rows {
+        return Err(format!("{back} rows came back, the trace has {rows}").into());
+    }
+    Ok(())
+}
+
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
@@ -117,6 +133,11 @@ fn main() {
     for &(csv, peak, rows) in CSVS {
         trials.push(trial(format!("replay/{csv}"), &[PathBuf::from(csv)], move |dir| {
             replays_to_peak(dir, csv, peak, rows)
+        }));
+    }
+    for &(csv, _, rows) in CSVS {
+        trials.push(trial(format!("export/{csv}"), &[PathBuf::from(csv)], move |dir| {
+            exports_and_imports_back(dir, csv, rows)
         }));
     }
     libtest_mimic::run(&args, trials).exit();

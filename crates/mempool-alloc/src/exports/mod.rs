@@ -1,7 +1,7 @@
 //! The C functions of `libmempool_alloc.so`, one file per concern: [`alloc`] (allocation
 //! and free), [`streams`] (record-stream), [`cache`] (init, empty cache, the memory
-//! fraction, out-of-memory observers), [`stats`] (statistics, peaks) and [`errors`] (the
-//! last error, the backend). `include/mempool_alloc.h` declares them; the crate's
+//! fraction, out-of-memory observers), [`stats`] (statistics, peaks), [`history`] (the
+//! allocation history and memory snapshots) and [`errors`] (the last error, the backend). `include/mempool_alloc.h` declares them; the crate's
 //! `header` test checks that it declares exactly these.
 //!
 //! Every function runs in `ffi::guard` (`src/ffi.rs`): it clears the calling thread's last
@@ -32,6 +32,7 @@
 pub mod alloc;
 pub mod cache;
 pub mod errors;
+pub mod history;
 pub mod stats;
 pub mod streams;
 
@@ -40,11 +41,12 @@ pub use cache::{
     mempool_empty_cache, mempool_empty_cache_checked, mempool_init, mempool_on_oom, mempool_set_memory_fraction,
 };
 pub use errors::{mempool_backend, mempool_last_error};
+pub use history::{mempool_dump_snapshot, mempool_record_history};
 pub use stats::{mempool_reset_peak_stats, mempool_stats};
 pub use streams::mempool_record_stream;
 
 /// Every export, in the header's order: the table the header test checks.
-pub const EXPORTS: [&str; 12] = [
+pub const EXPORTS: [&str; 14] = [
     "mempool_alloc",
     "mempool_free",
     "mempool_init",
@@ -55,6 +57,8 @@ pub const EXPORTS: [&str; 12] = [
     "mempool_stats",
     "mempool_reset_peak_stats",
     "mempool_on_oom",
+    "mempool_record_history",
+    "mempool_dump_snapshot",
     "mempool_last_error",
     "mempool_backend",
 ];
