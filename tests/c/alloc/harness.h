@@ -311,6 +311,8 @@ typedef int (*reset_peak_fn)(int);
 typedef int (*on_oom_fn)(mempool_oom_observer, void *);
 typedef const char *(*text_fn)(void);
 typedef void (*checked_fn)(bool);
+typedef int (*history_fn)(size_t);
+typedef int (*dump_fn)(const char *);
 
 static struct {
     alloc_fn alloc;
@@ -325,6 +327,8 @@ static struct {
     on_oom_fn on_oom;
     text_fn last_error;
     text_fn backend;
+    history_fn record_history;
+    dump_fn dump_snapshot;
 } lib;
 
 /* Resolves `name` into the function pointer at `slot` (`size` bytes). */
@@ -358,6 +362,8 @@ static int lib_open(const char *path)
     ok &= LIB_SYM(h, record_stream, "mempool_record_stream") & LIB_SYM(h, stats, "mempool_stats");
     ok &= LIB_SYM(h, reset_peak, "mempool_reset_peak_stats") & LIB_SYM(h, on_oom, "mempool_on_oom");
     ok &= LIB_SYM(h, last_error, "mempool_last_error") & LIB_SYM(h, backend, "mempool_backend");
+    ok &= LIB_SYM(h, record_history, "mempool_record_history");
+    ok &= LIB_SYM(h, dump_snapshot, "mempool_dump_snapshot");
     return ok;
 }
 

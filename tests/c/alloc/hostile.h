@@ -55,6 +55,9 @@ enum row_id {
     RESET_PEAK_GOOD,
     EMPTY_CACHE_CHECKED,
     ON_OOM_FULL,
+    DUMP_NULL,
+    DUMP_MISSING_FOLDER,
+    HISTORY_GOOD,
     ROWS
 };
 
@@ -100,6 +103,9 @@ static const struct {
     {"reset_peak_stats(0) (good)", SUCCEEDS},
     {"empty_cache_checked(true) with a live allocation (good)", SUCCEEDS},
     {"on_oom past 16 observers", MINUS_ONE},
+    {"dump_snapshot(NULL)", MINUS_ONE},
+    {"dump_snapshot into a missing folder", MINUS_ONE},
+    {"record_history(1000) then record_history(0) (good)", SUCCEEDS},
 };
 
 #define LIVE_SIZE (MIB + 7)
@@ -224,6 +230,9 @@ static void row_call(row_ctx *c)
         c->extra_ok = ok == 16;
         break;
     }
+    case DUMP_NULL: c->ret = lib.dump_snapshot(NULL); break;
+    case DUMP_MISSING_FOLDER: c->ret = lib.dump_snapshot("/nonexistent-mempool-folder/x.pickle"); break;
+    case HISTORY_GOOD: c->ret = lib.record_history(1000) | lib.record_history(0); break;
     case ROWS: break;
     }
     const char *e = lib.last_error();
