@@ -1,9 +1,11 @@
 //! `cargo xtask ci`, what `.ci/run` runs: the README's test command, the C smoke program
 //! and two of the C/C++ samples under valgrind memcheck, the feature combinations,
-//! formatting, clippy, the docs with warnings denied, and tidy.
+//! formatting, clippy, the docs with warnings denied, tidy, and the Python package (not
+//! run, and said so, where there is no `python3`).
 
+use crate::python::Outcome;
 use crate::util::{Step, run, traces_env, workspace_root};
-use crate::{features, tidy};
+use crate::{features, python, tidy};
 use xtask::c::{VALGRIND_VAR, valgrind_installed};
 
 /// One step of the sequence.
@@ -17,6 +19,8 @@ pub(crate) enum Stage {
     Features,
     /// `cargo xtask tidy`.
     Tidy,
+    /// `cargo xtask python`: the wheel built, installed in a virtual environment and tested.
+    Python,
 }
 
 /// The sequence, in order. Its first step is the README's test command (tidy checks it).
@@ -32,21 +36,33 @@ pub(crate) fn sequence() -> Vec<Stage> {
         )),
         Stage::Cargo(Step::new("docs", &["doc", "--workspace", "--no-deps"]).env("RUSTDOCFLAGS", "-D warnings")),
         Stage::Tidy,
+        Stage::Python,
     ]
 }
 
-/// Runs the sequence; stops at the first step that fails.
+/// Runs the sequence; stops at the first step that fails. A step that could not run (the
+/// Python package without `python3`) is named at the end as not run, never as passed.
 pub(crate) fn run_all() -> Result<(), String> {
     let extra = traces_env();
+    let mut not_run = Vec::new();
     for stage in sequence() {
         match stage {
             Stage::Cargo(step) => run(&[step], &extra)?,
             Stage::Valgrind => valgrind(&extra)?,
             Stage::Features => features::run_all(&extra)?,
             Stage::Tidy => tidy()?,
+            Stage::Python => {
+                if let Outcome::NotRun(why) = python::step()? {
+                    not_run.push(format!("the Python package ({why})"));
+                }
+            }
         }
     }
-    eprintln!("==> ci: all steps passed");
+    if not_run.is_empty() {
+        eprintln!("==> ci: all steps passed");
+    } else {
+        eprintln!("==> ci: every step that ran passed; not run: {}", not_run.join("; "));
+    }
     Ok(())
 }
 
@@ -96,5 +112,10 @@ mod tests {
     fn the_repository_is_tidy() {
         let problems = tidy::check(&workspace_root(), first_step().as_deref());
         assert!(problems.is_empty(), "run `cargo xtask tidy`:\n{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn the_python_package_is_checked_last() {
+        assert!(matches!(sequence().last(), Some(Stage::Python)));
     }
 }

@@ -1,0 +1,266 @@
+//! `cargo xtask python`: the Python package `python/` (`mempool_hal`, pyo3 and maturin),
+//! a workspace of its own, checked the way a user installs it:
+//!
+//! 1. `python3` (3.9 or later) makes a virtual environment under `target/py-venv` (kept
+//!    between runs) and pip installs maturin and pytest into it from the package registry;
+//! 2. `cargo fmt --check` and `cargo clippy --all-targets -- -D warnings` on the package's
+//!    crate (the root workspace's steps do not reach it);
+//! 3. `maturin build` (debug: the tests need no speed, the build is shorter) writes the
+//!    wheel to `target/wheels`, and pip installs it into the environment;
+//! 4. `nm -D --defined-only` on the installed extension module must list every C function
+//!    of the allocator library (`mempool_hal.EXPORTS`); without `nm` this check is left to
+//!    the tests, which open the module with `ctypes`;
+//! 5. `pytest python/tests`: statistics, snapshots, a replay, the emulator, the exported
+//!    names, all on the emulator backend.
+//!
+//! Without `python3` (or with one older than 3.9) the step is not run, and says so: never
+//! passed. A `python3` without its `venv` module fails the step, naming the package to
+//! install.
+
+use crate::util::{cargo, target_dir, workspace_root};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// What the step came to.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Every part ran and passed.
+    Passed,
+    /// Not run, and why: not a pass.
+    NotRun(String),
+}
+
+/// The interpreter the virtual environment is made from.
+const PYTHON: &str = "python3";
+
+/// The oldest Python the package supports (its abi3 floor).
+const OLDEST: (u32, u32) = (3, 9);
+
+/// What pip installs from the registry: maturin 1.9.4 is the first to tell pyo3 it builds an
+/// extension module (`PYO3_BUILD_EXTENSION_MODULE`).
+const TOOLS: [&str; 2] = ["maturin>=1.9.4,<2", "pytest>=7"];
+
+/// The package's folder.
+fn package_dir() -> PathBuf {
+    workspace_root().join("python")
+}
+
+/// `cargo xtask python`.
+pub(crate) fn run_all() -> Result<(), String> {
+    step().map(drop)
+}
+
+/// The step, as `ci` runs it.
+pub(crate) fn step() -> Result<Outcome, String> {
+    eprintln!("==> the Python package (python/): virtual environment, fmt, clippy, maturin, nm, pytest");
+    let version = python_version(PYTHON);
+    let outcome = match version {
+        None => Outcome::NotRun(format!("no {PYTHON}")),
+        Some(v) if v < OLDEST => Outcome::NotRun(format!(
+            "{PYTHON} is {}.{}, the package needs {}.{} or later",
+            v.0, v.1, OLDEST.0, OLDEST.1
+        )),
+        Some(_) => {
+            let start = Instant::now();
+            build_and_test()?;
+            eprintln!("==> python: passed in {:.0} s", start.elapsed().as_secs_f64());
+            Outcome::Passed
+        }
+    };
+    if let Outcome::NotRun(why) = &outcome {
+        eprintln!("==> python: not run: {why}");
+    }
+    Ok(outcome)
+}
+
+fn build_and_test() -> Result<(), String> {
+    let target = target_dir();
+    let venv = target.join("py-venv");
+    let py = venv.join("bin").join("python");
+    if !py.is_file() {
+        let mut c = Command::new(PYTHON);
+        c.args(["-m", "venv"]).arg(&venv);
+        run(&mut c, &format!("{PYTHON} -m venv {}", venv.display()))
+            .map_err(|e| format!("{e} (on Debian and Ubuntu the venv module is the package python3-venv)"))?;
+    }
+    let mut pip = Command::new(&py);
+    pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--quiet"]).args(TOOLS);
+    run(&mut pip, &format!("pip install {}", TOOLS.join(" ")))?;
+
+    // The package's own workspace: built in the repository's target folder, from its
+    // folder (where its `.cargo/config.toml` is), against the environment's Python.
+    let in_package = |c: &mut Command| {
+        c.current_dir(package_dir()).env("CARGO_TARGET_DIR", &target).env("PYO3_PYTHON", &py);
+    };
+    let mut fmt = Command::new(cargo());
+    fmt.args(["fmt", "--check"]);
+    in_package(&mut fmt);
+    run(&mut fmt, "cargo fmt --check (python/)")?;
+    let mut clippy = Command::new(cargo());
+    clippy.args(["clippy", "--all-targets", "--", "-D", "warnings"]);
+    in_package(&mut clippy);
+    run(&mut clippy, "cargo clippy --all-targets -- -D warnings (python/)")?;
+
+    let wheels = target.join("wheels");
+    for old in wheels_in(&wheels) {
+        std::fs::remove_file(&old).map_err(|e| format!("{}: {e}", old.display()))?;
+    }
+    let mut maturin = Command::new(venv.join("bin").join("maturin"));
+    maturin.args(["build", "--interpreter"]).arg(&py).arg("--out").arg(&wheels);
+    in_package(&mut maturin);
+    run(&mut maturin, "maturin build (python/)")?;
+    let wheel = match wheels_in(&wheels).as_slice() {
+        [one] => one.clone(),
+        other => return Err(format!("maturin build left {} mempool_hal wheels in {}", other.len(), wheels.display())),
+    };
+    let mut install = Command::new(&py);
+    install.args(["-m", "pip", "install", "--disable-pip-version-check", "--quiet", "--force-reinstall", "--no-deps"]);
+    install.arg(&wheel);
+    run(&mut install, &format!("pip install {}", wheel.display()))?;
+
+    check_exports(&py)?;
+
+    let mut pytest = Command::new(&py);
+    // No caches or bytecode written into the source tree.
+    pytest.args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "python/tests"]);
+    pytest.current_dir(workspace_root()).env("PYTHONDONTWRITEBYTECODE", "1");
+    run(&mut pytest, "pytest python/tests")
+}
+
+/// Runs `c`, described as `what`; fails unless it exits with 0.
+fn run(c: &mut Command, what: &str) -> Result<(), String> {
+    eprintln!("==> {what}");
+    let status = c.status().map_err(|e| format!("{what}: cannot run {:?}: {e}", c.get_program()))?;
+    if status.success() { Ok(()) } else { Err(format!("{what} failed ({status})")) }
+}
+
+/// The `(major, minor)` version of the interpreter `python`, or `None` when there is none.
+fn python_version(python: &str) -> Option<(u32, u32)> {
+    let out = Command::new(python)
+        .args(["-c", "import sys; print(sys.version_info[0], sys.version_info[1])"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    parse_version(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// `"3 11\n"` as `(3, 11)`.
+fn parse_version(text: &str) -> Option<(u32, u32)> {
+    let mut parts = text.split_whitespace().map(str::parse::<u32>);
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(Ok(major)), Some(Ok(minor)), None) => Some((major, minor)),
+        _ => None,
+    }
+}
+
+/// The package's wheels in `dir` (`mempool_hal-*.whl`).
+fn wheels_in(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut found: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("mempool_hal-") && n.ends_with(".whl"))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// `nm -D --defined-only` on the installed extension module lists every export the module
+/// names (`mempool_hal.EXPORTS`); skipped, saying so, where `nm` is missing.
+fn check_exports(py: &Path) -> Result<(), String> {
+    let out = Command::new(py)
+        .args(["-c", "import mempool_hal as m; print(m.library_path()); print(*m.EXPORTS)"])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .map_err(|e| format!("importing mempool_hal: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("importing mempool_hal failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let (Some(library), Some(names)) = (lines.next(), lines.next()) else {
+        return Err(format!("mempool_hal printed no library path and exports: {text:?}"));
+    };
+    let names: Vec<&str> = names.split_whitespace().collect();
+    eprintln!("==> nm -D --defined-only {library}: {} exports", names.len());
+    let nm = match Command::new("nm").args(["-D", "--defined-only", library]).output() {
+        Ok(nm) if nm.status.success() => nm,
+        Ok(nm) => return Err(format!("nm failed: {}", String::from_utf8_lossy(&nm.stderr))),
+        Err(e) => {
+            eprintln!("    nm cannot run ({e}): the exports are checked by the tests only (ctypes)");
+            return Ok(());
+        }
+    };
+    match missing_exports(&String::from_utf8_lossy(&nm.stdout), &names).as_slice() {
+        [] if !names.is_empty() => Ok(()),
+        [] => Err("mempool_hal.EXPORTS is empty".into()),
+        missing => Err(format!("{library} does not export {}", missing.join(", "))),
+    }
+}
+
+/// The `names` that `nm` output does not list as defined functions (`<address> T <name>`).
+fn missing_exports<'a>(nm: &str, names: &[&'a str]) -> Vec<&'a str> {
+    let defined: Vec<&str> = nm
+        .lines()
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>().as_slice() {
+            [_, "T", name] => Some(*name),
+            _ => None,
+        })
+        .collect();
+    names.iter().copied().filter(|n| !defined.contains(n)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse_and_compare() {
+        assert_eq!(parse_version("3 11\n"), Some((3, 11)));
+        assert_eq!(parse_version("3\n"), None);
+        assert_eq!(parse_version("3 x"), None);
+        assert!(parse_version("3 8").unwrap() < OLDEST && parse_version("3 10").unwrap() >= OLDEST);
+        assert_eq!(python_version("mempool-no-such-python"), None);
+    }
+
+    #[test]
+    fn nm_output_must_list_each_export_as_a_function() {
+        let nm = "0000000000227510 T mempool_init\n\
+                  00000000001b1310 T mempool_alloc\n\
+                  0000000000001000 D mempool_free\n\
+                  U mempool_stats\n";
+        let names = ["mempool_alloc", "mempool_free", "mempool_init", "mempool_stats"];
+        assert_eq!(missing_exports(nm, &names), ["mempool_free", "mempool_stats"]);
+        assert!(missing_exports(nm, &["mempool_init"]).is_empty());
+    }
+
+    #[test]
+    fn only_the_package_wheels_are_found() {
+        let dir = std::env::temp_dir().join(format!("xtask-wheels-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in ["mempool_hal-0.1.0-cp39-abi3-linux_x86_64.whl", "other-1.0-py3-none-any.whl", "mempool_hal.txt"] {
+            std::fs::write(dir.join(f), "").unwrap();
+        }
+        assert_eq!(wheels_in(&dir), [dir.join("mempool_hal-0.1.0-cp39-abi3-linux_x86_64.whl")]);
+        assert!(wheels_in(&dir.join("absent")).is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_package_is_laid_out_for_maturin() {
+        let dir = package_dir();
+        let pyproject = std::fs::read_to_string(dir.join("pyproject.toml")).unwrap();
+        assert!(pyproject.contains("build-backend = \"maturin\""));
+        assert!(pyproject.contains("module-name = \"mempool_hal\""));
+        // The stub maturin ships as the package's `__init__.pyi`, with `py.typed`.
+        assert!(dir.join("mempool_hal.pyi").is_file());
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        assert!(manifest.contains("crate-type = [\"cdylib\"]") && manifest.contains("[workspace]"));
+        // Outside the root workspace, so that it builds without Python.
+        let root = std::fs::read_to_string(workspace_root().join("Cargo.toml")).unwrap();
+        assert!(root.contains("exclude = [\"python\"]"));
+    }
+}
