@@ -2,7 +2,10 @@
 //! allocation and its free (1000 bytes, NULL stream, on the emulator) through the library's
 //! exports with the history off (`history-off`, the measured row) and on (`history-on`,
 //! keeping 100,000 events), against the same pair on the small-block layer the library
-//! wraps, called directly (`small-blocks`, the baseline: no library, no switch).
+//! wraps, called directly (`small-blocks`, the baseline: no library, no switch). Two more
+//! rows isolate the switch itself: the check an allocation or a free makes when the
+//! history is off (`check-off`, `mempool_alloc::history_enabled`) against no check at all
+//! (`no-check`).
 
 use criterion::{Criterion, criterion_group};
 use mempool_alloc::{mempool_alloc, mempool_free, mempool_record_history};
@@ -37,6 +40,8 @@ fn history_switch(c: &mut Criterion) {
         })
     });
     mempool_record_history(0);
+    g.bench_function("no-check", |b| b.iter(|| black_box(false)));
+    g.bench_function("check-off", |b| b.iter(|| black_box(mempool_alloc::history_enabled())));
     g.bench_function("history-off", |b| b.iter(pair));
     mempool_record_history(100_000);
     g.bench_function("history-on", |b| b.iter(pair));

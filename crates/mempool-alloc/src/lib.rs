@@ -101,5 +101,11 @@ pub use exports::{
     mempool_reset_peak_stats, mempool_set_memory_fraction, mempool_stats,
 };
 pub use ffi::last_error;
+
+/// Whether the allocation history is being recorded (`mempool_record_history`): the one
+/// relaxed atomic load an allocation or a free pays for the switch when it is off.
+pub fn history_enabled() -> bool {
+    history::on()
+}
 pub use state::{MAX_DEVICES, MAX_OBSERVERS, OomObserver};
 pub use stats::{STATS_SIZE, STATS_VERSION, Stats};

@@ -266,9 +266,9 @@ impl Ascend {
 
 impl Runtime {
     /// Runs `f`, then gives the calling thread back the context that was current before
-    /// (`aclrtGetCurrentContext` before, `aclrtSetCurrentContext` after, only when `f` changed it), so that code which calls
-    /// the backend from a framework's thread leaves the framework's current device as it
-    /// was. The backend's per-thread record of its current context is forgotten when it
+    /// (`aclrtGetCurrentContext` before, `aclrtSetCurrentContext` after, only when `f`
+    /// changed it), so that code which calls the backend from a framework's thread leaves
+    /// the framework's current device as it was. The backend's per-thread record of its current context is forgotten when it
     /// restores one, so the next call of the backend on this thread makes its own current
     /// again. A thread with no context before keeps the one `f` made current.
     pub fn preserving_current<T>(&self, f: impl FnOnce() -> T) -> T {
