@@ -134,3 +134,63 @@ fn the_readme_recipes_name_the_exports() {
         assert!(EXPORTS.contains(&name.as_str()), "the README names {name}, which the library does not export");
     }
 }
+
+/// The built `libmempool_alloc.so`, beside this test's binary (`target/<profile>/`).
+fn built_library() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().and_then(Path::parent).unwrap();
+    let lib = profile_dir.join("libmempool_alloc.so");
+    assert!(lib.is_file(), "{} is built with the crate", lib.display());
+    lib
+}
+
+/// The C++ wrapper at run time: `allocate` throws `mempool_alloc_cpp::bad_alloc` (a
+/// `std::bad_alloc`) with the library's reason, and the throwing exports the macro defines
+/// work through C linkage, linked against the built library on the emulator.
+#[test]
+fn the_cpp_wrapper_throws_bad_alloc_with_the_reason() {
+    let cxx = compiler("c++");
+    let lib = built_library();
+    let dir = std::env::temp_dir().join(format!("mempool-alloc-cpp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("throws.cpp");
+    std::fs::write(
+        &src,
+        "#include <mempool_alloc.hpp>\n\
+         #include <cstdio>\n\
+         #include <cstring>\n\
+         MEMPOOL_ALLOC_THROWING_EXPORTS(my_alloc, my_free)\n\
+         int main() {\n\
+           void *p = my_alloc(1024, 0, nullptr);\n\
+           my_free(p, 1024, 0, nullptr);\n\
+           try { mempool_alloc_cpp::allocate(std::size_t(1) << 62, 0, nullptr); }\n\
+           catch (const std::bad_alloc &e) {\n\
+             std::printf(\"caught: %s\\n\", e.what());\n\
+             return std::strstr(e.what(), \"out of memory\") ? 0 : 2;\n\
+           }\n\
+           return 1;\n\
+         }\n",
+    )
+    .unwrap();
+    let exe = dir.join("throws");
+    let out = Command::new(&cxx)
+        .args(["-std=c++17", "-Wall", "-Werror"])
+        .arg(format!("-I{}", root().join("include").display()))
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .arg(&lib)
+        .arg(format!("-Wl,-rpath,{}", lib.parent().unwrap().display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = Command::new(&exe)
+        .env("MEMPOOL_ALLOC_BACKEND", "emulator")
+        .env("MEMPOOL_EMU_DEVICE_MEMORY", "1G")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "exit {:?}: {stdout}{}", run.status, String::from_utf8_lossy(&run.stderr));
+    assert!(stdout.starts_with("caught: mempool_alloc: out of memory on device 0"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
