@@ -119,8 +119,11 @@ pub(crate) fn choose(settings: &Settings) -> Result<(Opened, String), AllocError
     }
 }
 
+/// The first line of a loader's error, without the `; tried:` that introduces its list of
+/// paths.
 fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or("")
+    let line = s.lines().next().unwrap_or("");
+    line.strip_suffix("; tried:").unwrap_or(line)
 }
 
 fn loaded_cuda() -> bool {
