@@ -60,8 +60,10 @@ pub(crate) fn hooks(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 ///
 /// Raises `MempoolError` when the library could not start, with the reason.
 #[pyfunction]
-pub(crate) fn backend() -> PyResult<String> {
-    let p = mempool_alloc::mempool_backend();
+pub(crate) fn backend(py: Python<'_>) -> PyResult<String> {
+    // The first call may load a runtime: other Python threads run meanwhile (the address
+    // crosses as an integer; the string lives as long as the process).
+    let p = py.detach(|| mempool_alloc::mempool_backend() as usize) as *const std::ffi::c_char;
     if p.is_null() {
         return Err(library_error("mempool_backend"));
     }
@@ -80,8 +82,10 @@ pub(crate) fn backend() -> PyResult<String> {
 #[pyo3(signature = (device = 0))]
 pub(crate) fn stats(py: Python<'_>, device: i32) -> PyResult<Bound<'_, PyDict>> {
     let mut s = Stats::default();
+    // The call may wait for the device's lock (another thread's synchronization): other
+    // Python threads run meanwhile.
     // SAFETY: `s` is a `Stats` with its version and size set, valid for writing its size.
-    if unsafe { mempool_alloc::mempool_stats(device, &mut s) } != 0 {
+    if py.detach(|| unsafe { mempool_alloc::mempool_stats(device, &mut s) }) != 0 {
         return Err(library_error("mempool_stats"));
     }
     let d = PyDict::new(py);
@@ -129,9 +133,12 @@ pub(crate) fn empty_cache(py: Python<'_>) -> PyResult<()> {
 /// Raises `MempoolError` for a fraction outside (0, 1] or an unknown device.
 #[pyfunction]
 #[pyo3(signature = (fraction, device = 0))]
-pub(crate) fn set_memory_fraction(fraction: f64, device: i32) -> PyResult<()> {
-    mempool_alloc::mempool_set_memory_fraction(fraction, device);
-    mempool_alloc::last_error().map_or(Ok(()), |m| Err(error(m)))
+pub(crate) fn set_memory_fraction(py: Python<'_>, fraction: f64, device: i32) -> PyResult<()> {
+    py.detach(|| {
+        mempool_alloc::mempool_set_memory_fraction(fraction, device);
+        mempool_alloc::last_error()
+    })
+    .map_or(Ok(()), |m| Err(error(m)))
 }
 
 /// Records the allocation history of every device from now on, keeping the last

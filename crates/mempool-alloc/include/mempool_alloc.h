@@ -102,7 +102,8 @@ void mempool_set_memory_fraction(double fraction, int device);
 void mempool_record_stream(void *ptr, void *stream);
 
 /* Fills `out` with `device`'s statistics (see struct mempool_alloc_stats). 0 on success,
- * -1 on failure (NULL, an unknown version or size, an unknown device). */
+ * -1 on failure (NULL, version 0, a size below the 8 bytes of version and size, an unknown
+ * device). A later version is answered with this one's fields and version. */
 int mempool_stats(int device, mempool_alloc_stats *out);
 
 /* Resets the high-water marks of `device` to their current values (torch_npu's

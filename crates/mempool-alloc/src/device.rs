@@ -88,6 +88,9 @@ struct Deferred<E> {
     ptr: u64,
     size: u64,
     stream: usize,
+    /// The free or one of the uses is on the library's own NULL stream of a backend whose
+    /// NULL is synchronous (Ascend): the device is synchronized before the release.
+    sync_first: bool,
     events: Vec<E>,
 }
 
@@ -184,8 +187,11 @@ where
     /// One allocation attempt, within the memory fraction's cap.
     fn try_alloc(&self, size: u64, s: &D::Stream) -> Result<u64, AllocError> {
         let limit = self.limit.load(Ordering::Relaxed);
-        if limit != 0 {
-            // What the pool would hold at least: its live bytes and this request, rounded.
+        if limit != 0 && size > self.layer.threshold() {
+            // A request the layer passes to the pool: the pool would hold at least its live
+            // bytes and this request, rounded, so this refusal is exact. A request the layer
+            // carves may fit in a block it holds; it is judged by RESERVED afterwards (a new
+            // block past the cap is given back before the call returns).
             let at_least = round_up(size, self.gran).unwrap_or(u64::MAX).saturating_add(self.pool.get(UsedMemCurrent)?);
             if at_least > limit {
                 return Err(self.over_cap(size, limit, at_least));
@@ -236,43 +242,60 @@ where
     /// Frees the deferred frees whose events are complete (all of them, waiting, when
     /// `wait`).
     fn poll_deferred(&self, inner: &mut Inner<D>, wait: bool) -> Result<(), AllocError> {
+        let mut first: Option<AllocError> = None;
         let mut i = 0;
         while i < inner.deferred.len() {
-            let mut done = true;
-            for e in &inner.deferred[i].events {
-                if wait {
-                    self.dev.synchronize_event(e)?;
-                } else if self.dev.query_event(e)? == EventStatus::NotReady {
-                    done = false;
-                    break;
+            // A free that cannot be completed now (its stream destroyed by the framework, an
+            // event that fails) stays waiting, with its events; the others go on.
+            match self.complete_deferred(inner, i, wait) {
+                Ok(true) => {}
+                Ok(false) => i += 1,
+                Err(e) => {
+                    first.get_or_insert(e);
+                    i += 1;
                 }
             }
-            if !done {
-                i += 1;
-                continue;
-            }
-            let d = inner.deferred.swap_remove(i);
-            let s = self.stream(inner, d.stream)?;
-            inner.spare.extend(d.events);
-            self.release(d.ptr, d.size, d.stream, &s)?;
         }
-        Ok(())
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Completes deferred free `i` if its events are complete (waiting for them when
+    /// `wait`): `true` when it was released and removed.
+    fn complete_deferred(&self, inner: &mut Inner<D>, i: usize, wait: bool) -> Result<bool, AllocError> {
+        for e in &inner.deferred[i].events {
+            if wait {
+                self.dev.synchronize_event(e)?;
+            } else if self.dev.query_event(e)? == EventStatus::NotReady {
+                return Ok(false);
+            }
+        }
+        let (ptr, size, raw, sync_first) = {
+            let d = &inner.deferred[i];
+            (d.ptr, d.size, d.stream, d.sync_first)
+        };
+        let s = self.stream(inner, raw)?;
+        if sync_first {
+            self.dev.synchronize_device()?;
+        }
+        self.release(ptr, &s, false)?;
+        history::record(self.index, SnapshotAction::FreeCompleted, ptr, size, raw);
+        let d = inner.deferred.swap_remove(i);
+        inner.spare.extend(d.events);
+        Ok(true)
     }
 
     /// Frees `ptr` on `s` in the layer. A free the runtime refuses (the stream-order
     /// checker of the drop-in libraries refuses a free not ordered after every use) is
     /// retried once the device is synchronized; when that one passes, it was a stream-order
-    /// violation: counted, and described as the thread's last error.
-    fn release(&self, ptr: u64, size: u64, raw: usize, s: &D::Stream) -> Result<(), AllocError> {
+    /// violation: counted, and described as the thread's last error when the free is the
+    /// caller's own (`own`; a waiting free completed during another call is only counted).
+    fn release(&self, ptr: u64, s: &D::Stream, own: bool) -> Result<(), AllocError> {
         let p = DevicePtr::from_addr(ptr);
         let before = self.layer.small_stats().live_ranges;
         // SAFETY: `ptr` is a live allocation of the layer (the library's own bookkeeping);
         // the framework owes that its uses are ordered before the free, announced through
         // record-stream, and a refused free is retried only after a device synchronization.
-        let Err(first) = (unsafe { self.layer.free_async(p, s) }) else {
-            history::record(self.index, SnapshotAction::FreeCompleted, ptr, size, raw);
-            return Ok(());
-        };
+        let Err(first) = (unsafe { self.layer.free_async(p, s) }) else { return Ok(()) };
         self.dev.synchronize_device()?;
         if self.layer.small_stats().live_ranges < before {
             // The layer took the range back and then failed to give its emptied block to
@@ -283,7 +306,9 @@ where
             unsafe { self.layer.free_async(p, s) }.map_err(|_| AllocError::Backend(first.clone()))?;
         }
         self.violations.fetch_add(1, Ordering::Relaxed);
-        history::record(self.index, SnapshotAction::FreeCompleted, ptr, size, raw);
+        if !own {
+            return Ok(());
+        }
         crate::ffi::set_last_error(format!(
             "stream-order violation on device {}: the free of {ptr:#x} was refused ({first}); was a use on \
              another stream not announced with mempool_record_stream? The library synchronized the device and \
@@ -324,7 +349,8 @@ where
             Ok(p) => p,
             Err(first) if is_oom(&first) => {
                 self.oom_retries.fetch_add(1, Ordering::Relaxed);
-                self.make_room(&mut inner, false)?;
+                // Best effort: a step that fails still leaves the retry and the observers.
+                let _ = self.make_room(&mut inner, false);
                 match self.try_alloc(size, &s) {
                     Ok(p) => p,
                     Err(e) => {
@@ -370,8 +396,8 @@ where
         }
         let uses: Vec<usize> = live.uses.iter().copied().filter(|&u| u != raw).collect();
         let s = self.stream(&mut inner, raw)?;
-        history::record(self.index, SnapshotAction::FreeRequested, ptr, size, raw);
         if !uses.is_empty() {
+            let sync_first = Self::synchronous(raw) || uses.iter().any(|&u| Self::synchronous(u));
             let mut events = Vec::with_capacity(uses.len());
             for u in uses {
                 let recorded = (|| {
@@ -395,13 +421,16 @@ where
                 }
             }
             inner.live.remove(&ptr);
-            inner.deferred.push(Deferred { ptr, size, stream: raw, events });
+            inner.deferred.push(Deferred { ptr, size, stream: raw, sync_first, events });
+            history::record(self.index, SnapshotAction::FreeRequested, ptr, size, raw);
             return Ok(());
         }
         if Self::synchronous(raw) {
             self.dev.synchronize_device()?;
         }
-        self.release(ptr, size, raw, &s)?;
+        self.release(ptr, &s, true)?;
+        history::record(self.index, SnapshotAction::FreeRequested, ptr, size, raw);
+        history::record(self.index, SnapshotAction::FreeCompleted, ptr, size, raw);
         inner.live.remove(&ptr);
         let _ = self.poll_deferred(&mut inner, false);
         Ok(())

@@ -19,31 +19,35 @@ pub(crate) fn set_last_error(message: impl Into<String>) {
         }
     }
     let text = CString::new(bytes).unwrap_or_default();
-    LAST.with(|l| *l.borrow_mut() = Some(text));
+    // During the thread's exit (a thread-local destructor that frees) the slot may be gone:
+    // the message is dropped then, never a panic.
+    let _ = LAST.try_with(|l| *l.borrow_mut() = Some(text));
 }
 
 /// Forgets the calling thread's last error (each export but `mempool_last_error` starts so).
 pub(crate) fn clear_last_error() {
-    LAST.with(|l| *l.borrow_mut() = None);
+    let _ = LAST.try_with(|l| *l.borrow_mut() = None);
 }
 
 /// The calling thread's last error as a C string, or NULL; valid until the thread's next
 /// call into the library (which replaces or clears it).
 pub(crate) fn last_error_ptr() -> *const c_char {
-    LAST.with(|l| l.borrow().as_ref().map_or(std::ptr::null(), |s| s.as_ptr()))
+    LAST.try_with(|l| l.borrow().as_ref().map_or(std::ptr::null(), |s| s.as_ptr())).unwrap_or(std::ptr::null())
 }
 
 /// The calling thread's last error as text, if any (for tests and observers).
 pub fn last_error() -> Option<String> {
-    LAST.with(|l| l.borrow().as_ref().map(|s| s.to_string_lossy().into_owned()))
+    LAST.try_with(|l| l.borrow().as_ref().map(|s| s.to_string_lossy().into_owned())).ok().flatten()
 }
 
 /// Runs the body of export `op`: clears the thread's last error, runs `f`, and turns a
 /// failure into `fallback` with the reason as the last error. A panic never crosses the C
 /// boundary: it becomes `fallback` with a message.
 pub(crate) fn guard<T, E: std::fmt::Display>(op: &'static str, fallback: T, f: impl FnOnce() -> Result<T, E>) -> T {
-    clear_last_error();
-    match catch_unwind(AssertUnwindSafe(f)) {
+    match catch_unwind(AssertUnwindSafe(|| {
+        clear_last_error();
+        f()
+    })) {
         Ok(Ok(v)) => v,
         Ok(Err(e)) => {
             set_last_error(format!("{op}: {e}"));

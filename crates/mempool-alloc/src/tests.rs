@@ -201,3 +201,51 @@ fn a_free_waiting_for_streams_is_not_requested_and_highs_never_read_below_curren
     d.free(q, MIB, 0).unwrap();
     assert_eq!(d.stats().unwrap().pending_frees, 0);
 }
+
+#[test]
+fn a_waiting_free_that_cannot_be_completed_stays_waiting() {
+    // Allocated and freed on stream C, used on B; C is destroyed before the free completes.
+    let d = device(1 << 30, Some(0));
+    let (emu, b) = side_stream(&d);
+    let c = emu.create_stream().unwrap();
+    d.adopt(0xC, c.clone());
+    let p = d.alloc(4 * MIB, 0xC).unwrap();
+    let ev = emu.create_event().unwrap();
+    emu.record_event(&ev, &c).unwrap();
+    emu.stream_wait_event(&b, &ev).unwrap();
+    emu.memset_async(DevicePtr::from_addr(p), 1, 4 * MIB, &b).unwrap();
+    d.record_stream(p, 0xB).unwrap();
+    d.free(p, 4 * MIB, 0xC).unwrap();
+    emu.synchronize_device().unwrap();
+    emu.destroy_stream(&c).unwrap();
+    // The next allocation tries it, fails on the destroyed stream, and keeps it waiting.
+    let q = d.alloc(MIB, 0).unwrap();
+    let s = d.stats().unwrap();
+    assert_eq!((s.pending_frees, s.allocations, s.requested_current), (1, 1, MIB), "{s:?}");
+    assert!(d.empty_cache(true).is_err(), "the failure is reported");
+    assert_eq!(d.stats().unwrap().pending_frees, 1, "and the free still waits");
+    d.free(q, MIB, 0).unwrap();
+}
+
+#[test]
+fn the_memory_fraction_does_not_refuse_what_fits_in_held_blocks() {
+    let d = device(1 << 30, None);
+    d.set_fraction(0.125); // 128 MiB of 1 GiB
+    let first = d.alloc(512, 0).unwrap(); // a small block, with room left in it
+    let mut held = Vec::new();
+    while let Ok(p) = d.alloc(3 * MIB, 0) {
+        held.push(p);
+    }
+    let before = d.stats().unwrap();
+    assert!(before.reserved_current <= 128 * MIB && before.oom_count >= 1, "{before:?}");
+    let small = d.alloc(512, 0).expect("carved from the small block the layer holds");
+    let after = d.stats().unwrap();
+    assert_eq!(after.oom_count, before.oom_count, "no out-of-memory answer for it");
+    assert!(after.reserved_current <= 128 * MIB);
+    for p in [first, small] {
+        d.free(p, 512, 0).unwrap();
+    }
+    for p in held {
+        d.free(p, 3 * MIB, 0).unwrap();
+    }
+}

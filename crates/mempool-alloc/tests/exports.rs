@@ -375,6 +375,39 @@ fn history() -> Result<(), Failed> {
     Ok(())
 }
 
+/// A free from a thread-local's destructor at thread exit, after the library's own
+/// thread-local state is gone: it frees, and nothing panics across the C boundary (that
+/// would abort this process).
+fn free_at_thread_exit() -> Result<(), Failed> {
+    struct FreeOnExit(std::cell::Cell<usize>);
+    impl Drop for FreeOnExit {
+        fn drop(&mut self) {
+            let p = self.0.get();
+            if p != 0 {
+                free(p as *mut c_void, 4096, 1);
+            }
+        }
+    }
+    thread_local! {
+        static HELD: FreeOnExit = const { FreeOnExit(std::cell::Cell::new(0)) };
+    }
+    let before = stats(1).allocations;
+    std::thread::spawn(|| {
+        // Registered before the thread's first library call, so destroyed after the
+        // library's thread-local state.
+        HELD.with(|h| h.0.get());
+        let p = alloc(4096, 1);
+        HELD.with(|h| h.0.set(p as usize));
+    })
+    .join()
+    .map_err(|_| "the thread panicked")?;
+    let after = stats(1).allocations;
+    if after != before {
+        return Err(format!("the free at thread exit was lost: {before} allocations before, {after} after").into());
+    }
+    Ok(())
+}
+
 fn main() {
     // SAFETY: `main` runs before any other thread exists.
     unsafe {
@@ -386,6 +419,7 @@ fn main() {
     let args = Arguments::from_args();
     let mut trials =
         vec![Trial::test("protocol", protocol), Trial::test("threads", threads), Trial::test("history", history)];
+    trials.push(Trial::test("free_at_thread_exit", free_at_thread_exit));
     for (name, reason, bad) in rows() {
         trials.push(Trial::test(format!("hostile::{name}"), move || hostile(reason, bad)));
     }

@@ -2,16 +2,18 @@
 //! a backend from a framework's thread leaves the framework's current device as it was.
 
 /// Runs `f`, then, when the thread had a context before (`current`) and `f` changed it,
-/// makes that one current again (`set`, `true` on success) and calls `forget` (the
-/// backend's per-thread record of its own context is stale then). A thread with no
-/// context before keeps the one `f` made current.
+/// makes that one current again (`set`, `true` on success). `forget` clears the backend's
+/// per-thread record of its own context, before `f` (the framework may have switched the
+/// thread's context since the backend's last call, so `f` must make its own current again)
+/// and after a restore. A thread with no context before keeps the one `f` made current.
 pub fn preserving_current<C: Copy + PartialEq, T>(
     current: impl Fn() -> Option<C>,
     set: impl FnOnce(C) -> bool,
-    forget: impl FnOnce(),
+    forget: impl Fn(),
     f: impl FnOnce() -> T,
 ) -> T {
     let before = current();
+    forget();
     let out = f();
     if let Some(before) = before {
         if current() != Some(before) && set(before) {
@@ -43,10 +45,11 @@ mod tests {
             },
         );
         assert_eq!((out, ctx.get(), forgotten.get()), (7, Some(1), true));
-        // Unchanged: nothing set, nothing forgotten.
+        // Unchanged: nothing set, but the record is forgotten before the call all the same
+        // (the framework may have switched the context since the backend's last call).
         forgotten.set(false);
         preserving_current(|| ctx.get(), |_| unreachable!(), || forgotten.set(true), || ());
-        assert!(!forgotten.get());
+        assert!(forgotten.get());
         // No context before: the new one stays.
         ctx.set(None);
         preserving_current(|| ctx.get(), |_| unreachable!(), || forgotten.set(true), || ctx.set(Some(3)));

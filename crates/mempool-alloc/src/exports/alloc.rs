@@ -24,9 +24,9 @@ pub unsafe extern "C" fn mempool_alloc(size: usize, device: c_int, stream: *mut 
         match dev.alloc(size as u64, stream as usize) {
             Ok(p) => Ok(p as *mut c_void),
             Err(e @ AllocError::OutOfMemory { .. }) => {
-                if let Ok(stats) = dev.stats() {
-                    a.notify_oom(device.into(), size, &stats);
-                }
+                // The observers hear of it even when the statistics cannot be read (zeros).
+                let stats = dev.stats().unwrap_or_default();
+                a.notify_oom(device.into(), size, &stats);
                 Err(e)
             }
             Err(e) => Err(e),
