@@ -29,7 +29,10 @@
 //!   (`mempool_on_oom`); then answer NULL with the reason in `mempool_last_error()`.
 //!   Nothing unwinds into the caller.
 //! - **A memory fraction** caps a device's pool (its RESERVED bytes) at that fraction of the
-//!   device's memory, as PyTorch's does.
+//!   device's memory, as PyTorch's does: a request passed to the pool that would take it
+//!   past the cap is refused before it is made; a block the small-block layer takes past
+//!   the cap is given back before the call returns (the pool's high-water mark may show
+//!   it), and the request goes through the out-of-memory path.
 //! - **Stream-order violations**: the drop-in libraries' checker refuses a free that is not
 //!   ordered after every use of the memory (a use on another stream not announced with
 //!   record-stream). The library then synchronizes the device, frees the memory, counts the
