@@ -149,7 +149,7 @@ pub(crate) fn real_traces_report(criterion: &Path, tsv: &str) -> String {
     let base = settings[0];
     let no_layer = !settings.iter().any(|s| is_small_blocks(s));
     let mut md = format!(
-        "\n## Real traces\n\nThe traces in the folder `MEMPOOL_TRACES` names, replayed on the emulator with default settings (2 MiB granularity, threshold = pool size). Peak requested: the most live requested bytes at once (before rounding); USED_HIGH and RESERVED_HIGH: the first setting, `{base}`. Replay speed: operations / criterion's median of a whole replay (the emulator's setup included), and counting only the time in the pool, event and synchronization calls (as `mempool-trace replay` prints it).\n\n| trace | operations | peak requested | USED_HIGH | USED_HIGH / peak requested | RESERVED_HIGH |"
+        "\n## Real traces\n\nThe traces in the folder `MEMPOOL_TRACES` names, replayed on the emulator with default settings (2 MiB granularity, threshold = pool size). Peak requested: the most live requested bytes at once (before rounding); USED_HIGH and RESERVED_HIGH: the first setting, `{base}`. Replay speed: operations / criterion's median of a whole replay (the emulator's setup included), and counting only the replay loop (one clock around it, handles made beforehand; the harness's own ceiling is the `null` rows of the `replay_real` group and `bench-replay-harness.tsv`).\n\n| trace | operations | peak requested | USED_HIGH | USED_HIGH / peak requested | RESERVED_HIGH |"
     );
     for s in &settings {
         md.push_str(&format!(" RESERVED_HIGH / peak requested: {s} |"));
@@ -157,7 +157,7 @@ pub(crate) fn real_traces_report(criterion: &Path, tsv: &str) -> String {
     if no_layer {
         md.push_str(" RESERVED_HIGH / peak requested: through the small-block layer |");
     }
-    md.push_str(" PyTorch (recorded) | whole-trace replay | in the calls |\n|---|---:|---:|---:|---:|---:|");
+    md.push_str(" PyTorch (recorded) | whole-trace replay | in the loop |\n|---|---:|---:|---:|---:|---:|");
     md.push_str(&"---:|".repeat(settings.len() + usize::from(no_layer) + 3));
     md.push('\n');
     for t in &traces {

@@ -5,13 +5,19 @@
 //!
 //! `replay_real`: the same for the real traces in the folder `MEMPOOL_TRACES` names (its
 //! top-level `*.csv` files), once per entry of [`settings`]; "not run" when the variable
-//! is unset or the folder absent. Each trace's peaks go to `target/bench-real-traces.tsv`
-//! and its plot (USED, RESERVED and the live requested bytes) to
-//! `target/bench-plots/TRACE.svg`.
+//! is unset or the folder absent. Each trace's peaks and operations per second of the
+//! replay loop go to `target/bench-real-traces.tsv` and its plot (USED, RESERVED and the
+//! live requested bytes, from a second replay that reads the statistics after every row)
+//! to `target/bench-plots/TRACE.svg`. Criterion times the whole replay (the emulator's
+//! setup included, no statistics per row) of the pool alone (`emu`) and through the
+//! small-block layer taking every request (`small-blocks`), and the same harness over a
+//! null pool (`null`: a bump pointer that frees nothing, no emulator), the harness's own
+//! ceiling beside the pool's figures; the null pool's operations per second in the replay
+//! loop go to `target/bench-replay-harness.tsv` (`trace ops ops_per_s`).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use mempool_trace::generate::bundled;
-use mempool_trace::replay::{ReplayOptions, replay};
+use mempool_trace::replay::{Harness, ReplayOptions, Report, replay, replay_with};
 use mempool_trace::{Trace, parse, svg};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -35,7 +41,7 @@ fn bench_replay(c: &mut Criterion) {
     let mut group = c.benchmark_group("replay");
     let mut lines = String::new();
     for (name, trace) in bundled() {
-        let report = replay(&trace, &opts, |_| {}).expect("the bundled traces replay");
+        let report = replay_with(&trace, &opts, &Harness::default(), |_| {}).expect("the bundled traces replay");
         lines.push_str(&format!(
             "{name}\t{}\t{}\t{}\t{:.3}\t{:.0}\n",
             report.ops,
@@ -53,7 +59,7 @@ fn bench_replay(c: &mut Criterion) {
             report.ops_per_sec() / 1e6
         );
         group.bench_function(criterion::BenchmarkId::new("emu", name), |b| {
-            b.iter(|| replay(&trace, &opts, |_| {}).expect("the bundled traces replay").ops);
+            b.iter(|| replay_with(&trace, &opts, &Harness::default(), |_| {}).expect("the bundled traces replay").ops);
         });
     }
     group.finish();
@@ -94,9 +100,19 @@ fn real_traces() -> Result<Vec<(String, Trace)>, String> {
     Ok(out)
 }
 
+/// The figures a replay's settings decide (not its times nor its samples).
+fn figures(r: &Report) -> impl PartialEq + std::fmt::Debug {
+    (r.ops, r.skipped_failures, r.requested_high, r.used_high, r.reserved_high, r.reserved_end, r.reuse, r.small)
+}
+
+/// The setting criterion times through the small-block layer.
+const LAYER_TIMED: &str = "small blocks all";
+
 fn bench_real(c: &mut Criterion) {
     let tsv = target_dir().join("bench-real-traces.tsv");
+    let harness_tsv = target_dir().join("bench-replay-harness.tsv");
     let _ = std::fs::remove_file(&tsv);
+    let _ = std::fs::remove_file(&harness_tsv);
     let traces = match real_traces() {
         Ok(t) if !t.is_empty() => t,
         Ok(_) => return println!("replay_real: not run: no *.csv in MEMPOOL_TRACES"),
@@ -105,17 +121,39 @@ fn bench_real(c: &mut Criterion) {
     let plots = target_dir().join("bench-plots");
     let _ = std::fs::create_dir_all(&plots);
     let mut lines = String::new();
+    let mut null_lines = String::new();
+    let null = Harness { null_pool: true, ..Harness::default() };
     let mut group = c.benchmark_group("replay_real");
     group.sample_size(10);
     for (name, trace) in &traces {
+        // The harness alone, over the null pool.
+        match replay_with(trace, &ReplayOptions::default(), &null, |_| {}) {
+            Ok(report) => {
+                null_lines.push_str(&format!("{name}\t{}\t{:.0}\n", report.ops, report.ops_per_sec()));
+                println!(
+                    "replay_real/{name} (null pool): {} ops, {:.2} M ops/s in the replay loop",
+                    report.ops,
+                    report.ops_per_sec() / 1e6
+                );
+                group.throughput(Throughput::Elements(trace.rows.len() as u64));
+                group.bench_function(criterion::BenchmarkId::new("null", name), |b| {
+                    b.iter(|| replay_with(trace, &ReplayOptions::default(), &null, |_| {}).map(|r| r.ops).unwrap_or(0));
+                });
+            }
+            Err(e) => eprintln!("replay_real/{name} (null pool): {e}"),
+        }
         for (k, (label, opts)) in settings().into_iter().enumerate() {
-            let report = match replay(trace, &opts, |_| {}) {
+            // The figures and speed without statistics per row, the plot from a replay with.
+            let (report, plotted) = match replay_with(trace, &opts, &Harness::default(), |_| {})
+                .and_then(|r| Ok((r, replay(trace, &opts, |_| {})?)))
+            {
                 Ok(r) => r,
                 Err(e) => {
                     eprintln!("replay_real/{name} ({label}): {e}");
                     continue;
                 }
             };
+            assert_eq!(figures(&report), figures(&plotted), "{name} ({label}): the samples changed the figures");
             lines.push_str(&format!(
                 "{name}\t{label}\t{}\t{}\t{}\t{}\t{:.0}\n",
                 report.ops,
@@ -125,7 +163,7 @@ fn bench_real(c: &mut Criterion) {
                 report.ops_per_sec()
             ));
             println!(
-                "replay_real/{name} ({label}): {} ops, peak requested {} B, USED_HIGH {} B, RESERVED_HIGH {} B, RESERVED_HIGH / peak requested {:.3}, {:.2} M ops/s in the calls",
+                "replay_real/{name} ({label}): {} ops, peak requested {} B, USED_HIGH {} B, RESERVED_HIGH {} B, RESERVED_HIGH / peak requested {:.3}, {:.2} M ops/s in the replay loop",
                 report.ops,
                 report.requested_high,
                 report.used_high,
@@ -136,18 +174,23 @@ fn bench_real(c: &mut Criterion) {
             let suffix = if k == 0 { String::new() } else { format!(" ({label})") };
             let title = format!("{name}{suffix}: USED, RESERVED and requested (MiB)");
             let file = if k == 0 { format!("{name}.svg") } else { format!("{name}.{k}.svg") };
-            write(&plots.join(file), &svg::plot(&title, &report.samples));
-            // The whole replay (the emulator's setup included) of the pool alone.
-            if k == 0 {
-                group.throughput(Throughput::Elements(trace.rows.len() as u64));
-                group.bench_function(criterion::BenchmarkId::new("emu", name), |b| {
-                    b.iter(|| replay(trace, &opts, |_| {}).map(|r| r.ops).unwrap_or(0));
-                });
-            }
+            write(&plots.join(file), &svg::plot(&title, &plotted.samples));
+            // The whole replay (the emulator's setup included) of the pool alone, and
+            // through the layer.
+            let timed = match k {
+                0 => "emu",
+                _ if label == LAYER_TIMED => "small-blocks",
+                _ => continue,
+            };
+            group.throughput(Throughput::Elements(trace.rows.len() as u64));
+            group.bench_function(criterion::BenchmarkId::new(timed, name), |b| {
+                b.iter(|| replay_with(trace, &opts, &Harness::default(), |_| {}).map(|r| r.ops).unwrap_or(0));
+            });
         }
     }
     group.finish();
     write(&tsv, &lines);
+    write(&harness_tsv, &null_lines);
 }
 
 criterion_group!(benches, bench_replay, bench_real);

@@ -1,6 +1,6 @@
 //! The trace format: rows, writing and parsing.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::fmt;
 
 /// The header line every trace starts with.
@@ -191,7 +191,7 @@ fn time(field: &str) -> Result<u64, String> {
     secs.checked_mul(1_000_000_000).and_then(|x| x.checked_add(nanos)).ok_or_else(bad)
 }
 
-fn parse_row(line: &str) -> Result<Row, String> {
+pub(crate) fn parse_row(line: &str) -> Result<Row, String> {
     let f: Vec<&str> = line.split(',').collect();
     if f.len() != 6 {
         return Err(format!("expected 6 comma-separated fields, found {}", f.len()));
@@ -250,7 +250,7 @@ pub(crate) fn data_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 /// ```
 pub fn parse(text: &str) -> Result<Trace, ParseError> {
     let mut trace = Trace::default();
-    let mut live: HashMap<u64, u64> = HashMap::new();
+    let mut live: FxHashMap<u64, u64> = FxHashMap::default();
     for (line, l) in data_lines(text) {
         let err = |message: String| ParseError { line, message };
         let row = parse_row(l).map_err(err)?;

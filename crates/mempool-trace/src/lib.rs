@@ -60,10 +60,11 @@ pub mod import;
 mod record;
 pub mod replay;
 pub mod requested;
+mod resolve;
 pub mod snapshot;
 pub mod svg;
 pub mod table;
 
 pub use format::{HEADER, Op, ParseError, Row, Trace, parse, to_csv};
 pub use record::{RecEvent, RecStream, Recorder, RecordingPool};
-pub use replay::{ReplayError, ReplayOptions, Report, ReuseFlags, replay};
+pub use replay::{Harness, ReplayError, ReplayOptions, Report, ReuseFlags, replay, replay_with};

@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mempool_emu::parse_bytes;
 use mempool_trace::snapshot::Snapshot;
-use mempool_trace::{ReplayOptions, Report, ReuseFlags, Trace, generate, replay, svg, table};
+use mempool_trace::{Harness, ReplayOptions, Report, ReuseFlags, Trace, generate, replay_with, svg, table};
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -153,7 +153,9 @@ fn load(path: &Path) -> Result<Trace, String> {
     Ok(trace)
 }
 
-fn run_one(path: &Path, trace: &Trace, options: &ReplayOptions) -> Result<Report, String> {
+/// Replays `trace`; with `samples`, the report keeps USED, RESERVED and the requested bytes
+/// after every row (for a plot).
+fn run_one(path: &Path, trace: &Trace, options: &ReplayOptions, samples: bool) -> Result<Report, String> {
     let bar = ProgressBar::new(trace.rows.len() as u64);
     if std::io::stderr().is_terminal() {
         bar.set_draw_target(ProgressDrawTarget::stderr());
@@ -164,7 +166,8 @@ fn run_one(path: &Path, trace: &Trace, options: &ReplayOptions) -> Result<Report
     } else {
         bar.set_draw_target(ProgressDrawTarget::hidden());
     }
-    let r = replay(trace, options, |done| bar.set_position(done as u64));
+    let harness = Harness { samples, ..Harness::default() };
+    let r = replay_with(trace, options, &harness, |done| bar.set_position(done as u64));
     bar.finish_and_clear();
     r.map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -189,7 +192,7 @@ fn main_inner(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Replay { trace: path, threshold, settings, small_blocks, svg: out } => {
             let trace = load(&path)?;
-            let report = run_one(&path, &trace, &options(&settings, threshold, small_blocks))?;
+            let report = run_one(&path, &trace, &options(&settings, threshold, small_blocks), out.is_some())?;
             let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
             print!("{}", table::render(std::slice::from_ref(&name), std::slice::from_ref(&report)));
             if let Some(out) = out {
@@ -219,7 +222,7 @@ fn main_inner(cli: Cli) -> Result<(), String> {
                     for &t in &thresholds {
                         for &sb in &smalls {
                             let settings = Settings { granularity: g, pool_size, flags: f, threaded };
-                            reports.push(run_one(&path, &trace, &options(&settings, t, sb))?);
+                            reports.push(run_one(&path, &trace, &options(&settings, t, sb), false)?);
                             // A column is named by the settings that vary.
                             let mut name = Vec::new();
                             if granularities.len() > 1 {

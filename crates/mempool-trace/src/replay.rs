@@ -1,14 +1,16 @@
 //! Replaying a trace against the emulator.
 
-use crate::format::{Op, Trace};
-use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator, ExecutionMode, ReuseCounts};
+use crate::format::Trace;
+use mempool_emu::{Emulator, ExecutionMode, ReuseCounts};
 /// The reuse flags a replay sets (the hal's type; `--flags` takes its names).
 pub use mempool_hal::ReuseFlags;
-use mempool_hal::{Device, DevicePtr, MemPool, MemPoolExt, PoolProps, attr};
+use mempool_hal::{Device, MemPoolExt, PoolProps, attr};
 use mempool_small::{SmallBlocks, SmallStats};
-use std::collections::HashMap;
+pub use run::TIMED_ONE_IN;
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod run;
 
 /// How to replay a trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +30,22 @@ pub struct ReplayOptions {
     /// threshold: requests of at most this many bytes are carved from pool blocks, larger
     /// ones go to the pool. `None` (the default): straight to the pool.
     pub small_blocks: Option<u64>,
+}
+
+/// How the replay harness runs, besides the pool's settings ([`ReplayOptions`]).
+///
+/// The default measures the pool: no per-row statistics, the emulator's pool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Harness {
+    /// Read the pool's statistics after every row into [`Report::samples`] (what a plot
+    /// needs; it costs a statistics read per row). Without them `samples` is empty; the
+    /// peaks do not depend on it (they are the pool's high-water marks at the end).
+    pub samples: bool,
+    /// Replay against a null pool instead of the emulator: allocations are the next
+    /// address of a bump pointer, frees and stream and event operations do nothing, and
+    /// USED and RESERVED stay 0. The report's times are then the harness's own cost, its
+    /// ceiling in operations per second; the options are recorded but not used.
+    pub null_pool: bool,
 }
 
 impl Default for ReplayOptions {
@@ -54,19 +72,27 @@ pub struct Sample {
     pub requested: u64,
 }
 
-/// Time spent in one kind of operation.
+/// Time spent in one kind of operation: a **sampled estimate**.
+///
+/// The replay times a kind's first call and about one call in [`TIMED_ONE_IN`] after it
+/// (spread evenly over the trace), not every call: two clock reads per row would cost
+/// more than many of the calls. `total` weighs each timed call by the inverse of its
+/// chance to be timed, which makes it an unbiased estimate of the time in all `count`
+/// calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct OpTime {
     /// The Action column's text.
     pub action: &'static str,
     /// How many were replayed.
     pub count: u64,
-    /// Total time in them.
+    /// How many of them were timed (the sample the estimate rests on).
+    pub timed: u64,
+    /// Estimated total time in them.
     pub total: Duration,
 }
 
 impl OpTime {
-    /// Mean nanoseconds per operation.
+    /// Estimated mean nanoseconds per operation.
     pub fn mean_ns(&self) -> f64 {
         if self.count == 0 { 0.0 } else { self.total.as_nanos() as f64 / self.count as f64 }
     }
@@ -94,11 +120,17 @@ pub struct Report {
     pub reserved_end: u64,
     /// How many allocations each reuse rule served.
     pub reuse: ReuseCounts,
-    /// USED, RESERVED and the live requested bytes after each row.
+    /// USED, RESERVED and the live requested bytes after each row, when the replay was
+    /// asked for them ([`replay`] is, [`replay_with`] when [`Harness::samples`] is set);
+    /// empty otherwise.
     pub samples: Vec<Sample>,
-    /// Time per kind of operation, in the order of [`Op::action`]s first seen.
+    /// Time per kind of operation (sampled estimates), in the order of
+    /// [`Op::action`](crate::Op::action)s first seen.
     pub times: Vec<OpTime>,
-    /// Time in pool, event and synchronization calls, all together.
+    /// The replay loop's time, read once at each end: every row's call and the harness's
+    /// own work per row (the sampled timing, and the statistics read per row when
+    /// [`samples`](Report::samples) are kept). Not in it: creating streams and events,
+    /// setting up the emulator and the pool, and resolving the trace's ids.
     pub total: Duration,
 }
 
@@ -126,7 +158,7 @@ impl Report {
         if self.reserved_high == 0 { 0.0 } else { 1.0 - self.used_high as f64 / self.reserved_high as f64 }
     }
 
-    /// Replayed operations per second of time in the calls.
+    /// Replayed operations per second of the replay loop ([`total`](Report::total)).
     pub fn ops_per_sec(&self) -> f64 {
         let s = self.total.as_secs_f64();
         if s == 0.0 { 0.0 } else { self.ops as f64 / s }
@@ -158,7 +190,9 @@ fn setup_error(e: mempool_hal::Error) -> ReplayError {
 }
 
 /// Replays `trace` on a fresh emulator and pool set up by `options`, calling
-/// `progress(rows_done)` every 1024 rows and at the end.
+/// `progress(rows_done)` every 1024 rows and at the end, and keeps USED, RESERVED and the
+/// live requested bytes after every row in [`Report::samples`]: [`replay_with`] with
+/// [`Harness::samples`] set.
 ///
 /// Trace pointers are mapped to the pointers the replay hands out; streams and events are
 /// created on first mention of their ids. `allocate failure` rows are skipped. Rows are
@@ -181,10 +215,66 @@ fn setup_error(e: mempool_hal::Error) -> ReplayError {
 /// assert_eq!(report.samples.len(), trace.rows.len());
 /// # Ok::<(), mempool_trace::ReplayError>(())
 /// ```
-pub fn replay(trace: &Trace, options: &ReplayOptions, mut progress: impl FnMut(usize)) -> Result<Report, ReplayError> {
+pub fn replay(trace: &Trace, options: &ReplayOptions, progress: impl FnMut(usize)) -> Result<Report, ReplayError> {
+    replay_with(trace, options, &Harness { samples: true, ..Harness::default() }, progress)
+}
+
+/// [`replay`], with the harness set by `harness`: without [`Harness::samples`] the replay
+/// reads no statistics per row (the figures are the same, `samples` is empty); with
+/// [`Harness::null_pool`] it runs against a pool that does nothing, which measures the
+/// harness itself.
+///
+/// Before the loop, the trace's stream, event and pointer ids are resolved to dense indices
+/// (one pass with Fx hash maps, which also sums the live requested bytes), so the loop
+/// hashes nothing.
+///
+/// # Errors
+///
+/// As [`replay`].
+///
+/// # Example
+///
+/// ```
+/// use mempool_trace::replay::{Harness, ReplayOptions, replay, replay_with};
+/// use mempool_trace::generate;
+///
+/// let trace = generate::training(1);
+/// let options = ReplayOptions::default();
+/// let fast = replay_with(&trace, &options, &Harness::default(), |_| {})?;
+/// let plotted = replay(&trace, &options, |_| {})?;
+/// assert!(fast.samples.is_empty());
+/// assert_eq!((fast.used_high, fast.reserved_high), (plotted.used_high, plotted.reserved_high));
+/// let null = replay_with(&trace, &options, &Harness { null_pool: true, ..Harness::default() }, |_| {})?;
+/// assert_eq!((null.ops, null.reserved_high), (trace.rows.len(), 0));
+/// # Ok::<(), mempool_trace::ReplayError>(())
+/// ```
+pub fn replay_with(
+    trace: &Trace,
+    options: &ReplayOptions,
+    harness: &Harness,
+    mut progress: impl FnMut(usize),
+) -> Result<Report, ReplayError> {
     let mut options = *options;
     let threshold = options.threshold.unwrap_or(options.pool_size);
     options.threshold = Some(threshold);
+    let resolved = crate::resolve::resolve(trace, harness.samples);
+    let report = |o: run::Outcome| Report {
+        options,
+        ops: trace.rows.len(),
+        skipped_failures: o.skipped_failures,
+        requested_high: resolved.requested_high,
+        used_high: 0,
+        reserved_high: 0,
+        small: None,
+        reserved_end: 0,
+        reuse: ReuseCounts::default(),
+        samples: o.samples,
+        times: o.times,
+        total: o.total,
+    };
+    if harness.null_pool {
+        return run::run(&run::Null::new(), trace, &resolved, harness.samples, &mut progress).map(report);
+    }
     let mode = if options.threaded { ExecutionMode::Threaded } else { ExecutionMode::Deferred };
     let emu = Emulator::builder()
         .device_memory(options.pool_size)
@@ -199,141 +289,27 @@ pub fn replay(trace: &Trace, options: &ReplayOptions, mut progress: impl FnMut(u
         options.flags.apply(&pool)
     })()
     .map_err(setup_error)?;
+    let mut finish = |small: Option<&SmallBlocks<'_, Emulator>>| -> Result<Report, ReplayError> {
+        let target = run::Emu { emu: &emu, pool: &pool, small };
+        let outcome = run::run(&target, trace, &resolved, harness.samples, &mut progress)?;
+        let st = pool.stats().map_err(setup_error)?;
+        Ok(Report {
+            used_high: st.used_high,
+            reserved_high: st.reserved_high,
+            small: small.map(SmallBlocks::small_stats),
+            reserved_end: st.reserved_current,
+            reuse: pool.reuse_counts(),
+            ..report(outcome)
+        })
+    };
     let r = match options.small_blocks {
         Some(t) => {
             let layer = SmallBlocks::new(&emu, &pool, t).map_err(setup_error)?;
-            run(&emu, &pool, Some(&layer), trace, options, &mut progress)
+            finish(Some(&layer))
         }
-        None => run(&emu, &pool, None, trace, options, &mut progress),
+        None => finish(None),
     };
     let _ = emu.synchronize_device();
     let _ = emu.destroy_pool(&pool);
-    r.map(|mut report| {
-        let (live, peak) = crate::requested::live_requested(trace);
-        report.requested_high = peak;
-        for (s, r) in report.samples.iter_mut().zip(live) {
-            s.requested = r;
-        }
-        report
-    })
-}
-
-struct Handles<'a> {
-    emu: &'a Emulator,
-    streams: HashMap<u64, EmuStream>,
-    events: HashMap<u64, EmuEvent>,
-}
-
-impl Handles<'_> {
-    fn stream(&mut self, id: u64) -> mempool_hal::Result<&EmuStream> {
-        if !self.streams.contains_key(&id) {
-            self.streams.insert(id, self.emu.create_stream()?);
-        }
-        Ok(&self.streams[&id])
-    }
-    fn event(&mut self, id: u64) -> mempool_hal::Result<&EmuEvent> {
-        if !self.events.contains_key(&id) {
-            self.events.insert(id, self.emu.create_event()?);
-        }
-        Ok(&self.events[&id])
-    }
-}
-
-fn run(
-    emu: &Emulator,
-    pool: &EmuPool,
-    small: Option<&SmallBlocks<'_, Emulator>>,
-    trace: &Trace,
-    options: ReplayOptions,
-    progress: &mut impl FnMut(usize),
-) -> Result<Report, ReplayError> {
-    let mut h = Handles { emu, streams: HashMap::new(), events: HashMap::new() };
-    let mut ptrs: HashMap<u64, DevicePtr> = HashMap::new();
-    let mut times: Vec<OpTime> = Vec::new();
-    let mut samples = Vec::with_capacity(trace.rows.len());
-    let mut skipped_failures = 0;
-    let mut total = Duration::ZERO;
-    for (i, row) in trace.rows.iter().enumerate() {
-        let line = trace.lines.get(i).copied();
-        let fail = |message: String| ReplayError { line, message };
-        let hal = |e: mempool_hal::Error| ReplayError {
-            line,
-            message: format!("{} failed in the replay: {e}", row.op.action()),
-        };
-        // Handles are created before the clock starts.
-        match row.op {
-            Op::Allocate { stream: s, .. } | Op::Free { stream: s, .. } | Op::Record { stream: s, .. } => {
-                h.stream(s).map_err(hal)?;
-            }
-            Op::Wait { stream: s, .. } | Op::SyncStream { stream: s } => {
-                h.stream(s).map_err(hal)?;
-            }
-            _ => {}
-        }
-        if let Op::Record { event: e, .. } | Op::Wait { event: e, .. } | Op::SyncEvent { event: e } = row.op {
-            h.event(e).map_err(hal)?;
-        }
-        let start = Instant::now();
-        match row.op {
-            Op::Allocate { ptr, size, stream } => {
-                let s = &h.streams[&stream];
-                let p = match small {
-                    Some(l) => l.malloc_async(size, s),
-                    None => pool.malloc_async(size, s),
-                }
-                .map_err(hal)?;
-                ptrs.insert(ptr, p);
-            }
-            Op::AllocateFailure { .. } => skipped_failures += 1,
-            Op::Free { ptr, stream, .. } => {
-                let p = ptrs.remove(&ptr).ok_or_else(|| fail(format!("free of unknown pointer {ptr:#x}")))?;
-                let s = &h.streams[&stream];
-                match small {
-                    #[allow(unsafe_code)]
-                    // SAFETY: `p` is a live allocation the layer handed out; the replay
-                    // enqueues no work on device memory, so there is no use to order before
-                    // the free.
-                    Some(l) => unsafe { l.free_async(p, s) },
-                    None => pool.free(p, s),
-                }
-                .map_err(hal)?;
-            }
-            Op::Record { event, stream } => emu.record_event(&h.events[&event], &h.streams[&stream]).map_err(hal)?,
-            Op::Wait { event, stream } => emu.stream_wait_event(&h.streams[&stream], &h.events[&event]).map_err(hal)?,
-            Op::SyncStream { stream } => emu.synchronize_stream(&h.streams[&stream]).map_err(hal)?,
-            Op::SyncEvent { event } => emu.synchronize_event(&h.events[&event]).map_err(hal)?,
-            Op::SyncDevice => emu.synchronize_device().map_err(hal)?,
-        }
-        let dt = start.elapsed();
-        total += dt;
-        let action = row.op.action();
-        match times.iter_mut().find(|t| t.action == action) {
-            Some(t) => {
-                t.count += 1;
-                t.total += dt;
-            }
-            None => times.push(OpTime { action, count: 1, total: dt }),
-        }
-        let st = pool.stats().map_err(hal)?;
-        samples.push(Sample { used: st.used_current, reserved: st.reserved_current, requested: 0 });
-        if (i + 1) % 1024 == 0 {
-            progress(i + 1);
-        }
-    }
-    progress(trace.rows.len());
-    let st = pool.stats().map_err(setup_error)?;
-    Ok(Report {
-        options,
-        ops: trace.rows.len(),
-        skipped_failures,
-        requested_high: 0,
-        used_high: st.used_high,
-        reserved_high: st.reserved_high,
-        small: small.map(SmallBlocks::small_stats),
-        reserved_end: st.reserved_current,
-        reuse: pool.reuse_counts(),
-        samples,
-        times,
-        total,
-    })
+    r
 }

@@ -73,7 +73,7 @@ fn rows(reports: &[Report]) -> Vec<(String, Vec<String>)> {
         rows.push((
             format!("time/op: {a}"),
             col(&|r| match r.times.iter().find(|t| t.action == a) {
-                Some(t) => format!("{:.0} ns ({}x)", t.mean_ns(), t.count),
+                Some(t) => format!("{:.0} ns ({}x, {} timed)", t.mean_ns(), t.count, t.timed),
                 None => "-".into(),
             }),
         ));

@@ -1,0 +1,349 @@
+//! The replay loop, over a [`Target`]: the emulator's pool (alone or through the
+//! small-block layer), or a null pool that measures the loop itself.
+//!
+//! The loop hashes nothing (the trace is [resolved](crate::resolve) to indices first),
+//! reads the clock twice for the whole loop plus twice per timed row (1 row in
+//! [`TIMED_ONE_IN`] of each kind), and reads the pool's statistics per row only when the
+//! samples are asked for.
+
+use super::{OpTime, ReplayError, Sample};
+use crate::format::{Op, Trace};
+use crate::resolve::{Resolved, Step};
+use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator};
+use mempool_hal::{Device, DevicePtr, MemPool, MemPoolExt};
+use mempool_small::SmallBlocks;
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+/// What a replay runs against: streams, events, and a pool's allocate and free.
+pub(super) trait Target {
+    /// A stream handle.
+    type Stream;
+    /// An event handle.
+    type Event;
+    fn stream(&self) -> mempool_hal::Result<Self::Stream>;
+    fn event(&self) -> mempool_hal::Result<Self::Event>;
+    fn malloc(&self, size: u64, s: &Self::Stream) -> mempool_hal::Result<DevicePtr>;
+    fn free(&self, p: DevicePtr, s: &Self::Stream) -> mempool_hal::Result<()>;
+    fn record(&self, e: &Self::Event, s: &Self::Stream) -> mempool_hal::Result<()>;
+    fn wait(&self, s: &Self::Stream, e: &Self::Event) -> mempool_hal::Result<()>;
+    fn sync_stream(&self, s: &Self::Stream) -> mempool_hal::Result<()>;
+    fn sync_event(&self, e: &Self::Event) -> mempool_hal::Result<()>;
+    fn sync_device(&self) -> mempool_hal::Result<()>;
+    /// USED and RESERVED now.
+    fn usage(&self) -> mempool_hal::Result<(u64, u64)>;
+}
+
+/// The emulator's pool, straight or through a small-block layer.
+pub(super) struct Emu<'a, 'b> {
+    pub emu: &'a Emulator,
+    pub pool: &'a EmuPool,
+    pub small: Option<&'b SmallBlocks<'a, Emulator>>,
+}
+
+impl Target for Emu<'_, '_> {
+    type Stream = EmuStream;
+    type Event = EmuEvent;
+    fn stream(&self) -> mempool_hal::Result<EmuStream> {
+        self.emu.create_stream()
+    }
+    fn event(&self) -> mempool_hal::Result<EmuEvent> {
+        self.emu.create_event()
+    }
+    #[inline]
+    fn malloc(&self, size: u64, s: &EmuStream) -> mempool_hal::Result<DevicePtr> {
+        match self.small {
+            Some(l) => l.malloc_async(size, s),
+            None => self.pool.malloc_async(size, s),
+        }
+    }
+    #[inline]
+    fn free(&self, p: DevicePtr, s: &EmuStream) -> mempool_hal::Result<()> {
+        match self.small {
+            #[allow(unsafe_code)]
+            // SAFETY: `p` is a live allocation the layer handed out; the replay enqueues no
+            // work on device memory, so there is no use to order before the free.
+            Some(l) => unsafe { l.free_async(p, s) },
+            None => self.pool.free(p, s),
+        }
+    }
+    fn record(&self, e: &EmuEvent, s: &EmuStream) -> mempool_hal::Result<()> {
+        self.emu.record_event(e, s)
+    }
+    fn wait(&self, s: &EmuStream, e: &EmuEvent) -> mempool_hal::Result<()> {
+        self.emu.stream_wait_event(s, e)
+    }
+    fn sync_stream(&self, s: &EmuStream) -> mempool_hal::Result<()> {
+        self.emu.synchronize_stream(s)
+    }
+    fn sync_event(&self, e: &EmuEvent) -> mempool_hal::Result<()> {
+        self.emu.synchronize_event(e)
+    }
+    fn sync_device(&self) -> mempool_hal::Result<()> {
+        self.emu.synchronize_device()
+    }
+    fn usage(&self) -> mempool_hal::Result<(u64, u64)> {
+        let st = self.pool.stats()?;
+        Ok((st.used_current, st.reserved_current))
+    }
+}
+
+/// A pool that does nothing: an allocation is the next address of a bump pointer (256-byte
+/// aligned), a free forgets it, streams and events are nothing, and USED and RESERVED stay 0.
+pub(super) struct Null {
+    next: Cell<u64>,
+}
+
+impl Null {
+    pub fn new() -> Null {
+        Null { next: Cell::new(256) }
+    }
+}
+
+impl Target for Null {
+    type Stream = ();
+    type Event = ();
+    fn stream(&self) -> mempool_hal::Result<()> {
+        Ok(())
+    }
+    fn event(&self) -> mempool_hal::Result<()> {
+        Ok(())
+    }
+    #[inline]
+    fn malloc(&self, size: u64, _: &()) -> mempool_hal::Result<DevicePtr> {
+        let at = self.next.get();
+        self.next.set(at.wrapping_add(size.max(1).div_ceil(256).wrapping_mul(256)));
+        Ok(DevicePtr::from_addr(std::hint::black_box(at)))
+    }
+    #[inline]
+    fn free(&self, p: DevicePtr, _: &()) -> mempool_hal::Result<()> {
+        std::hint::black_box(p);
+        Ok(())
+    }
+    fn record(&self, _: &(), _: &()) -> mempool_hal::Result<()> {
+        Ok(())
+    }
+    fn wait(&self, _: &(), _: &()) -> mempool_hal::Result<()> {
+        Ok(())
+    }
+    fn sync_stream(&self, _: &()) -> mempool_hal::Result<()> {
+        Ok(())
+    }
+    fn sync_event(&self, _: &()) -> mempool_hal::Result<()> {
+        Ok(())
+    }
+    fn sync_device(&self) -> mempool_hal::Result<()> {
+        Ok(())
+    }
+    fn usage(&self) -> mempool_hal::Result<(u64, u64)> {
+        Ok((0, 0))
+    }
+}
+
+/// One call in this many of each kind is timed (after the first, which always is).
+pub const TIMED_ONE_IN: u64 = 64;
+
+/// Whether row `i` is timed: the fractional part of `i` times the golden ratio falls in the
+/// first 1/[`TIMED_ONE_IN`] (a Weyl sequence: about one row in 64, spread evenly, with no
+/// period a trace's own repetitions could line up with).
+#[inline]
+fn timed(i: usize) -> bool {
+    const SHIFT: u32 = 64 - TIMED_ONE_IN.trailing_zeros();
+    (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> SHIFT == 0
+}
+
+/// The kinds of operation, in [`kind`]'s order.
+const ACTIONS: [&str; 8] =
+    ["allocate", "allocate failure", "free", "record", "wait", "sync_stream", "sync_event", "sync_device"];
+/// The kinds that name a stream the replay uses.
+const HAS_STREAM: [bool; 8] = [true, false, true, true, true, true, false, false];
+/// The kinds that name an event.
+const HAS_EVENT: [bool; 8] = [false, false, false, true, true, false, true, false];
+
+/// `op`'s index in [`ACTIONS`].
+#[inline]
+fn kind(op: &Op) -> usize {
+    match op {
+        Op::Allocate { .. } => 0,
+        Op::AllocateFailure { .. } => 1,
+        Op::Free { .. } => 2,
+        Op::Record { .. } => 3,
+        Op::Wait { .. } => 4,
+        Op::SyncStream { .. } => 5,
+        Op::SyncEvent { .. } => 6,
+        Op::SyncDevice => 7,
+    }
+}
+
+/// A kind's calls: how many, how many timed, and the estimate of their total time.
+#[derive(Debug, Clone, Copy, Default)]
+struct Acc {
+    count: u64,
+    timed: u64,
+    /// Each timed call's nanoseconds over the chance it had to be timed (1 for a kind's
+    /// first call, 1/[`TIMED_ONE_IN`] after): an unbiased estimate of the kind's total.
+    estimate_ns: u64,
+}
+
+/// Why a row failed.
+enum Failure {
+    Hal(mempool_hal::Error),
+    UnknownFree(u64),
+}
+
+impl From<mempool_hal::Error> for Failure {
+    fn from(e: mempool_hal::Error) -> Self {
+        Failure::Hal(e)
+    }
+}
+
+/// What the loop measured.
+pub(super) struct Outcome {
+    pub samples: Vec<Sample>,
+    pub times: Vec<OpTime>,
+    pub total: Duration,
+    pub skipped_failures: u64,
+}
+
+/// Row `op`'s call.
+#[inline(always)]
+fn call<T: Target>(
+    t: &T,
+    op: &Op,
+    step: Step,
+    streams: &[T::Stream],
+    events: &[T::Event],
+    slots: &mut [Option<DevicePtr>],
+    skipped: &mut u64,
+) -> Result<(), Failure> {
+    let s = || &streams[step.stream as usize];
+    let e = || &events[step.aux as usize];
+    match *op {
+        Op::Allocate { size, .. } => slots[step.aux as usize] = Some(t.malloc(size, s())?),
+        Op::AllocateFailure { .. } => *skipped += 1,
+        Op::Free { ptr, .. } => {
+            let p = slots.get_mut(step.aux as usize).and_then(Option::take).ok_or(Failure::UnknownFree(ptr))?;
+            t.free(p, s())?;
+        }
+        Op::Record { .. } => t.record(e(), s())?,
+        Op::Wait { .. } => t.wait(s(), e())?,
+        Op::SyncStream { .. } => t.sync_stream(s())?,
+        Op::SyncEvent { .. } => t.sync_event(e())?,
+        Op::SyncDevice => t.sync_device()?,
+    }
+    Ok(())
+}
+
+/// Replays the rows of `trace` (resolved as `r`) against `t`, calling `progress(rows_done)`
+/// every 1024 rows and at the end. With `samples`, USED, RESERVED and the live requested
+/// bytes after each row are kept (`r` must then hold the requested bytes per row).
+pub(super) fn run<T: Target>(
+    t: &T,
+    trace: &Trace,
+    r: &Resolved,
+    samples: bool,
+    progress: &mut impl FnMut(usize),
+) -> Result<Outcome, ReplayError> {
+    let n = trace.rows.len();
+    let error = |i: usize, message: String| ReplayError { line: trace.lines.get(i).copied(), message };
+    let hal =
+        |i: usize, e: mempool_hal::Error| error(i, format!("{} failed in the replay: {e}", trace.rows[i].op.action()));
+    let mut streams: Vec<T::Stream> = Vec::new();
+    let mut events: Vec<T::Event> = Vec::new();
+    let mut slots: Vec<Option<DevicePtr>> = vec![None; r.slots];
+    let mut acc = [Acc::default(); ACTIONS.len()];
+    let mut order: Vec<usize> = Vec::with_capacity(ACTIONS.len());
+    let mut out = Vec::with_capacity(if samples { n } else { 0 });
+    let mut skipped = 0;
+    let mut off_clock = Duration::ZERO;
+    let start = Instant::now();
+    for (i, (row, &step)) in trace.rows.iter().zip(&r.steps).enumerate() {
+        let k = kind(&row.op);
+        // Handles are created on first mention (stream first), off the clock.
+        let new_stream = HAS_STREAM[k] && step.stream as usize >= streams.len();
+        if new_stream || (HAS_EVENT[k] && step.aux as usize >= events.len()) {
+            let t0 = Instant::now();
+            if new_stream {
+                streams.push(t.stream().map_err(|e| hal(i, e))?);
+            }
+            if HAS_EVENT[k] && step.aux as usize >= events.len() {
+                events.push(t.event().map_err(|e| hal(i, e))?);
+            }
+            off_clock += t0.elapsed();
+        }
+        let a = &mut acc[k];
+        let first = a.count == 0;
+        if first {
+            order.push(k);
+        }
+        a.count += 1;
+        let done = if first || timed(i) {
+            let t0 = Instant::now();
+            let done = call(t, &row.op, step, &streams, &events, &mut slots, &mut skipped);
+            let ns = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            a.timed += 1;
+            a.estimate_ns = a.estimate_ns.saturating_add(if first { ns } else { ns.saturating_mul(TIMED_ONE_IN) });
+            done
+        } else {
+            call(t, &row.op, step, &streams, &events, &mut slots, &mut skipped)
+        };
+        match done {
+            Ok(()) => {}
+            Err(Failure::Hal(e)) => return Err(hal(i, e)),
+            Err(Failure::UnknownFree(ptr)) => return Err(error(i, format!("free of unknown pointer {ptr:#x}"))),
+        }
+        if samples {
+            let (used, reserved) = t.usage().map_err(|e| hal(i, e))?;
+            out.push(Sample { used, reserved, requested: r.requested.get(i).copied().unwrap_or(0) });
+        }
+        if i & 1023 == 1023 {
+            progress(i + 1);
+        }
+    }
+    let total = start.elapsed().saturating_sub(off_clock);
+    progress(n);
+    let times = order
+        .into_iter()
+        .map(|k| OpTime {
+            action: ACTIONS[k],
+            count: acc[k].count,
+            timed: acc[k].timed,
+            total: Duration::from_nanos(acc[k].estimate_ns),
+        })
+        .collect();
+    Ok(Outcome { samples: out, times, total, skipped_failures: skipped })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn about_one_row_in_64_is_timed_without_a_short_period() {
+        let n = 64 * 1000;
+        let hits: Vec<usize> = (0..n).filter(|&i| timed(i)).collect();
+        assert!((950..=1050).contains(&hits.len()), "{}", hits.len());
+        // Spread: every window of 128 rows holds one at least.
+        assert!(hits.windows(2).all(|w| w[1] - w[0] <= 128));
+        // Not every 64th row: the residues mod 64 vary.
+        let residues: std::collections::BTreeSet<usize> = hits.iter().map(|i| i % 64).collect();
+        assert!(residues.len() > 16);
+    }
+
+    #[test]
+    fn kinds_follow_the_action_names() {
+        let ops = [
+            Op::Allocate { ptr: 1, size: 1, stream: 0 },
+            Op::AllocateFailure { size: 1, stream: 0 },
+            Op::Free { ptr: 1, size: 1, stream: 0 },
+            Op::Record { event: 0, stream: 0 },
+            Op::Wait { event: 0, stream: 0 },
+            Op::SyncStream { stream: 0 },
+            Op::SyncEvent { event: 0 },
+            Op::SyncDevice,
+        ];
+        for op in ops {
+            assert_eq!(ACTIONS[kind(&op)], op.action());
+        }
+    }
+}
