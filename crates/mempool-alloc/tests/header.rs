@@ -135,11 +135,11 @@ fn the_readme_recipes_name_the_exports() {
     }
 }
 
-/// The built `libmempool_alloc.so`, beside this test's binary (`target/<profile>/`).
+/// The built `libmempool_alloc.so`, beside this test's binary (`target/<profile>/deps/`,
+/// where cargo builds the crate's cdylib for its own tests).
 fn built_library() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().and_then(Path::parent).unwrap();
-    let lib = profile_dir.join("libmempool_alloc.so");
+    let lib = exe.parent().unwrap().join("libmempool_alloc.so");
     assert!(lib.is_file(), "{} is built with the crate", lib.display());
     lib
 }
