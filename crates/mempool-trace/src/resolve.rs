@@ -67,7 +67,7 @@ const NOT_LIVE: u64 = u64::MAX;
 /// Resolves `trace`: streams and events are numbered in order of first mention, pointers
 /// get slots. With `per_row`, the live requested bytes after each row are kept too.
 ///
-/// The requested bytes follow [`live_requested`](crate::requested::live_requested): an
+/// The requested bytes follow the rules of `live_requested` (in `requested.rs`): an
 /// `allocate` adds its size (taking away the size of a live allocation at the same
 /// pointer, which a checked trace never has), a `free` takes away its allocation's size.
 pub(crate) fn resolve(trace: &Trace, per_row: bool) -> Resolved {
