@@ -291,17 +291,15 @@ where
     /// caller's own (`own`; a waiting free completed during another call is only counted).
     fn release(&self, ptr: u64, s: &D::Stream, own: bool) -> Result<(), AllocError> {
         let p = DevicePtr::from_addr(ptr);
-        let before = self.layer.small_stats().live_ranges;
         // SAFETY: `ptr` is a live allocation of the layer (the library's own bookkeeping);
         // the framework owes that its uses are ordered before the free, announced through
         // record-stream, and a refused free is retried only after a device synchronization.
         let Err(first) = (unsafe { self.layer.free_async(p, s) }) else { return Ok(()) };
         self.dev.synchronize_device()?;
-        if self.layer.small_stats().live_ranges < before {
-            // The layer took the range back and then failed to give its emptied block to
-            // the pool: the block stays with the layer, empty, and after the synchronization
-            // its next use is ordered after every earlier one.
-        } else {
+        // When the layer took the range back and then failed to give its emptied block to
+        // the pool, the block stays with the layer, empty, and after the synchronization its
+        // next use is ordered after every earlier one; otherwise the free is retried.
+        if self.layer.is_live(p) {
             // SAFETY: as above; every use is complete now.
             unsafe { self.layer.free_async(p, s) }.map_err(|_| AllocError::Backend(first.clone()))?;
         }

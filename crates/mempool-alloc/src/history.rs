@@ -61,12 +61,12 @@ fn push(device: i64, action: SnapshotAction, addr: u64, size: u64, stream: usize
     // Each allocation is its own segment, as in `Snapshot::from_trace`: PyTorch's viewer
     // looks up the segment of every live block at each event.
     let segment = |action| SnapshotEvent { action, addr, size, stream: stream as u64, time_us };
-    let batch = match action {
-        SnapshotAction::Alloc => vec![segment(SnapshotAction::SegmentAlloc), event],
-        SnapshotAction::FreeCompleted => vec![event, segment(SnapshotAction::SegmentFree)],
-        _ => vec![event],
+    let (before, after) = match action {
+        SnapshotAction::Alloc => (Some(segment(SnapshotAction::SegmentAlloc)), None),
+        SnapshotAction::FreeCompleted => (None, Some(segment(SnapshotAction::SegmentFree))),
+        _ => (None, None),
     };
-    for e in batch {
+    for e in before.into_iter().chain(Some(event)).chain(after) {
         if ring.len() == max {
             ring.pop_front();
         }

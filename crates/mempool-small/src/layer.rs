@@ -165,6 +165,15 @@ where
         self.lock().stats
     }
 
+    /// Whether `ptr` is the start of a live allocation of the layer (carved from a block or
+    /// passed through to the pool): what a caller asks after a free that failed, to tell a
+    /// free the layer took (and then could not give its emptied block back) from one it
+    /// refused.
+    pub fn is_live(&self, ptr: DevicePtr) -> bool {
+        let st = self.lock();
+        st.live.contains_key(&ptr.addr()) || st.direct.contains_key(&ptr.addr())
+    }
+
     /// Resets the high-water marks of [`SmallStats`] to their current values.
     pub fn reset_high(&self) {
         let mut st = self.lock();

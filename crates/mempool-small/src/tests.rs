@@ -37,7 +37,9 @@ fn small_requests_share_a_block_and_reuse_at_once_on_their_stream() -> Result<()
     let st = l.small_stats();
     assert_eq!((st.requested_current, st.held_current, st.blocks, st.live_ranges), (1 + 513 + MIB, 2 * MIB, 1, 3));
     assert_eq!(st.waste(), 2 * MIB - (1 + 513 + MIB));
+    assert!(l.is_live(b) && !l.is_live(DevicePtr::from_addr(b.addr() + 1)));
     free(&l, b, &s)?;
+    assert!(!l.is_live(b), "freed");
     // Same stream: the freed range is reused at once, best fit.
     assert_eq!(l.malloc_async(700, &s)?, b);
     free(&l, a, &s)?;
