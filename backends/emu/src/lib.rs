@@ -103,7 +103,8 @@
 //! | [§6](mempool_hal::contract::release) | release at synchronization, trim | `pool/shared.rs`, `pool/blocks.rs` (`plan_release`), `pool/mapping.rs`, `platform.rs` (`after_sync`) |
 //! | §6 | the pools released are those of the stream's (the event's) device, not the handle's | `device.rs` (`synchronize_stream`, `event_device`) |
 //! | §6 | a range being copied is not released | `pool/pins.rs`, `pool/shared.rs` (`with_memory`, `release_locked`, `give_back`) |
-//! | [§7](mempool_hal::contract::statistics) | statistics; one snapshot under the pool lock | `pool/blocks.rs` (`stats`), `pool/shared.rs` (`stats`) |
+//! | [§7](mempool_hal::contract::statistics) | statistics; one snapshot under the pool lock, the lanes' changes folded first | `pool/blocks.rs` (`stats`), `pool/shared.rs` (`stats`), `pool/lanes.rs` |
+//! | - | several host threads: the same-stream cycle on a lane per stream, no pool-wide lock or written line; every other path alone | `pool/lanes.rs`, `pool/blocks/fast.rs`, `pool/shared.rs` (`fast_malloc`, `fast_free`, `state`) |
 //! | §7 | destroyed streams leave the registry when their worker ends | `platform.rs` (`add_stream`, `Streams`) |
 //! | §7 | a destroyed pool: graveyard, destroyed ranges (indexed, bounded), quarantine | `device.rs` (`destroy_pool`), `platform.rs`, `pool/registry.rs`, `pool/mapping.rs` |
 //! | [§8](mempool_hal::contract::c_abi) | what the drop-in ACL library needs: raw copies and memsets (host memory too), holding host memory for queued work, free by address, pool addresses | `kernel.rs` |
@@ -123,8 +124,11 @@
 //!
 //! Every path takes locks in this order, never the reverse:
 //!
-//! 1. a pool's state (`PoolShared::state`); the pools of one operation by pool id
-//!    (`pool/access.rs`, `with_locked`);
+//! 1. a pool's state (`PoolShared::state`: the pool's lock, then every lane of the pool shut
+//!    out, `pool/lanes.rs`); the pools of one operation by pool id (`pool/access.rs`,
+//!    `with_locked`). A stream's lane of a pool (its same-stream fast path) stands at this
+//!    level instead: a fast path holds one lane, never a pool's lock, and takes only its
+//!    stream's state under it;
 //! 2. a stream's state (`StreamShared::state`), under the pool state for an allocation
 //!    (rules b-e), a free and a checked enqueue, or under the platform's stream registry
 //!    when a pool is destroyed (`Platform::entomb`) and when the platform drops (it

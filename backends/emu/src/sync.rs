@@ -27,7 +27,7 @@
 
 cfg_if::cfg_if! {
     if #[cfg(loom)] {
-        pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
+        pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, fence};
         pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard, RwLock};
         pub(crate) use loom::thread;
         pub(crate) use frozen::Instant;

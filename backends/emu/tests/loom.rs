@@ -300,3 +300,102 @@ fn two_host_threads_keep_the_lock_order() {
         Ok(())
     });
 }
+
+/// The same-stream fast paths (`src/pool/lanes.rs`): two host threads each run the
+/// same-stream cycle on a stream of their own (their lanes: no pool lock), while each also
+/// reads the statistics (a slow path, which shuts the lanes out and folds their
+/// counters). Every snapshot is consistent and exact (USED is a sum of whole blocks, never
+/// above USED_HIGH), and at the end the counters hold every allocation and free.
+#[test]
+fn same_stream_lanes_race_a_snapshot() {
+    model("lanes and snapshots", || {
+        let emu = emulator()?;
+        let (s, t) = (emu.create_stream()?, emu.create_stream()?);
+        let pool = Arc::new(pool(&emu)?);
+        // Two blocks live at once (USED_HIGH = 2 blocks), then each stream's cycle until
+        // its free runs on its lane.
+        let p = pool.malloc_async(G, &s)?;
+        let q = pool.malloc_async(G, &t)?;
+        pool.free(p, &s)?;
+        pool.free(q, &t)?;
+        for (x, st) in [(p, &s), (q, &t)] {
+            assert_eq!(pool.malloc_async(G, st)?, x);
+            pool.free(x, st)?;
+        }
+        let second = {
+            let (t, pool) = (t.clone(), Arc::clone(&pool));
+            loom::thread::spawn(move || -> Result<()> {
+                assert_eq!(pool.malloc_async_traced(G, &t)?, (q, ReuseRule::SameStream));
+                let st = pool.stats()?;
+                assert_consistent(st);
+                assert!(st.used_current >= G && st.used_high == 2 * G, "{st:?}");
+                pool.free(q, &t)
+            })
+        };
+        assert_eq!(pool.malloc_async_traced(G, &s)?, (p, ReuseRule::SameStream));
+        pool.free(p, &s)?;
+        let st = pool.stats()?;
+        assert_consistent(st);
+        assert!(st.used_current <= G && st.used_current % G == 0 && st.used_high == 2 * G, "{st:?}");
+        second.join().expect("the second host thread does not panic")?;
+        let st = pool.stats()?;
+        assert_eq!((st.used_current, st.used_high, st.reserved_current), (0, 2 * G, 2 * G));
+        let counts = pool.reuse_counts();
+        assert_eq!((counts.same_stream, counts.fresh), (4, 2), "{counts:?}");
+        Ok(())
+    });
+}
+
+/// A cross-stream reuse (rule c, a slow path) on a second host thread races the first
+/// thread's same-stream cycle (on its lane) and its synchronization (a release): each
+/// block goes to exactly one of them (S by rule a, T by rule c, or by rule b once the
+/// synchronization has observed the free, or T is served fresh after a release), and
+/// every counter stays exact.
+#[test]
+fn cross_stream_reuse_races_a_release_and_a_lane() {
+    model("reuse, release and a lane", || {
+        let emu = emulator()?;
+        let (s, t) = (emu.create_stream()?, emu.create_stream()?);
+        let pool = Arc::new(pool(&emu)?);
+        pool.set(attr::ReuseFollowEventDependencies, true)?;
+        let e = emu.create_event()?;
+        // Two blocks cached on S with a live one between (so nothing merges); S's cycle
+        // has run on its lane once.
+        let p = pool.malloc_async(G, &s)?;
+        let between = pool.malloc_async(G, &s)?;
+        let mine = pool.malloc_async(G, &s)?;
+        pool.free(mine, &s)?;
+        assert_eq!(pool.malloc_async(G, &s)?, mine);
+        pool.free(mine, &s)?;
+        pool.free(p, &s)?;
+        emu.record_event(&e, &s)?;
+        emu.stream_wait_event(&t, &e)?;
+        let second = {
+            let (t, pool) = (t.clone(), Arc::clone(&pool));
+            loom::thread::spawn(move || -> Result<(mempool_hal::DevicePtr, ReuseRule)> {
+                let got = pool.malloc_async_traced(G, &t)?;
+                assert_consistent(pool.stats()?);
+                Ok(got)
+            })
+        };
+        let (x, rule) = pool.malloc_async_traced(G, &s)?;
+        assert_eq!(rule, ReuseRule::SameStream);
+        assert!(x == p || x == mine, "S served {x:?}");
+        emu.synchronize_stream(&s)?;
+        let (q, rule) = second.join().expect("the second host thread does not panic")?;
+        match rule {
+            ReuseRule::EventDependency | ReuseRule::KnownComplete => assert!(q != x && (q == p || q == mine)),
+            ReuseRule::Fresh => {}
+            other => panic!("T served by {other:?}"),
+        }
+        assert_eq!(pool.stats()?.used_current, 3 * G);
+        pool.free(x, &s)?;
+        pool.free(q, &t)?;
+        pool.free(between, &s)?;
+        emu.synchronize_device()?;
+        let st = pool.stats()?;
+        assert_consistent(st);
+        assert_eq!(st.used_current, 0);
+        Ok(())
+    });
+}

@@ -20,10 +20,10 @@
 use super::blocks::Blocks;
 use super::records::Access;
 use super::registry::PoolRegistry;
-use super::shared::{PoolShared, PoolState};
+use super::shared::{PoolShared, StateGuard};
 use crate::clock::{Clock, HostClock};
 use crate::stream::{StreamShared, Work};
-use crate::sync::{Arc, MutexGuard};
+use crate::sync::Arc;
 use mempool_hal::{DevicePtr, Error, ErrorKind, Result, code};
 
 /// One side of a raw copy.
@@ -208,15 +208,15 @@ fn check_races(
 
 /// Locks the pools of `ranges` in id order (so two operations never lock in opposite
 /// orders) and runs `f` with each range's pool state.
-fn with_locked<R>(ranges: &[CheckedRange], f: impl FnOnce(&mut [(u64, MutexGuard<'_, PoolState>)]) -> R) -> R {
+fn with_locked<R>(ranges: &[CheckedRange], f: impl FnOnce(&mut [(u64, StateGuard<'_>)]) -> R) -> R {
     let mut pools: Vec<&Arc<PoolShared>> = ranges.iter().map(|t| &t.pool).collect();
     pools.sort_by_key(|p| p.id);
     pools.dedup_by_key(|p| p.id);
-    let mut guards: Vec<(u64, MutexGuard<'_, PoolState>)> = pools.iter().map(|p| (p.id, p.state())).collect();
+    let mut guards: Vec<(u64, StateGuard<'_>)> = pools.iter().map(|p| (p.id, p.state())).collect();
     f(&mut guards)
 }
 
-fn blocks_of<'a>(guards: &'a mut [(u64, MutexGuard<'_, PoolState>)], pool: u64) -> &'a mut Blocks {
+fn blocks_of<'a>(guards: &'a mut [(u64, StateGuard<'_>)], pool: u64) -> &'a mut Blocks {
     &mut guards.iter_mut().find(|(id, _)| *id == pool).expect("every touched pool is locked").1.blocks
 }
 

@@ -122,7 +122,11 @@ impl SizeBins {
         if let Some(old) = self.hot.replace(e) {
             self.heap_insert(slots, old);
         }
-        slots.set_slot(e.id, HOT);
+        if slots.slot(e.id) != HOT {
+            // Written only when it changes: a block freed and taken in turn keeps its
+            // slot, and its line stays clean.
+            slots.set_slot(e.id, HOT);
+        }
         self.count += 1;
     }
 
@@ -311,7 +315,8 @@ mod tests {
 
     impl Slots for HashMap<u32, u32> {
         fn slot(&self, id: u32) -> u32 {
-            self[&id]
+            // A block never held has no slot yet (the pool's slab starts it at 0).
+            self.get(&id).copied().unwrap_or(0)
         }
         fn set_slot(&mut self, id: u32, slot: u32) {
             self.insert(id, slot);

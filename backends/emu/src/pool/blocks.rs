@@ -12,6 +12,10 @@
 //! index and allocates nothing. A dense array of one word per node says what each node
 //! is, so a free decides its merges without touching its neighbours' nodes.
 
+#[cfg(test)]
+mod check;
+mod fast;
+
 use super::bins::{Entry, SizeBins, Slots};
 use super::records::{Access, Cached, Live};
 use super::starts::{Starts, zeroed};
@@ -19,8 +23,10 @@ use crate::clock::Clock;
 use crate::stream::StreamShared;
 use mempool_hal::PoolStats;
 use rustc_hash::FxHashMap;
+use std::cell::UnsafeCell;
 use std::mem;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// A block chosen for an allocation (a node of the slab).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,13 +45,16 @@ const NIL: u32 = u32::MAX;
 /// Up to this many bins, a pool finds a stream's bin by a linear search.
 const LINEAR_BINS: usize = 8;
 
-/// [`Blocks::marks`] of a free range (or a recycled node) and of a live allocation; a
-/// cached block's mark names its stream ([`cached_mark`]).
+/// [`Blocks::marks`] of a free range (or a recycled node); a live or cached block's mark
+/// names the stream that owns it ([`owned_mark`]).
 const FREE: u64 = 0;
-const LIVE: u64 = 1;
 
-fn cached_mark(stream: u64) -> u64 {
-    (stream << 2) | 2
+/// The mark of a block owned by `stream`: the allocating stream while it is live, the
+/// freeing stream while it is cached. The same-stream cycle (allocate what the stream
+/// freed, free what it allocated) never changes it, so a stream's fast path writes no
+/// mark, and reads one to tell its own blocks from others' (`lanes.rs`).
+fn owned_mark(stream: u64) -> u64 {
+    (stream << 1) | 1
 }
 
 /// What a node is.
@@ -58,8 +67,10 @@ enum Tag {
 
 /// One range of the pool. Flat rather than an enum of payloads: the hot transitions
 /// (cached to live and back) then write a few fields in place instead of moving a whole
-/// value through the stack.
+/// value through the stack. One cache line each, so that nodes of different streams
+/// written by different threads never share one.
 #[derive(Debug)]
+#[repr(align(64))]
 pub(crate) struct Node {
     addr: u64,
     len: u64,
@@ -90,8 +101,7 @@ impl Node {
     fn mark(&self) -> u64 {
         match self.tag {
             Tag::Free => FREE,
-            Tag::Live => LIVE,
-            Tag::Cached => cached_mark(self.stream),
+            Tag::Live | Tag::Cached => owned_mark(self.stream),
         }
     }
 
@@ -116,35 +126,74 @@ impl Node {
     }
 }
 
-impl Slots for Vec<u32> {
+// A node's heap slot is written only by the owner of its bin (`lanes.rs`): relaxed
+// atomics, so that two streams' fast paths may write slots of their own blocks at once.
+impl Slots for Vec<AtomicU32> {
     fn slot(&self, id: u32) -> u32 {
-        self[id as usize]
+        self[id as usize].load(Ordering::Relaxed)
     }
     fn set_slot(&mut self, id: u32, slot: u32) {
-        self[id as usize] = slot;
+        self[id as usize].store(slot, Ordering::Relaxed);
     }
 }
 
-/// The cached blocks of one freeing stream, by size.
+/// The slots seen from a fast path (shared, each written only by its owner).
+struct SharedSlots<'a>(&'a [AtomicU32]);
+
+impl Slots for SharedSlots<'_> {
+    fn slot(&self, id: u32) -> u32 {
+        self.0[id as usize].load(Ordering::Relaxed)
+    }
+    fn set_slot(&mut self, id: u32, slot: u32) {
+        self.0[id as usize].store(slot, Ordering::Relaxed);
+    }
+}
+
+/// The cached blocks of one freeing stream, by size. Two cache-line pairs of its own:
+/// each stream's fast path writes its bin (`lanes.rs`).
 #[derive(Debug)]
+#[repr(align(128))]
 struct Bin {
     stream: Arc<StreamShared>,
-    sizes: SizeBins,
+    /// Written by the stream's fast path or by a slow path (alone): see
+    /// [`Blocks`]'s ownership rule.
+    sizes: UnsafeCell<SizeBins>,
+}
+
+impl Bin {
+    fn sizes(&self) -> &SizeBins {
+        // SAFETY: `Blocks`'s ownership rule: a shared `Blocks` is either a slow path's
+        // (alone) or a fast path's, which reads only its own stream's bin, which no
+        // other path writes meanwhile.
+        unsafe { &*self.sizes.get() }
+    }
+
+    fn sizes_mut(&mut self) -> &mut SizeBins {
+        self.sizes.get_mut()
+    }
 }
 
 /// Everything behind the pool lock.
+///
+/// Ownership rule (`lanes.rs`): a `&mut Blocks` or a `&Blocks` outside the fast-path
+/// methods (`blocks/fast.rs`) belongs to a slow path, alone with the pool's state. A fast
+/// path of stream S holds S's lane and a `&Blocks` shared with other streams' fast paths;
+/// it reads the structure's shared parts (granule index, bins' streams, marks) and writes
+/// only what S owns: S's bin, the nodes whose mark names S, and their slots. Those sit in
+/// cells (`UnsafeCell`, relaxed atomics) for that reason.
 #[derive(Debug)]
 pub(crate) struct Blocks {
     pub(crate) stats: PoolStats,
     gran: u64,
     base: u64,
     size: u64,
-    nodes: Vec<Node>,
-    /// Per node, what it is ([`Node::mark`]): dense, so neighbours are checked cheaply.
-    marks: Vec<u64>,
+    nodes: Vec<UnsafeCell<Node>>,
+    /// Per node, who owns it ([`Node::mark`]): dense, so neighbours are checked cheaply.
+    /// Written by slow paths only.
+    marks: Vec<AtomicU64>,
     /// Per node, its slot in the size bins that hold it (free and cached nodes); apart
     /// from the nodes so that reordering a heap touches little memory.
-    slots: Vec<u32>,
+    slots: Vec<AtomicU32>,
     /// Recycled node ids.
     spare: Vec<u32>,
     /// The granule where each node starts.
@@ -165,6 +214,9 @@ pub(crate) struct Blocks {
     /// Each bin's index by stream id, once there are more than [`LINEAR_BINS`] (fewer
     /// are searched linearly).
     bin_of: FxHashMap<u64, u32>,
+    /// Each bin's stream id, in bin order: what the linear search reads, apart from the
+    /// bins themselves (which their streams' fast paths write).
+    bin_ids: Vec<u64>,
     /// How many bins hold blocks.
     nonempty_bins: usize,
     /// The unreserved address space, by size.
@@ -193,6 +245,7 @@ impl Blocks {
             ever: zeroed(granules.div_ceil(64))?,
             bins: Vec::new(),
             bin_of: FxHashMap::default(),
+            bin_ids: Vec::new(),
             nonempty_bins: 0,
             free: SizeBins::new(gran),
         };
@@ -226,8 +279,8 @@ impl Blocks {
 
     /// Makes node `id` a free range (dropping any clock).
     fn set_free(&mut self, id: u32) {
-        self.marks[id as usize] = FREE;
-        let n = &mut self.nodes[id as usize];
+        self.set_mark(id, FREE);
+        let n = self.nodes[id as usize].get_mut();
         n.tag = Tag::Free;
         n.clock = None;
     }
@@ -241,14 +294,14 @@ impl Blocks {
         let m = node.mark();
         match self.spare.pop() {
             Some(id) => {
-                self.nodes[id as usize] = node;
-                self.marks[id as usize] = m;
+                *self.nodes[id as usize].get_mut() = node;
+                self.set_mark(id, m);
                 id
             }
             None => {
-                self.nodes.push(node);
-                self.marks.push(m);
-                self.slots.push(0);
+                self.nodes.push(UnsafeCell::new(node));
+                self.marks.push(AtomicU64::new(m));
+                self.slots.push(AtomicU32::new(0));
                 u32::try_from(self.nodes.len() - 1).expect("fewer than 2^32 blocks")
             }
         }
@@ -260,7 +313,22 @@ impl Blocks {
     }
 
     fn node(&self, id: u32) -> &Node {
-        &self.nodes[id as usize]
+        // SAFETY: the ownership rule (type docs): a slow path is alone; a fast path only
+        // reads nodes its stream owns, which no other path writes meanwhile.
+        unsafe { &*self.nodes[id as usize].get() }
+    }
+
+    fn node_mut(&mut self, id: u32) -> &mut Node {
+        self.nodes[id as usize].get_mut()
+    }
+
+    /// Who owns node `id` ([`owned_mark`], or [`FREE`]).
+    fn mark(&self, id: u32) -> u64 {
+        self.marks[id as usize].load(Ordering::Relaxed)
+    }
+
+    fn set_mark(&mut self, id: u32, m: u64) {
+        *self.marks[id as usize].get_mut() = m;
     }
 
     /// The address of a chosen block.
@@ -276,7 +344,7 @@ impl Blocks {
     /// Rule a: the best cached block freed on `stream`.
     pub(crate) fn same_stream(&self, len: u64, stream: u64) -> Option<Pick> {
         let bin = self.bin_index(stream)?;
-        let e = self.bins[bin].sizes.best(len)?;
+        let e = self.bins[bin].sizes().best(len)?;
         Some(Pick { id: e.id, bin: bin as u32, len: e.len })
     }
 
@@ -285,10 +353,10 @@ impl Blocks {
     pub(crate) fn best_other(&self, len: u64, skip: u64, pred: impl Fn(&StreamShared, &Node) -> bool) -> Option<Pick> {
         let mut best: Option<(Entry, usize)> = None;
         for (i, bin) in self.bins.iter().enumerate() {
-            if bin.stream.id == skip || bin.sizes.is_empty() {
+            if bin.stream.id == skip || bin.sizes().is_empty() {
                 continue;
             }
-            let found = bin.sizes.best_where(len, |e| {
+            let found = bin.sizes().best_where(len, |e| {
                 best.is_none_or(|(b, _)| (e.len, e.addr) < (b.len, b.addr)) && pred(&bin.stream, self.node(e.id))
             });
             if let Some(e) = found {
@@ -300,7 +368,7 @@ impl Blocks {
 
     /// Whether any stream other than `skip` has cached blocks.
     pub(crate) fn has_other_bins(&self, skip: u64) -> bool {
-        self.nonempty_bins > usize::from(self.bin(skip).is_some_and(|b| !b.sizes.is_empty()))
+        self.nonempty_bins > usize::from(self.bin(skip).is_some_and(|b| !b.sizes().is_empty()))
     }
 
     /// Rule f: the best free range of address space.
@@ -312,7 +380,7 @@ impl Blocks {
     /// with the same tag and tags (the clock moves to it), indexed in `starts` but not in
     /// any bins. Returns the new node's id.
     fn split(&mut self, id: u32, len: u64) -> u32 {
-        let n = &mut self.nodes[id as usize];
+        let n = self.nodes[id as usize].get_mut();
         let (addr, rest_len, next) = (n.addr + len, n.len - len, n.next);
         let rest = Node {
             addr,
@@ -326,10 +394,10 @@ impl Blocks {
             clock: n.clock.take(),
         };
         let m = self.new_node(rest);
-        self.nodes[id as usize].len = len;
-        self.nodes[id as usize].next = m;
+        self.node_mut(id).len = len;
+        self.node_mut(id).next = m;
         if next != NIL {
-            self.nodes[next as usize].prev = m;
+            self.node_mut(next).prev = m;
         }
         self.index_start(addr, m);
         m
@@ -337,15 +405,15 @@ impl Blocks {
 
     /// Merges node `other` (just below or above `id`) into `id`, dropping it.
     fn absorb(&mut self, id: u32, other: u32) {
-        let o = &self.nodes[other as usize];
+        let o = self.node(other);
         let (oaddr, olen, oprev, onext) = (o.addr, o.len, o.prev, o.next);
-        let n = &mut self.nodes[id as usize];
+        let n = self.nodes[id as usize].get_mut();
         if oaddr < n.addr {
             let old = mem::replace(&mut n.addr, oaddr);
             n.len += olen;
             n.prev = oprev;
             if oprev != NIL {
-                self.nodes[oprev as usize].next = id;
+                self.node_mut(oprev).next = id;
             }
             self.unindex_start(old);
             self.index_start(oaddr, id);
@@ -353,7 +421,7 @@ impl Blocks {
             n.len += olen;
             n.next = onext;
             if onext != NIL {
-                self.nodes[onext as usize].prev = id;
+                self.node_mut(onext).prev = id;
             }
             self.unindex_start(oaddr);
         }
@@ -372,13 +440,13 @@ impl Blocks {
     /// only its low `len` bytes in node `id`; the rest stays cached, with the same tags
     /// and the clock.
     fn carve_cached(&mut self, bin: usize, id: u32, blen: u64, len: u64) {
-        self.bins[bin].sizes.remove(&mut self.slots, id, blen);
+        self.bins[bin].sizes_mut().remove(&mut self.slots, id, blen);
         if blen > len {
             // The rest keeps the tags and the clock.
             let m = self.split(id, len);
             let addr = self.node(m).addr;
-            self.bins[bin].sizes.insert(&mut self.slots, Entry { len: blen - len, addr, id: m });
-        } else if self.bins[bin].sizes.is_empty() {
+            self.bins[bin].sizes_mut().insert(&mut self.slots, Entry { len: blen - len, addr, id: m });
+        } else if self.bins[bin].sizes().is_empty() {
             self.nonempty_bins -= 1;
         }
     }
@@ -408,8 +476,8 @@ impl Blocks {
     }
 
     fn make_live(&mut self, id: u32, (owner, pos): (u64, u64)) -> u64 {
-        self.marks[id as usize] = LIVE;
-        let n = &mut self.nodes[id as usize];
+        self.set_mark(id, owned_mark(owner));
+        let n = self.nodes[id as usize].get_mut();
         n.tag = Tag::Live;
         n.stream = owner;
         n.pos = pos;
@@ -494,7 +562,7 @@ impl Blocks {
     }
 
     fn is_live_start(&self, addr: u64) -> bool {
-        self.starting_at(addr).is_some_and(|id| self.marks[id as usize] == LIVE)
+        self.starting_at(addr).is_some_and(|id| self.mark(id) != FREE && self.node(id).tag == Tag::Live)
     }
 
     /// The accesses noted on the live allocation starting at `addr`.
@@ -539,7 +607,7 @@ impl Blocks {
         clock: &Arc<Clock>,
     ) {
         let id = b.0;
-        let n = &mut self.nodes[id as usize];
+        let n = self.nodes[id as usize].get_mut();
         debug_assert_eq!(n.tag, Tag::Live);
         if !n.clock.as_ref().is_some_and(|c| Arc::ptr_eq(c, clock)) {
             n.clock = Some(Arc::clone(clock));
@@ -560,21 +628,21 @@ impl Blocks {
             Some(i) => i,
             None => self.new_bin(stream),
         };
-        let was_empty = self.bins[bin].sizes.is_empty();
-        let cached_here = cached_mark(sid);
+        let was_empty = self.bins[bin].sizes().is_empty();
+        let mine = owned_mark(sid);
         for other in [self.node(id).prev, self.node(id).next] {
-            if other == NIL || self.marks[other as usize] != cached_here {
+            if other == NIL || self.mark(other) != mine || self.node(other).tag != Tag::Cached {
                 continue;
             }
             let o = self.node(other);
             let olen = o.len;
             pos = pos.max(o.pos);
             dep_real = dep_real.max(o.dep_real);
-            self.bins[bin].sizes.remove(&mut self.slots, other, olen);
+            self.bins[bin].sizes_mut().remove(&mut self.slots, other, olen);
             self.absorb(id, other);
         }
-        self.marks[id as usize] = cached_here;
-        let n = &mut self.nodes[id as usize];
+        self.set_mark(id, mine);
+        let n = self.nodes[id as usize].get_mut();
         n.tag = Tag::Cached;
         n.stream = sid;
         n.pos = pos;
@@ -583,7 +651,7 @@ impl Blocks {
         if was_empty {
             self.nonempty_bins += 1;
         }
-        self.bins[bin].sizes.insert(&mut self.slots, e);
+        self.bins[bin].sizes_mut().insert(&mut self.slots, e);
     }
 
     /// Plans a release down to `target` reserved bytes: completed cached blocks, smallest
@@ -601,7 +669,7 @@ impl Blocks {
             return Vec::new();
         }
         let mut cands: Vec<&Entry> =
-            self.bins.iter().flat_map(|b| b.sizes.iter().filter(|e| self.node(e.id).executed(&b.stream))).collect();
+            self.bins.iter().flat_map(|b| b.sizes().iter().filter(|e| self.node(e.id).executed(&b.stream))).collect();
         cands.retain(|e| !busy(e.addr, e.len));
         cands.sort_unstable_by_key(|e| (e.len, e.addr));
         let mut plan = Vec::new();
@@ -626,7 +694,7 @@ impl Blocks {
         self.set_free(id);
         self.stats.reserved_current -= take;
         for other in [self.node(id).prev, self.node(id).next] {
-            if other != NIL && self.marks[other as usize] == FREE {
+            if other != NIL && self.mark(other) == FREE {
                 let olen = self.node(other).len;
                 self.free.remove(&mut self.slots, other, olen);
                 self.absorb(id, other);
@@ -641,7 +709,7 @@ impl Blocks {
     pub(crate) fn pending_cached(&self) -> u64 {
         self.bins
             .iter()
-            .flat_map(|b| b.sizes.iter().filter(|e| !self.node(e.id).executed(&b.stream)))
+            .flat_map(|b| b.sizes().iter().filter(|e| !self.node(e.id).executed(&b.stream)))
             .map(|e| e.len)
             .sum()
     }
@@ -653,7 +721,7 @@ impl Blocks {
 
     /// The largest cached block.
     pub(crate) fn largest_cached(&self) -> u64 {
-        self.bins.iter().map(|b| b.sizes.largest()).max().unwrap_or(0)
+        self.bins.iter().map(|b| b.sizes().largest()).max().unwrap_or(0)
     }
 
     /// Number of live allocations.
@@ -663,7 +731,7 @@ impl Blocks {
 
     fn bin_index(&self, stream: u64) -> Option<usize> {
         if self.bins.len() <= LINEAR_BINS {
-            return self.bins.iter().position(|b| b.stream.id == stream);
+            return self.bin_ids.iter().position(|&id| id == stream);
         }
         self.bin_of.get(&stream).map(|&i| i as usize)
     }
@@ -675,80 +743,17 @@ impl Blocks {
 
     fn new_bin(&mut self, stream: &Arc<StreamShared>) -> usize {
         if self.bins.len() >= 2 * self.nonempty_bins + 16 {
-            self.bins.retain(|b| !b.sizes.is_empty());
+            self.bins.retain(|b| !b.sizes().is_empty());
+            self.bin_ids = self.bins.iter().map(|b| b.stream.id).collect();
             self.bin_of.clear();
             for (i, b) in self.bins.iter().enumerate() {
                 self.bin_of.insert(b.stream.id, i as u32);
             }
         }
-        self.bins.push(Bin { stream: Arc::clone(stream), sizes: SizeBins::new(self.gran) });
+        self.bins.push(Bin { stream: Arc::clone(stream), sizes: UnsafeCell::new(SizeBins::new(self.gran)) });
         let i = self.bins.len() - 1;
         self.bin_of.insert(stream.id, i as u32);
+        self.bin_ids.push(stream.id);
         i
-    }
-
-    /// Checks the structure's invariants (tests).
-    #[cfg(test)]
-    pub(crate) fn check(&self, base: u64, size: u64) {
-        assert_eq!((self.base, self.size), (base, size));
-        let head = self.starting_at(base).expect("a node starts at the base");
-        let (mut at, mut id, mut prev) = (base, head, NIL);
-        let (mut used, mut cached, mut nodes, mut lives) = (0, 0, 0, 0);
-        let mut last_free = false;
-        while id != NIL {
-            let n = self.node(id);
-            assert_eq!(n.addr, at, "ranges tile the pool without gaps or overlaps");
-            assert_eq!(n.prev, prev, "links are symmetric");
-            assert!(self.starts.contains(self.granule(n.addr)), "every range is indexed by its start");
-            assert_eq!(
-                self.starts.pred(self.granule(n.addr + n.len - 1)),
-                Some(self.granule(n.addr)),
-                "and only there"
-            );
-            assert_eq!(self.starting_at(n.addr), Some(id), "every range is found by its start");
-            assert_eq!(self.marks[id as usize], n.mark(), "marks mirror the tags");
-            let free = n.tag == Tag::Free;
-            assert!(!(free && last_free), "free neighbours are merged");
-            match n.tag {
-                Tag::Free => assert!(n.clock.is_none(), "free ranges hold no clock"),
-                Tag::Live => {
-                    used += n.len;
-                    lives += 1;
-                }
-                Tag::Cached => {
-                    assert!(n.clock.is_some(), "a cached block has its free's clock");
-                    let bin = self.bin(n.stream).expect("a cached block's stream has a bin");
-                    assert!(bin.sizes.iter().any(|e| e.id == id && e.len == n.len && e.addr == n.addr));
-                    cached += n.len;
-                }
-            }
-            last_free = free;
-            at += n.len;
-            prev = id;
-            id = n.next;
-            nodes += 1;
-        }
-        assert_eq!(at, base + size);
-        assert_eq!(nodes, self.at.iter().filter(|&&i| i != 0).count());
-        assert_eq!(lives, self.live);
-        assert_eq!(nodes + self.spare.len(), self.nodes.len());
-        assert_eq!(self.stats.used_current, used);
-        assert_eq!(self.stats.reserved_current, used + cached);
-        assert!(self.accesses.keys().all(|&a| self.is_live_start(a)), "noted accesses belong to live allocations");
-        assert_eq!(self.nonempty_bins, self.bins.iter().filter(|b| !b.sizes.is_empty()).count());
-        assert_eq!(self.bin_of.len(), self.bins.len());
-        for (i, b) in self.bins.iter().enumerate() {
-            assert_eq!(self.bin_of.get(&b.stream.id), Some(&(i as u32)), "the bins' index");
-        }
-        let binned: usize = self.bins.iter().map(|b| b.sizes.len()).sum();
-        let cached_nodes = self.nodes.iter().filter(|n| n.tag == Tag::Cached).count();
-        assert_eq!(binned, cached_nodes, "bins index every cached block");
-        self.free.check(&self.slots);
-        for b in &self.bins {
-            b.sizes.check(&self.slots);
-        }
-        for e in self.free.iter() {
-            assert_eq!(self.node(e.id).tag, Tag::Free, "the free bins hold free ranges");
-        }
     }
 }

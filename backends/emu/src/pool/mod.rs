@@ -2,6 +2,8 @@
 //!
 //! - `shared.rs`: one pool's state under its lock (allocation, the stream-ordered free,
 //!   release, trim, attributes);
+//! - `lanes.rs`: the same-stream fast path of each stream, and the exclusive guard of
+//!   every other path;
 //! - `reuse.rs`: which block serves an allocation (contract §4), rules a-f in order;
 //! - `registry.rs`: the pools of a platform by address, and what outlives a destroyed pool;
 //! - `access.rs`: checked access to device memory (copies, memsets, kernels);
@@ -14,6 +16,7 @@ pub(crate) mod access;
 mod bins;
 mod blocks;
 pub(crate) mod budget;
+mod lanes;
 mod mapping;
 mod pins;
 mod records;

@@ -123,6 +123,11 @@ impl Rules {
         Rules(m)
     }
 
+    /// Whether rule a is on (the same-stream fast path, `lanes.rs`).
+    pub(crate) fn has_same_stream(self) -> bool {
+        self.has(Rules::SAME_STREAM)
+    }
+
     #[inline]
     fn has(self, rule: u8) -> bool {
         self.0 & rule != 0

@@ -3,6 +3,7 @@
 
 use super::blocks::Blocks;
 use super::budget::DeviceMemory;
+use super::lanes::Lanes;
 use super::mapping::{Commits, Mapping};
 use super::pins::Pins;
 use super::records::SYNC_OWNER;
@@ -15,10 +16,13 @@ use mempool_hal::{
     DevicePtr, Error, ErrorKind, OomInfo, PoolCall, PoolStats, Profile, RawAttrValue, Result, ReuseFlags, code,
     round_up,
 };
+use std::cell::UnsafeCell;
 use std::fmt;
+use std::ops::{Deref, DerefMut};
 use std::time::Duration;
 
-/// A pool's state, under one lock (see [`PoolShared::state`]).
+/// A pool's state: a slow path's alone ([`PoolShared::state`]), parts of it a stream's
+/// fast path's (`lanes.rs`).
 pub(crate) struct PoolState {
     pub(crate) blocks: Blocks,
     /// Which chunks of the mapping are accessible.
@@ -46,9 +50,13 @@ pub(crate) struct PoolShared {
     pub(crate) size: u64,
     gran: u64,
     mapping: Mapping,
-    state: Mutex<PoolState>,
+    /// The slow paths' lock ([`PoolShared::state`]).
+    global: Mutex<()>,
     /// Signalled when a pin goes while someone waits for it (`PoolState::pins`).
     unpinned: Condvar,
+    /// The streams' fast paths (`lanes.rs`).
+    lanes: Lanes,
+    state: UnsafeCell<PoolState>,
     destroyed: AtomicBool,
     pub(crate) settings: PoolSettings,
 }
@@ -79,6 +87,53 @@ pub(crate) struct Faults {
 impl Faults {
     fn take_commit_failure(&self) -> bool {
         self.commit_failures.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1)).is_ok()
+    }
+}
+
+// SAFETY: the state cell is reached only through a `StateGuard` (the pool's lock held
+// and every fast path shut out) or by a fast path holding its stream's lane, which
+// writes only what its stream owns (`lanes.rs`, `blocks.rs`): no data race. Everything
+// else in the pool is `Sync` by itself.
+unsafe impl Sync for PoolShared {}
+
+/// A slow path's hold on a pool: its lock, with every fast path shut out
+/// ([`PoolShared::state`]); lets them in again when dropped.
+pub(crate) struct StateGuard<'a> {
+    pool: &'a PoolShared,
+    /// `None` only while waiting for a pin to go ([`PoolShared::wait_unpinned`]).
+    lock: Option<MutexGuard<'a, ()>>,
+}
+
+impl Deref for StateGuard<'_> {
+    type Target = PoolState;
+    fn deref(&self) -> &PoolState {
+        // SAFETY: the guard holds the pool's lock and every fast path is shut out.
+        unsafe { &*self.pool.state.get() }
+    }
+}
+
+impl DerefMut for StateGuard<'_> {
+    fn deref_mut(&mut self) -> &mut PoolState {
+        // SAFETY: as in `deref`, and `&mut self` makes this the only reference.
+        unsafe { &mut *self.pool.state.get() }
+    }
+}
+
+impl StateGuard<'_> {
+    /// Lets the fast paths in again; they run only while USED_HIGH is at least USED
+    /// (`lanes.rs`).
+    fn open_lanes(&self) {
+        let s = &self.blocks.stats;
+        self.pool.lanes.leave(s.used_high >= s.used_current);
+    }
+}
+
+impl Drop for StateGuard<'_> {
+    fn drop(&mut self) {
+        if self.lock.is_some() {
+            self.open_lanes();
+        }
+        // The lock goes after this, with the field.
     }
 }
 
@@ -133,7 +188,9 @@ impl PoolShared {
             size,
             gran,
             mapping,
-            state: Mutex::new(PoolState {
+            global: Mutex::new(()),
+            lanes: Lanes::new(),
+            state: UnsafeCell::new(PoolState {
                 blocks,
                 commits: Commits::new(size, gran),
                 flags: initial_flags(settings.profile),
@@ -157,10 +214,24 @@ impl PoolShared {
         commits.commit(&self.mapping, addr, len)
     }
 
-    /// Locks the pool's state. Taken before any stream's state; the pools of one
-    /// operation are locked by id (`access::with_locked`).
-    pub(crate) fn state(&self) -> MutexGuard<'_, PoolState> {
-        lock(&self.state)
+    /// Locks the pool's state: the pool's lock, then every fast path shut out and what
+    /// they changed folded into the counters (`lanes.rs`). Taken before any stream's
+    /// state; the pools of one operation are locked by id (`access::with_locked`).
+    pub(crate) fn state(&self) -> StateGuard<'_> {
+        let lock = lock(&self.global);
+        self.exclude_lanes();
+        StateGuard { pool: self, lock: Some(lock) }
+    }
+
+    /// Shuts the fast paths out (the pool's lock is held) and folds their changes.
+    fn exclude_lanes(&self) {
+        self.lanes.exclude();
+        let f = self.lanes.fold();
+        // SAFETY: the pool's lock is held and every fast path is shut out: this is the
+        // only reference to the state.
+        let state = unsafe { &mut *self.state.get() };
+        state.blocks.fold(f.used, f.live, f.nonempty);
+        state.counts.same_stream += f.same_stream;
     }
 
     /// Marks the pool destroyed; `false` if it already was. What it reserved no longer
@@ -209,6 +280,9 @@ impl PoolShared {
         }
         let len = round_up(size, self.gran)
             .ok_or_else(|| Error::invalid_param(OP, format!("size {size} overflows when rounded")))?;
+        if !sync && let Some(addr) = self.fast_malloc(len, s) {
+            return Ok((DevicePtr::from_addr(addr), ReuseRule::SameStream));
+        }
         let mut guard = self.state();
         if self.is_destroyed() {
             return Err(Error::destroyed_pool(OP, PoolCall::Lifetime, format_args!("pool {}", self.id)));
@@ -241,6 +315,7 @@ impl PoolShared {
             Choice::Exhausted => return Err(self.oom(OP, &state.blocks, len, None)),
         };
         state.counts.bump(rule);
+        self.lanes.assign(s.id);
         drop(guard);
         if sync {
             // Complete when the call returns: what the block waits for (an inserted wait,
@@ -266,9 +341,53 @@ impl PoolShared {
         )
     }
 
+    /// The same-stream allocation on `s`'s lane (`lanes.rs`): rule a's best fit when it
+    /// is a whole block of `len` bytes and the lane may take the bytes back. `None`:
+    /// nothing changed, the slow path decides.
+    fn fast_malloc(&self, len: u64, s: &StreamShared) -> Option<u64> {
+        let lane = self.lanes.enter(s.id)?;
+        if self.is_destroyed() || !lane.may_add(len) {
+            return None;
+        }
+        // SAFETY: the lane is held, so no slow path is in: the state is only read here,
+        // except what `s` owns, which `fast_take` writes (the ownership rule of `Blocks`).
+        let state = unsafe { &*self.state.get() };
+        if !state.rules.has_same_stream() {
+            return None;
+        }
+        let pos = s.alloc_position().ok()?;
+        let addr = state.blocks.fast_take(len, s.id, pos, &lane)?;
+        lane.bump_same_stream();
+        Some(addr)
+    }
+
+    /// The free on `s`'s lane (`lanes.rs`) of a block `s` allocated, when it merges with
+    /// nothing and the checker has no access noted: `None` when the slow path must decide
+    /// (nothing changed then).
+    fn fast_free(&self, addr: u64, s: &StreamShared) -> Option<Result<()>> {
+        let lane = self.lanes.enter(s.id)?;
+        if self.is_destroyed() || s.device != self.device {
+            return None;
+        }
+        // SAFETY: as in `fast_malloc`.
+        let state = unsafe { &*self.state.get() };
+        let id = state.blocks.fast_free_target(addr, s.id)?;
+        // The checker's rule holds: the same stream, and no access noted (`check_free`).
+        let mut st = s.state();
+        let marker = match s.marker_locked(&mut st) {
+            Ok(m) => m,
+            Err(e) => return Some(Err(e)),
+        };
+        state.blocks.fast_cache(id, s, marker, &st.clock, &lane);
+        Some(Ok(()))
+    }
+
     /// Frees `addr` in stream order on `s`.
     pub(crate) fn free_async(&self, addr: u64, s: &Arc<StreamShared>) -> Result<()> {
         const OP: &str = "free_async";
+        if let Some(done) = self.fast_free(addr, s) {
+            return done;
+        }
         let mut state = self.state();
         if self.is_destroyed() {
             return Err(Error::invalid_pointer(OP, format!("{addr:#x} belongs to a destroyed pool")));
@@ -291,6 +410,7 @@ impl PoolShared {
         }
         let marker = s.marker_locked(&mut st)?;
         state.blocks.cache(block, s, marker, &st.clock);
+        self.lanes.assign(s.id);
         Ok(())
     }
 
@@ -434,9 +554,13 @@ impl PoolShared {
     }
 
     /// Waits (up to `left`) for a pin to go, letting the lock go meanwhile.
-    fn wait_unpinned<'a>(&'a self, mut state: MutexGuard<'a, PoolState>, left: Duration) -> MutexGuard<'a, PoolState> {
+    fn wait_unpinned<'a>(&'a self, mut state: StateGuard<'a>, left: Duration) -> StateGuard<'a> {
         state.pins.waiters += 1;
-        let mut state = self.unpinned.wait_timeout(state, left).unwrap_or_else(PoisonError::into_inner).0;
+        state.open_lanes();
+        let lock = state.lock.take().expect("a guard holds the lock");
+        let lock = self.unpinned.wait_timeout(lock, left).unwrap_or_else(PoisonError::into_inner).0;
+        self.exclude_lanes();
+        state.lock = Some(lock);
         state.pins.waiters -= 1;
         state
     }

@@ -1,0 +1,102 @@
+//! The same-stream cycle on a fast path (`lanes.rs`): the two steps of [`Blocks`] a
+//! stream's lane runs without the pool's lock, each making exactly the change the slow
+//! path's `take_cached` and `cache` make in that case, on what the stream owns only.
+
+use super::{Blocks, Entry, NIL, SharedSlots, Tag, owned_mark};
+use crate::clock::Clock;
+use crate::pool::lanes::LaneGuard;
+use crate::stream::StreamShared;
+use std::sync::Arc;
+
+impl Blocks {
+    /// Rule a for `len` bytes on `stream`, when its best fit is a whole block of exactly
+    /// `len` bytes: makes it live at `pos` (after the stream's last position) and returns
+    /// its address. `None` (nothing changed) when the best fit needs a split or the stream
+    /// has none: the slow path then decides, by the same rules.
+    pub(crate) fn fast_take(&self, len: u64, stream: u64, pos: u64, lane: &LaneGuard<'_>) -> Option<u64> {
+        let bin = &self.bins[self.bin_index(stream)?];
+        // SAFETY: the lane of `stream` is held (`lane`), so no other path writes its bin
+        // now, and this is the only reference to it.
+        let sizes = unsafe { &mut *bin.sizes.get() };
+        let e = sizes.best(len)?;
+        if e.len != len {
+            return None;
+        }
+        debug_assert_eq!(self.mark(e.id), owned_mark(stream), "a block in a stream's bin is the stream's");
+        sizes.remove(&mut SharedSlots(&self.slots), e.id, len);
+        if sizes.is_empty() {
+            lane.add_nonempty(-1);
+        }
+        // SAFETY: the block was cached in the stream's bin, so the stream owns it: no
+        // other path writes it while the lane is held.
+        let n = unsafe { &mut *self.nodes[e.id as usize].get() };
+        n.tag = Tag::Live;
+        n.stream = stream;
+        n.pos = pos;
+        lane.add_live(1);
+        lane.add_used(len as i64);
+        Some(n.addr)
+    }
+
+    /// The live block starting at `addr`, if `stream` allocated it and can cache it on a
+    /// fast path: no neighbour freed on the same stream to merge with, no access noted
+    /// for the checker, a bin for the stream. `None` otherwise (and for every pointer
+    /// the slow path refuses): nothing changed.
+    pub(crate) fn fast_free_target(&self, addr: u64, stream: u64) -> Option<u32> {
+        let id = self.starting_at(addr)?;
+        let mine = owned_mark(stream);
+        if self.mark(id) != mine || !self.accesses.is_empty() {
+            return None;
+        }
+        // The stream owns it: its node is read by no one else's write.
+        let n = self.node(id);
+        if n.tag != Tag::Live {
+            return None;
+        }
+        for other in [n.prev, n.next] {
+            if other != NIL && self.mark(other) == mine && self.node(other).tag == Tag::Cached {
+                return None;
+            }
+        }
+        self.bin_index(stream).map(|_| id)
+    }
+
+    /// Caches block `id` (from [`Blocks::fast_free_target`], with the lane still held
+    /// since) as freed on `stream` at `(pos, dep_real)` with the stream's `clock`.
+    pub(crate) fn fast_cache(
+        &self,
+        id: u32,
+        stream: &StreamShared,
+        (pos, dep_real): (u64, u64),
+        clock: &Arc<Clock>,
+        lane: &LaneGuard<'_>,
+    ) {
+        let bin = &self.bins[self.bin_index(stream.id).expect("fast_free_target found the stream's bin")];
+        // SAFETY: the stream owns the block (`fast_free_target`) and its lane is held, so
+        // no other path writes the node now.
+        let n = unsafe { &mut *self.nodes[id as usize].get() };
+        if !n.clock.as_ref().is_some_and(|c| Arc::ptr_eq(c, clock)) {
+            n.clock = Some(Arc::clone(clock));
+        }
+        n.tag = Tag::Cached;
+        n.stream = stream.id;
+        n.pos = pos;
+        n.dep_real = dep_real;
+        let e = Entry { len: n.len, addr: n.addr, id };
+        lane.add_live(-1);
+        lane.add_used(-(e.len as i64));
+        // SAFETY: as in `fast_take`: the stream's own bin, under its lane.
+        let sizes = unsafe { &mut *bin.sizes.get() };
+        if sizes.is_empty() {
+            lane.add_nonempty(1);
+        }
+        sizes.insert(&mut SharedSlots(&self.slots), e);
+    }
+
+    /// Folds the lanes' changes into the counters (a slow path, alone).
+    pub(crate) fn fold(&mut self, used: i64, live: i64, nonempty: i64) {
+        self.stats.used_current = self.stats.used_current.wrapping_add(used as u64);
+        self.live = self.live.wrapping_add(live as usize);
+        self.nonempty_bins = self.nonempty_bins.wrapping_add(nonempty as usize);
+    }
+}

@@ -1,0 +1,303 @@
+//! The pool's two ways in: a stream's *lane* (the fast path of the same-stream cycle) and
+//! the exclusive guard every other path takes.
+//!
+//! A framework calls the pool from several host threads at once, each mostly on streams
+//! of its own, and mostly in the same-stream cycle: an allocation served by the block its
+//! stream freed last (rule a, an exact fit, no split) and the free of a block allocated on
+//! the same stream that merges with nothing. Those two steps touch only what belongs to
+//! their stream, so they take no pool-wide lock and write no pool-wide line: each runs in
+//! one of [`LANES`] lanes, claimed for a stream by a slow path.
+//!
+//! # The protocol
+//!
+//! - A fast path on stream S finds S's lane, claims it (`busy`, a compare-and-swap), then
+//!   reads `slow`: set, it lets the lane go and takes the slow path. Both accesses are
+//!   sequentially consistent.
+//! - A slow path takes the pool's lock, sets `slow`, then waits until no lane is busy:
+//!   from then on it is alone with the pool's state, as the single pool lock made every
+//!   path before. On leaving it clears `slow` (release) and lets the lock go.
+//!
+//! This is Dekker's exclusion with one side per lane: in the single order of sequentially
+//! consistent operations either the fast path's claim comes first (the slow path sees the
+//! lane busy and waits for it) or the slow path's flag does (the fast path sees it and
+//! backs off). The lane's release and the flag's clearing are release stores read with
+//! acquire loads, so whatever one side wrote is visible to the other. loom treats
+//! sequentially consistent accesses as acquire-release, so under `--cfg loom` both sides
+//! also run a sequentially consistent fence, which loom does model.
+//!
+//! # What a lane may touch (the ownership rule)
+//!
+//! Without the exclusive guard a fast path only reads the pool's state, except what its
+//! stream owns, which only it (or a slow path, alone) writes: its stream's size bins, the
+//! nodes of the blocks its stream allocated (live) or freed (cached), their heap slots,
+//! and its lane's counters. A node's owner is in the pool's marks (`blocks.rs`), which only
+//! slow paths change, so a fast path can tell its own blocks from others' with one read.
+//! Counters the slow paths read (USED, the live count, the non-empty bins, the rule-a
+//! count) change in the lane as signed deltas, which every slow path folds into the
+//! pool's counters first: every snapshot is exact, and taken at one instant.
+//!
+//! USED_HIGH stays exact without a shared write: a fast allocation may only take back
+//! bytes its lane freed since the last fold (its delta stays at or below zero), so USED
+//! never rises above a value a slow path has seen, and every slow path raises the mark to
+//! what it sees; after a reset that leaves the mark below USED the fast paths stay off
+//! until a slow path has raised it again ([`Lanes::leave`]).
+
+use crate::sync::{AtomicBool, AtomicU64, Ordering, thread};
+use std::sync::atomic::AtomicUsize;
+
+/// How many streams of a pool have a lane at a time; other streams take the slow path
+/// until a slow path gives them one (the least recently given lane).
+pub(crate) const LANES: usize = 8;
+
+/// One stream's lane: its claim and its counters' changes since the last fold (loom's
+/// atomics under `--cfg loom`, so that the model check interleaves other paths with a
+/// fast path's steps and would see a fold racing them).
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Lane {
+    busy: AtomicBool,
+    /// USED, live allocations and non-empty bins: signed deltas (two's complement).
+    used: AtomicU64,
+    live: AtomicU64,
+    nonempty: AtomicU64,
+    /// Allocations served by rule a.
+    same_stream: AtomicU64,
+}
+
+/// What the lanes changed since the last fold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Folded {
+    pub(crate) used: i64,
+    pub(crate) live: i64,
+    pub(crate) nonempty: i64,
+    pub(crate) same_stream: u64,
+}
+
+/// The read-mostly part: written only by slow paths, read by every fast path.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Shared {
+    /// A slow path is in, or waiting for the lanes to go idle.
+    slow: AtomicBool,
+    /// Whether fast paths may run: USED_HIGH is at least USED (no reset left it below).
+    open: std::sync::atomic::AtomicBool,
+    /// The stream of each lane (0: none; no stream has id 0).
+    streams: [std::sync::atomic::AtomicU64; LANES],
+    /// The lane the next stream without one takes.
+    next: AtomicUsize,
+}
+
+/// A pool's lanes (module docs).
+#[derive(Debug, Default)]
+pub(crate) struct Lanes {
+    shared: Shared,
+    lanes: [Lane; LANES],
+}
+
+/// A claimed lane: the fast path's right to touch what its stream owns. Lets the lane go
+/// when dropped.
+#[derive(Debug)]
+pub(crate) struct LaneGuard<'a> {
+    lane: &'a Lane,
+}
+
+impl Drop for LaneGuard<'_> {
+    fn drop(&mut self) {
+        self.lane.busy.store(false, Ordering::Release);
+    }
+}
+
+fn add(counter: &AtomicU64, delta: i64) {
+    // Only the lane's holder or a slow path (alone) writes a lane's counters.
+    counter.store(counter.load(Ordering::Relaxed).wrapping_add(delta as u64), Ordering::Relaxed);
+}
+
+fn take(counter: &AtomicU64) -> i64 {
+    counter.swap(0, Ordering::Relaxed) as i64
+}
+
+impl LaneGuard<'_> {
+    /// Whether an allocation of `len` bytes keeps USED at or below what the last slow
+    /// path saw (module docs): the lane has freed at least that much since.
+    pub(crate) fn may_add(&self, len: u64) -> bool {
+        let used = self.lane.used.load(Ordering::Relaxed) as i64;
+        i64::try_from(len).is_ok_and(|len| used.checked_add(len).is_some_and(|u| u <= 0))
+    }
+
+    /// USED changes by `delta` bytes.
+    pub(crate) fn add_used(&self, delta: i64) {
+        add(&self.lane.used, delta);
+    }
+
+    /// The number of live allocations changes by `delta`.
+    pub(crate) fn add_live(&self, delta: i64) {
+        add(&self.lane.live, delta);
+    }
+
+    /// The number of non-empty bins changes by `delta`.
+    pub(crate) fn add_nonempty(&self, delta: i64) {
+        add(&self.lane.nonempty, delta);
+    }
+
+    /// Rule a served one more allocation.
+    pub(crate) fn bump_same_stream(&self) {
+        add(&self.lane.same_stream, 1);
+    }
+}
+
+impl Lanes {
+    /// Lanes with none given out, and fast paths open.
+    pub(crate) fn new() -> Lanes {
+        let lanes = Lanes::default();
+        lanes.shared.open.store(true, Ordering::Relaxed);
+        lanes
+    }
+
+    /// Claims `stream`'s lane, if it has one and no slow path is in (module docs).
+    pub(crate) fn enter(&self, stream: u64) -> Option<LaneGuard<'_>> {
+        let k = self.shared.streams.iter().position(|s| s.load(Ordering::Relaxed) == stream)?;
+        let lane = &self.lanes[k];
+        lane.busy.compare_exchange(false, true, Ordering::SeqCst, Ordering::Relaxed).ok()?;
+        let guard = LaneGuard { lane };
+        #[cfg(loom)]
+        crate::sync::fence(Ordering::SeqCst);
+        if self.shared.slow.load(Ordering::SeqCst) || !self.shared.open.load(Ordering::Relaxed) {
+            return None;
+        }
+        // No slow path can give the lane away now: check it is still the stream's.
+        (self.shared.streams[k].load(Ordering::Relaxed) == stream).then_some(guard)
+    }
+
+    /// Shuts the fast paths out and waits for those running to finish: the caller holds
+    /// the pool's lock, and is alone with the state until [`Lanes::leave`].
+    pub(crate) fn exclude(&self) {
+        self.shared.slow.store(true, Ordering::SeqCst);
+        #[cfg(loom)]
+        crate::sync::fence(Ordering::SeqCst);
+        for lane in &self.lanes {
+            let mut spins = 0u32;
+            while lane.busy.load(Ordering::SeqCst) {
+                // A fast path holds no lock another path waits for while it runs: it
+                // ends soon. Spin a little, then give the core away.
+                spins += 1;
+                if cfg!(loom) || spins > 64 {
+                    thread::yield_now();
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+        }
+    }
+
+    /// The changes the lanes made since the last fold, reset to none (the caller has
+    /// excluded the fast paths).
+    pub(crate) fn fold(&self) -> Folded {
+        let mut f = Folded::default();
+        for lane in &self.lanes {
+            f.used = f.used.wrapping_add(take(&lane.used));
+            f.live = f.live.wrapping_add(take(&lane.live));
+            f.nonempty = f.nonempty.wrapping_add(take(&lane.nonempty));
+            f.same_stream += take(&lane.same_stream) as u64;
+        }
+        f
+    }
+
+    /// Lets the fast paths in again; `open`: whether they may run at all (USED_HIGH is at
+    /// least USED).
+    pub(crate) fn leave(&self, open: bool) {
+        if self.shared.open.load(Ordering::Relaxed) != open {
+            self.shared.open.store(open, Ordering::Relaxed);
+        }
+        self.shared.slow.store(false, Ordering::Release);
+    }
+
+    /// Gives `stream` a lane if it has none (the caller has excluded the fast paths): a
+    /// free one, else the one given out longest ago.
+    pub(crate) fn assign(&self, stream: u64) {
+        let streams = &self.shared.streams;
+        if streams.iter().any(|s| s.load(Ordering::Relaxed) == stream) {
+            return;
+        }
+        let k = match streams.iter().position(|s| s.load(Ordering::Relaxed) == 0) {
+            Some(k) => k,
+            None => {
+                let k = self.shared.next.load(Ordering::Relaxed);
+                self.shared.next.store((k + 1) % LANES, Ordering::Relaxed);
+                k
+            }
+        };
+        streams[k].store(stream, Ordering::Relaxed);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lane_is_entered_only_by_its_stream_and_not_during_a_slow_path() {
+        let lanes = Lanes::new();
+        assert!(lanes.enter(7).is_none(), "no lane yet");
+        lanes.assign(7);
+        let g = lanes.enter(7).expect("its lane");
+        assert!(lanes.enter(7).is_none(), "a lane is held by one path at a time");
+        drop(g);
+        lanes.exclude();
+        assert!(lanes.enter(7).is_none(), "shut out while a slow path is in");
+        lanes.leave(true);
+        assert!(lanes.enter(7).is_some());
+        lanes.exclude();
+        lanes.leave(false);
+        assert!(lanes.enter(7).is_none(), "closed after a reset left USED_HIGH below USED");
+        lanes.exclude();
+        lanes.leave(true);
+        assert!(lanes.enter(8).is_none());
+    }
+
+    #[test]
+    fn lanes_are_given_to_new_streams_oldest_first_and_deltas_fold_once() {
+        let lanes = Lanes::new();
+        for s in 1..=LANES as u64 {
+            lanes.assign(s);
+        }
+        lanes.assign(3);
+        assert!(lanes.enter(3).is_some(), "assigning a stream twice keeps its lane");
+        lanes.assign(100);
+        assert!(lanes.enter(1).is_none(), "the first lane given went to the new stream");
+        {
+            let g = lanes.enter(100).expect("the new stream's lane");
+            assert!(!g.may_add(1));
+            g.add_used(-4096);
+            assert!(g.may_add(4096) && !g.may_add(4097));
+            g.add_live(-1);
+            g.add_nonempty(1);
+            g.bump_same_stream();
+        }
+        let f = lanes.fold();
+        assert_eq!(f, Folded { used: -4096, live: -1, nonempty: 1, same_stream: 1 });
+        assert_eq!(lanes.fold(), Folded::default(), "folding resets the deltas");
+    }
+
+    #[test]
+    fn a_slow_path_waits_for_a_running_fast_path() {
+        use std::sync::Arc;
+        let lanes = Arc::new(Lanes::new());
+        lanes.assign(5);
+        let g = lanes.enter(5).expect("lane");
+        g.add_used(-8);
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (l2, d2) = (Arc::clone(&lanes), Arc::clone(&done));
+        let slow = std::thread::spawn(move || {
+            l2.exclude();
+            let f = l2.fold();
+            d2.store(true, Ordering::SeqCst);
+            l2.leave(true);
+            f
+        });
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(!done.load(Ordering::SeqCst), "the slow path waits while the lane is busy");
+        g.add_used(-8);
+        drop(g);
+        assert_eq!(slow.join().expect("slow path").used, -16, "and then sees everything the lane wrote");
+    }
+}
