@@ -113,7 +113,13 @@ fn add(counter: &AtomicU64, delta: i64) {
 }
 
 fn take(counter: &AtomicU64) -> i64 {
-    counter.swap(0, Ordering::Relaxed) as i64
+    // The caller is alone with the lanes (`Lanes::fold`): a load, and a store only when
+    // there is something to reset.
+    let v = counter.load(Ordering::Relaxed);
+    if v != 0 {
+        counter.store(0, Ordering::Relaxed);
+    }
+    v as i64
 }
 
 impl LaneGuard<'_> {
@@ -174,7 +180,7 @@ impl Lanes {
         self.shared.slow.store(true, Ordering::SeqCst);
         #[cfg(loom)]
         crate::sync::fence(Ordering::SeqCst);
-        for lane in &self.lanes {
+        for lane in self.given() {
             let mut spins = 0u32;
             while lane.busy.load(Ordering::SeqCst) {
                 // A fast path holds no lock another path waits for while it runs: it
@@ -193,13 +199,19 @@ impl Lanes {
     /// excluded the fast paths).
     pub(crate) fn fold(&self) -> Folded {
         let mut f = Folded::default();
-        for lane in &self.lanes {
+        for lane in self.given() {
             f.used = f.used.wrapping_add(take(&lane.used));
             f.live = f.live.wrapping_add(take(&lane.live));
             f.nonempty = f.nonempty.wrapping_add(take(&lane.nonempty));
             f.same_stream += take(&lane.same_stream) as u64;
         }
         f
+    }
+
+    /// The lanes given to a stream: the only ones a fast path can hold or have changed
+    /// (a lane is given away only by a slow path, after its changes were folded).
+    fn given(&self) -> impl Iterator<Item = &Lane> {
+        self.lanes.iter().zip(&self.shared.streams).filter(|(_, s)| s.load(Ordering::Relaxed) != 0).map(|(l, _)| l)
     }
 
     /// Lets the fast paths in again; `open`: whether they may run at all (USED_HIGH is at
