@@ -312,16 +312,16 @@ fn same_stream_lanes_race_a_snapshot() {
         let emu = emulator()?;
         let (s, t) = (emu.create_stream()?, emu.create_stream()?);
         let pool = Arc::new(pool(&emu)?);
-        // Two blocks live at once (USED_HIGH = 2 blocks), then each stream's cycle until
-        // its free runs on its lane.
+        // Two blocks live at once (USED_HIGH = 2 blocks), twice: the second frees run on
+        // the streams' lanes, after the last slow path, so each lane may take its block
+        // back without one.
         let p = pool.malloc_async(G, &s)?;
         let q = pool.malloc_async(G, &t)?;
         pool.free(p, &s)?;
         pool.free(q, &t)?;
-        for (x, st) in [(p, &s), (q, &t)] {
-            assert_eq!(pool.malloc_async(G, st)?, x);
-            pool.free(x, st)?;
-        }
+        assert_eq!((pool.malloc_async(G, &s)?, pool.malloc_async(G, &t)?), (p, q));
+        pool.free(p, &s)?;
+        pool.free(q, &t)?;
         let second = {
             let (t, pool) = (t.clone(), Arc::clone(&pool));
             loom::thread::spawn(move || -> Result<()> {

@@ -62,7 +62,16 @@ struct Lane {
     nonempty: AtomicU64,
     /// Allocations served by rule a.
     same_stream: AtomicU64,
+    /// Misses in a row (a fast path entered that had to leave the call to the slow path),
+    /// and how many of the next attempts skip the lane: a stream whose calls mostly
+    /// need the slow path (varied sizes, merges) stops paying for the attempt. A hint
+    /// only, read and written without the claim.
+    misses: std::sync::atomic::AtomicU32,
+    skip: std::sync::atomic::AtomicU32,
 }
+
+/// At most this many attempts are skipped after misses in a row (1, 3, 7, ... 63).
+const MAX_SKIP_SHIFT: u32 = 6;
 
 /// What the lanes changed since the last fold.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -99,10 +108,18 @@ pub(crate) struct Lanes {
 #[derive(Debug)]
 pub(crate) struct LaneGuard<'a> {
     lane: &'a Lane,
+    /// The call was served (or answered) on the lane, or left for a reason other than a
+    /// miss: no skipping is scheduled.
+    served: bool,
 }
 
 impl Drop for LaneGuard<'_> {
     fn drop(&mut self) {
+        if !self.served {
+            let misses = self.lane.misses.load(Ordering::Relaxed).saturating_add(1);
+            self.lane.misses.store(misses, Ordering::Relaxed);
+            self.lane.skip.store((1 << misses.min(MAX_SKIP_SHIFT)) - 1, Ordering::Relaxed);
+        }
         self.lane.busy.store(false, Ordering::Release);
     }
 }
@@ -123,6 +140,14 @@ fn take(counter: &AtomicU64) -> i64 {
 }
 
 impl LaneGuard<'_> {
+    /// The call was served on the lane: the next ones try it again at once.
+    pub(crate) fn served(mut self) {
+        self.served = true;
+        if self.lane.misses.load(Ordering::Relaxed) != 0 {
+            self.lane.misses.store(0, Ordering::Relaxed);
+        }
+    }
+
     /// Whether an allocation of `len` bytes keeps USED at or below what the last slow
     /// path saw (module docs): the lane has freed at least that much since.
     pub(crate) fn may_add(&self, len: u64) -> bool {
@@ -163,15 +188,25 @@ impl Lanes {
     pub(crate) fn enter(&self, stream: u64) -> Option<LaneGuard<'_>> {
         let k = self.shared.streams.iter().position(|s| s.load(Ordering::Relaxed) == stream)?;
         let lane = &self.lanes[k];
-        lane.busy.compare_exchange(false, true, Ordering::SeqCst, Ordering::Relaxed).ok()?;
-        let guard = LaneGuard { lane };
-        #[cfg(loom)]
-        crate::sync::fence(Ordering::SeqCst);
-        if self.shared.slow.load(Ordering::SeqCst) || !self.shared.open.load(Ordering::Relaxed) {
+        let skip = lane.skip.load(Ordering::Relaxed);
+        if skip > 0 {
+            lane.skip.store(skip - 1, Ordering::Relaxed);
             return None;
         }
-        // No slow path can give the lane away now: check it is still the stream's.
-        (self.shared.streams[k].load(Ordering::Relaxed) == stream).then_some(guard)
+        lane.busy.compare_exchange(false, true, Ordering::SeqCst, Ordering::Relaxed).ok()?;
+        let mut guard = LaneGuard { lane, served: false };
+        #[cfg(loom)]
+        crate::sync::fence(Ordering::SeqCst);
+        // No slow path can give the lane away once it is shut out: check the lane is still
+        // the stream's.
+        if self.shared.slow.load(Ordering::SeqCst)
+            || !self.shared.open.load(Ordering::Relaxed)
+            || self.shared.streams[k].load(Ordering::Relaxed) != stream
+        {
+            guard.served = true;
+            return None;
+        }
+        Some(guard)
     }
 
     /// Shuts the fast paths out and waits for those running to finish: the caller holds
@@ -253,11 +288,11 @@ mod tests {
         lanes.assign(7);
         let g = lanes.enter(7).expect("its lane");
         assert!(lanes.enter(7).is_none(), "a lane is held by one path at a time");
-        drop(g);
+        g.served();
         lanes.exclude();
         assert!(lanes.enter(7).is_none(), "shut out while a slow path is in");
         lanes.leave(true);
-        assert!(lanes.enter(7).is_some());
+        lanes.enter(7).expect("open again").served();
         lanes.exclude();
         lanes.leave(false);
         assert!(lanes.enter(7).is_none(), "closed after a reset left USED_HIGH below USED");
@@ -273,7 +308,7 @@ mod tests {
             lanes.assign(s);
         }
         lanes.assign(3);
-        assert!(lanes.enter(3).is_some(), "assigning a stream twice keeps its lane");
+        lanes.enter(3).expect("assigning a stream twice keeps its lane").served();
         lanes.assign(100);
         assert!(lanes.enter(1).is_none(), "the first lane given went to the new stream");
         {
@@ -284,10 +319,30 @@ mod tests {
             g.add_live(-1);
             g.add_nonempty(1);
             g.bump_same_stream();
+            g.served();
         }
         let f = lanes.fold();
         assert_eq!(f, Folded { used: -4096, live: -1, nonempty: 1, same_stream: 1 });
         assert_eq!(lanes.fold(), Folded::default(), "folding resets the deltas");
+    }
+
+    #[test]
+    fn misses_in_a_row_skip_more_and_more_attempts_until_one_is_served() {
+        let lanes = Lanes::new();
+        lanes.assign(9);
+        let attempts = |n: usize| (0..n).filter(|_| lanes.enter(9).is_some()).count();
+        drop(lanes.enter(9).expect("first attempt"));
+        assert_eq!(attempts(2), 1, "one miss: the next attempt is skipped");
+        // That attempt missed too (dropped unserved): three are skipped now.
+        assert_eq!(attempts(4), 1);
+        assert_eq!(attempts(8), 1);
+        for _ in 0..10 {
+            while lanes.enter(9).is_none() {}
+        }
+        assert_eq!(attempts(64), 1, "at most 63 skipped");
+        while lanes.enter(9).map(LaneGuard::served).is_none() {}
+        assert!(lanes.enter(9).map(LaneGuard::served).is_some(), "served: the next attempt enters at once");
+        assert!(lanes.enter(9).map(LaneGuard::served).is_some());
     }
 
     #[test]
@@ -309,7 +364,7 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(20));
         assert!(!done.load(Ordering::SeqCst), "the slow path waits while the lane is busy");
         g.add_used(-8);
-        drop(g);
+        g.served();
         assert_eq!(slow.join().expect("slow path").used, -16, "and then sees everything the lane wrote");
     }
 }

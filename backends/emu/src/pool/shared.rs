@@ -358,6 +358,7 @@ impl PoolShared {
         let pos = s.alloc_position().ok()?;
         let addr = state.blocks.fast_take(len, s.id, pos, &lane)?;
         lane.bump_same_stream();
+        lane.served();
         Some(addr)
     }
 
@@ -374,12 +375,12 @@ impl PoolShared {
         let id = state.blocks.fast_free_target(addr, s.id)?;
         // The checker's rule holds: the same stream, and no access noted (`check_free`).
         let mut st = s.state();
-        let marker = match s.marker_locked(&mut st) {
-            Ok(m) => m,
-            Err(e) => return Some(Err(e)),
-        };
-        state.blocks.fast_cache(id, s, marker, &st.clock, &lane);
-        Some(Ok(()))
+        let marker = s.marker_locked(&mut st);
+        if let Ok(marker) = marker {
+            state.blocks.fast_cache(id, s, marker, &st.clock, &lane);
+        }
+        lane.served();
+        Some(marker.map(|_| ()))
     }
 
     /// Frees `addr` in stream order on `s`.
