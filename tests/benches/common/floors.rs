@@ -15,7 +15,8 @@
 //!
 //! Whether the 2 MiB pages were really huge goes to `bench-floors.tsv` beside criterion's
 //! folder (`floor note` lines, the last line of a floor wins); where they were not, the
-//! report marks the row "not available".
+//! report marks the row "not available". The load average when the floors start goes
+//! there too (`loadavg`, a line per binary run).
 
 use criterion::{BenchmarkId, Criterion};
 use rustc_hash::FxHashMap;
@@ -40,7 +41,14 @@ pub fn floors(c: &mut Criterion) {
     let mut g = c.benchmark_group("floors");
     g.warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
     let m = Mutex::new(0u64);
+    let mut noted = false;
     g.bench_function(BenchmarkId::new("mutex", "lock+unlock"), |b| {
+        if !noted {
+            // How loaded the machine was, for reading every figure of this run.
+            let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+            write_note("loadavg", load.split_whitespace().take(3).collect::<Vec<_>>().join(" ").as_str());
+            noted = true;
+        }
         b.iter(|| *black_box(&m).lock().expect("not poisoned") += 1)
     });
     let a = Line(AtomicU64::new(0));

@@ -62,6 +62,14 @@ pub(crate) fn floors_report(criterion: &Path, notes: &str) -> String {
         };
         md.push_str(&format!("| {what} | {cell} |\n"));
     }
+    let loads: Vec<&str> =
+        notes.lines().filter_map(|l| l.split_once('\t')).filter(|(f, _)| *f == "loadavg").map(|(_, n)| n).collect();
+    if !loads.is_empty() {
+        md.push_str(&format!(
+            "\nLoad average (1, 5, 15 minutes) as each bench binary started its floors: {}.\n",
+            loads.join("; ")
+        ));
+    }
     md
 }
 
@@ -193,8 +201,12 @@ mod tests {
         let notes = "dram-miss/2MiB-pages\thuge: 1 of 1 KiB\ndram-miss/2MiB-pages\tnot available: 0 of 262144 KiB in huge pages (transparent_hugepage: never)\n";
         let md = floors_report(&criterion, notes);
         assert!(md.contains("| not available (0 of 262144 KiB in huge pages (transparent_hugepage: never)) |"), "{md}");
-        let md = floors_report(&criterion, "dram-miss/2MiB-pages\thuge: 262144 of 262144 KiB\n");
+        let md = floors_report(
+            &criterion,
+            "loadavg\t0.52 1.10 1.43\ndram-miss/2MiB-pages\thuge: 262144 of 262144 KiB\nloadavg\t2.00 1.20 1.40\n",
+        );
         assert!(md.contains("(`MADV_HUGEPAGE`) | 95.0 ns |"), "{md}");
+        assert!(md.contains("started its floors: 0.52 1.10 1.43; 2.00 1.20 1.40.\n"), "{md}");
         let _ = std::fs::remove_dir_all(&criterion);
     }
 
