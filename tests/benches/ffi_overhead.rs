@@ -4,6 +4,9 @@
 //! `libacl_rt.so` (group `ffi_overhead`), and the CUDA backend over the project's CPU
 //! `libcuda.so.1` (group `ffi_overhead_cuda`).
 
+#[path = "common/floors.rs"]
+mod floors;
+
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use mempool_ascend::sys::{aclError, aclrtMemPool, aclrtStream};
 use mempool_ascend::{Ascend, LoadOptions};
@@ -160,6 +163,6 @@ fn ffi_overhead_cuda(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    targets = ffi_overhead, ffi_overhead_cuda
+    targets = floors::floors, ffi_overhead, ffi_overhead_cuda
 }
 criterion_main!(benches);

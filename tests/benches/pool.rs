@@ -23,6 +23,9 @@
 //!   threads each on a stream of its own: time per pair, so the ratio is the throughput
 //!   one thread gets over what two get together.
 
+#[path = "common/floors.rs"]
+mod floors;
+
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use mempool_emu::{CopySide, EmuEvent, EmuPool, EmuStream, Emulator, ReuseRule};
 use mempool_hal::{Device, MemPool, MemPoolExt, PoolProps, attr};
@@ -667,6 +670,6 @@ fn two_threads(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    targets = same_stream_pair, small_blocks_pair, live_100k, cross_stream, stream_ops, copy_contention, streams_scaling, two_threads
+    targets = floors::floors, same_stream_pair, small_blocks_pair, live_100k, cross_stream, stream_ops, copy_contention, streams_scaling, two_threads
 }
 criterion_main!(benches);

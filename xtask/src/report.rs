@@ -3,6 +3,10 @@
 
 use std::path::Path;
 
+mod scaling;
+
+pub(crate) use scaling::{GROUPS as MORE_GROUPS, alloc_threads_report, threads_report};
+
 /// The benchmark groups, what each measures, and which implementation is measured (the
 /// others in the group are its baselines).
 pub(crate) const BENCH_GROUPS: &[(&str, &str, &str)] = &[
@@ -29,6 +33,11 @@ pub(crate) const BENCH_GROUPS: &[(&str, &str, &str)] = &[
         "two_threads",
         "malloc_async + free_async pairs on one pool, time per pair: two threads on streams of their own against one thread",
         "two-threads",
+    ),
+    (
+        "dense_graph",
+        "malloc + free on stream k mod N, a record there and a wait on stream (7k + 3) mod N, so that the waits touch all N live streams (`emu`), against waits round a ring (`ring`)",
+        "emu",
     ),
     ("ffi_overhead", "malloc + free through the Ascend backend over the drop-in library", "ascend-backend"),
     ("ffi_overhead_cuda", "malloc + free through the CUDA backend over the CPU libcuda.so.1", "cuda-backend"),
@@ -279,6 +288,7 @@ pub(crate) fn targets_report(criterion: &Path, tsv: &str, replay_tsv: &str, real
         threads.map_or("-".into(), |(one, two)| format!("{:.2}", one / two)),
         verdict(threads.map(|(one, two)| one >= 1.5 * two))
     ));
+    md.push_str(&scaling::targets_rows(criterion, verdict));
     let scaling = |case: &str| median("streams_scaling", "emu", case);
     let live64 = scaling("64-live").zip(scaling("4-live"));
     md.push_str(&format!(
@@ -402,6 +412,9 @@ pub(crate) fn bench_report(criterion: &Path, tsv: &str) -> String {
     let mut md = String::from(
         "# Benchmark report\n\nCriterion medians per iteration; ratio = measured / baseline (below 1: faster than the baseline).\n",
     );
+    // The bench binaries write `bench-floors.tsv` beside criterion's folder.
+    let notes = criterion.parent().map(|t| std::fs::read_to_string(t.join("bench-floors.tsv")).unwrap_or_default());
+    md.push_str(&scaling::floors_report(criterion, &notes.unwrap_or_default()));
     for &(group, what, subject) in BENCH_GROUPS {
         let dir = criterion.join(group);
         let impls = subdirs(&dir);
