@@ -13,6 +13,9 @@
 //!
 //! Targets (issue 22): `emu/64` within 2 × `emu/4`, `emu/512` within 4 × `emu/4`.
 
+#[path = "common/floors.rs"]
+mod floors;
+
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator};
 use mempool_hal::{Device, MemPool, PoolProps};
@@ -105,6 +108,6 @@ fn dense_graph(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    targets = dense_graph
+    targets = floors::floors, dense_graph
 }
 criterion_main!(benches);
