@@ -274,6 +274,10 @@ impl Lanes {
             }
         };
         streams[k].store(stream, Ordering::Relaxed);
+        // The misses were the previous stream's.
+        let lane = &self.lanes[k];
+        lane.misses.store(0, Ordering::Relaxed);
+        lane.skip.store(0, Ordering::Relaxed);
     }
 }
 
