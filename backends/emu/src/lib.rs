@@ -22,10 +22,11 @@
 //!   not every stream ever created.
 //! - **Real memory.** Each pool reserves its address range once (`PROT_NONE`,
 //!   `MAP_NORESERVE`), makes it accessible in chunks of 64 MiB or more while any of a
-//!   chunk is reserved, and gives released pages back at once (`MADV_DONTNEED`; a chunk
-//!   left with nothing reserved becomes `PROT_NONE` again), so RESERVED is memory the
-//!   process may really hold and a release really returns it. Device addresses are the
-//!   host addresses of that range.
+//!   chunk is reserved (chunks double in size away from the range's start, so a pool
+//!   that grows makes few system calls), and gives released pages back at once
+//!   (`MADV_DONTNEED`; a chunk left with nothing reserved becomes `PROT_NONE` again), so
+//!   RESERVED is memory the process may really hold and a release really returns it.
+//!   Device addresses are the host addresses of that range.
 //! - **Allocator.** The ranges of a pool are nodes of one slab linked in address order;
 //!   cached blocks sit in per-stream segregated size classes (one per size up to 64
 //!   granules, then eight per power of two, each a heap by size then address) and free
