@@ -2,9 +2,10 @@
 //! `aclrtMemPool*` ([contract](mempool_hal::contract) §§1-7).
 //!
 //! Frameworks test on any machine with it: streams really run concurrently (each on a
-//! worker thread of its own), events order them, host functions, copies and memsets touch
-//! real host memory, and the pool follows every reuse rule, releases at synchronization,
-//! trims, counts statistics and reports the same error codes as the real runtime. The
+//! worker thread of its own, started with its first queued work), events order them,
+//! host functions, copies and memsets touch real host memory, and the pool follows every
+//! reuse rule, releases at synchronization, trims, counts statistics and reports the same
+//! error codes as the real runtime. The
 //! `cann-open` profile ([`EmulatorBuilder::profile`], contract
 //! [§12](mempool_hal::contract::profiles)) behaves instead as the open CANN runtime ships:
 //! no reuse, no release at synchronization, and a destroy that does not wait for queued work.
