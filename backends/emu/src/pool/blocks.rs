@@ -13,6 +13,7 @@
 //! is, so a free decides its merges without touching its neighbours' nodes.
 
 use super::bins::{Entry, SizeBins, Slots};
+use super::mapping::advise_huge;
 use super::records::{Access, Cached, Live};
 use super::starts::{Starts, zeroed};
 use crate::clock::Clock;
@@ -58,8 +59,10 @@ enum Tag {
 
 /// One range of the pool. Flat rather than an enum of payloads: the hot transitions
 /// (cached to live and back) then write a few fields in place instead of moving a whole
-/// value through the stack.
+/// value through the stack. One cache line, aligned to it, so that reading a node never
+/// touches two lines.
 #[derive(Debug)]
+#[repr(align(64))]
 pub(crate) struct Node {
     addr: u64,
     len: u64,
@@ -246,7 +249,11 @@ impl Blocks {
                 id
             }
             None => {
+                let cap = self.nodes.capacity();
                 self.nodes.push(node);
+                if self.nodes.capacity() != cap {
+                    advise_huge(self.nodes.as_ptr().cast(), self.nodes.capacity() * mem::size_of::<Node>());
+                }
                 self.marks.push(m);
                 self.slots.push(0);
                 u32::try_from(self.nodes.len() - 1).expect("fewer than 2^32 blocks")

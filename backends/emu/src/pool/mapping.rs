@@ -43,6 +43,30 @@ pub(crate) fn quarantined(addr: u64) -> bool {
     q.iter().any(|&(start, len)| addr >= start as u64 && addr - (start as u64) < len as u64)
 }
 
+/// Below this many bytes an index array is left on normal pages ([`advise_huge`]).
+const HUGE_MIN: usize = 4 << 20;
+
+/// Asks the kernel to back the whole pages of `[ptr, ptr + len)`, an allocation of the
+/// caller's, with transparent huge pages (`MADV_HUGEPAGE`): the pool's large index arrays,
+/// whose random accesses would otherwise miss the TLB on nearly every page. A hint only:
+/// ranges under 4 MiB are left alone, and a kernel without huge pages (or an error) changes
+/// nothing.
+pub(crate) fn advise_huge(ptr: *const u8, len: usize) {
+    if len < HUGE_MIN {
+        return;
+    }
+    let page = rustix::param::page_size();
+    let start = (ptr as usize).next_multiple_of(page);
+    let end = (ptr as usize + len) / page * page;
+    if end <= start {
+        return;
+    }
+    // SAFETY: the whole pages of a live allocation the caller owns (rounded inward, so no
+    // other object's page is named); MADV_HUGEPAGE changes how its pages are backed, never
+    // their contents, and creates no reference.
+    let _ = unsafe { rustix::mm::madvise(start as *mut c_void, end - start, Advice::LinuxHugepage) };
+}
+
 /// A reserved address range, unmapped on drop.
 #[derive(Debug)]
 pub(crate) struct Mapping {
