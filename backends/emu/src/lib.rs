@@ -2,9 +2,10 @@
 //! `aclrtMemPool*` ([contract](mempool_hal::contract) §§1-7).
 //!
 //! Frameworks test on any machine with it: streams really run concurrently (each on a
-//! worker thread of its own), events order them, host functions, copies and memsets touch
-//! real host memory, and the pool follows every reuse rule, releases at synchronization,
-//! trims, counts statistics and reports the same error codes as the real runtime. The
+//! worker thread of its own, started with its first queued work), events order them,
+//! host functions, copies and memsets touch real host memory, and the pool follows every
+//! reuse rule, releases at synchronization, trims, counts statistics and reports the same
+//! error codes as the real runtime. The
 //! `cann-open` profile ([`EmulatorBuilder::profile`], contract
 //! [§12](mempool_hal::contract::profiles)) behaves instead as the open CANN runtime ships:
 //! no reuse, no release at synchronization, and a destroy that does not wait for queued work.
@@ -22,10 +23,11 @@
 //!   not every stream ever created.
 //! - **Real memory.** Each pool reserves its address range once (`PROT_NONE`,
 //!   `MAP_NORESERVE`), makes it accessible in chunks of 64 MiB or more while any of a
-//!   chunk is reserved, and gives released pages back at once (`MADV_DONTNEED`; a chunk
-//!   left with nothing reserved becomes `PROT_NONE` again), so RESERVED is memory the
-//!   process may really hold and a release really returns it. Device addresses are the
-//!   host addresses of that range.
+//!   chunk is reserved (chunks double in size away from the range's start, so a pool
+//!   that grows makes few system calls), and gives released pages back at once
+//!   (`MADV_DONTNEED`; a chunk left with nothing reserved becomes `PROT_NONE` again), so
+//!   RESERVED is memory the process may really hold and a release really returns it.
+//!   Device addresses are the host addresses of that range.
 //! - **Allocator.** The ranges of a pool are nodes of one slab linked in address order;
 //!   cached blocks sit in per-stream segregated size classes (one per size up to 64
 //!   granules, then eight per power of two, each a heap by size then address) and free

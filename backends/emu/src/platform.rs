@@ -3,7 +3,8 @@
 //! destroyed pools, injected faults and the host's observations at synchronization.
 //!
 //! The registry of streams holds the streams that are alive or still have work. A
-//! destroyed stream leaves it when its worker ends; the last [`FINISHED_KEPT`] of those
+//! destroyed stream leaves it when its worker ends (at its destroy, when it never had
+//! work to start one); the last [`FINISHED_KEPT`] of those
 //! stay, without a worker, until a synchronization of their device observes them, so
 //! that "destroy, then synchronize the device" still makes their frees known complete
 //! (contract §1, rule 3). A program that destroys more streams between two device
@@ -125,7 +126,10 @@ pub(crate) struct Platform {
 
 impl Drop for Platform {
     fn drop(&mut self) {
-        for s in self.streams.lock().unwrap_or_else(PoisonError::into_inner).live.values() {
+        // Closed outside the registry's lock: closing a stream whose worker never started
+        // takes it out of the registry at once.
+        let live: Vec<_> = self.streams.lock().unwrap_or_else(PoisonError::into_inner).live.values().cloned().collect();
+        for s in live {
             s.close();
         }
     }
@@ -233,7 +237,7 @@ impl Platform {
     }
 
     /// Creates a stream of `device` and registers it; it leaves the registry when its
-    /// worker ends (module docs).
+    /// worker ends, or at its destroy when it never started one (module docs).
     pub(crate) fn add_stream(&self, device: u32) -> Result<Arc<StreamShared>> {
         let deferred = self.config.mode == crate::config::ExecutionMode::Deferred;
         let registry = Arc::downgrade(&self.streams);
@@ -243,9 +247,9 @@ impl Platform {
             }
         });
         let mut r = lock(&self.streams);
-        // Under the registry lock: the worker cannot end before the stream is registered
-        // (it ends only once destroyed, and nobody holds the stream yet).
-        let s = StreamShared::spawn(self.next_id(), device, self.id, deferred, self.worker_delay, on_exit)?;
+        // Under the registry lock: the stream cannot leave the registry before it is
+        // registered (it leaves only once destroyed, and nobody holds it yet).
+        let s = StreamShared::create(self.next_id(), device, self.id, deferred, self.worker_delay, on_exit);
         r.live.insert(s.id, Arc::clone(&s));
         lock(&self.all_streams).insert(&s);
         Ok(s)

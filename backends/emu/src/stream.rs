@@ -1,4 +1,6 @@
-//! Streams: a queue of work run in order by a worker thread of its own.
+//! Streams: a queue of work run in order by a worker thread of its own, started when the
+//! first real operation is enqueued (a stream that only allocates, frees and records
+//! events never needs one, and costs no thread).
 //!
 //! Every call that orders work (an operation, a free, an event record) takes the next
 //! *position* of the stream. Real operations go into the queue; markers (frees, records)
@@ -13,7 +15,7 @@
 use crate::clock::Clock;
 use crate::hostfn::{on_thread_of, panic_message};
 use crate::sync::{
-    Arc, AtomicBool, AtomicU64, Condvar, Instant, Mutex, MutexGuard, OnceLock, Ordering, PoisonError, thread,
+    Arc, AtomicBool, AtomicU64, Condvar, Instant, Mutex, MutexGuard, OnceLock, Ordering, PoisonError, Weak, thread,
     thread_local,
 };
 use mempool_hal::{Error, ErrorKind, Result, code};
@@ -46,8 +48,9 @@ enum Task {
     Wait(Arc<StreamShared>, u64, Duration),
 }
 
-/// What the worker does once its stream is destroyed and has nothing left to run:
-/// the platform forgets the stream (`Platform::add_stream`).
+/// What the worker does once its stream is destroyed and has nothing left to run (the
+/// destroy does it when the worker never started): the platform forgets the stream
+/// (`Platform::add_stream`).
 pub(crate) type OnExit = Box<dyn FnOnce(&Arc<StreamShared>) + Send + 'static>;
 
 /// The host-side state of a stream, under one lock.
@@ -71,10 +74,17 @@ pub(crate) struct StreamState {
     /// ([`StreamShared::close_discarding`]): the worker drops each remaining operation
     /// instead of running it, and counts it complete.
     discard: bool,
+    /// The worker thread was started (by the first real operation enqueued).
+    worker: bool,
+    /// What ends the stream's life in the platform, taken by the worker when it ends, or
+    /// by the destroy of a stream whose worker never started.
+    on_exit: Option<OnExit>,
 }
 
 /// One stream, shared by its handles, its worker and the pool blocks freed on it.
 pub(crate) struct StreamShared {
+    /// The stream itself, for the worker it starts.
+    me: Weak<StreamShared>,
     pub(crate) id: u64,
     pub(crate) device: u32,
     pub(crate) platform: u64,
@@ -166,17 +176,19 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl StreamShared {
-    /// Creates a stream and starts its worker; the worker calls `on_exit` when it ends
-    /// (the stream destroyed and its work done or dropped).
-    pub(crate) fn spawn(
+    /// Creates a stream. Its worker starts with the first real operation enqueued and
+    /// calls `on_exit` when it ends (the stream destroyed and its work done or dropped);
+    /// the destroy calls it when no worker was started.
+    pub(crate) fn create(
         id: u64,
         device: u32,
         platform: u64,
         deferred: bool,
         delay: Option<WorkerDelay>,
         on_exit: OnExit,
-    ) -> Result<Arc<StreamShared>> {
-        let s = Arc::new(StreamShared {
+    ) -> Arc<StreamShared> {
+        Arc::new_cyclic(|me| StreamShared {
+            me: me.clone(),
             id,
             device,
             platform,
@@ -192,6 +204,8 @@ impl StreamShared {
                 allowed: if deferred { 0 } else { u64::MAX },
                 closing: false,
                 discard: false,
+                worker: false,
+                on_exit: Some(on_exit),
             }),
             work_cv: Condvar::new(),
             completed: AtomicU64::new(0),
@@ -202,16 +216,35 @@ impl StreamShared {
             abandoned: AtomicBool::new(false),
             failure: Mutex::new(None),
             delay,
-        });
-        let worker = Arc::clone(&s);
+        })
+    }
+
+    /// Starts the worker thread, under the state lock (so that a destroy, under the same
+    /// lock, either sees it started or ends the stream itself).
+    ///
+    /// # Errors
+    ///
+    /// The thread cannot be started: `HostAllocation` (207001); nothing changes, and the
+    /// next real operation tries again.
+    fn start_worker(&self, st: &mut StreamState) -> Result<()> {
+        let worker = self.me.upgrade().expect("a stream that enqueues is held");
         let main = move || {
             worker.run();
-            on_exit(&worker);
+            let on_exit = worker.state().on_exit.take();
+            if let Some(f) = on_exit {
+                f(&worker);
+            }
         };
-        thread::Builder::new().name(format!("mempool-emu-stream-{id}")).spawn(main).map_err(|e| {
-            Error::new(ErrorKind::HostAllocation, code::ACL_ERROR_RT_MEMORY_ALLOCATION, "create_stream", e.to_string())
+        thread::Builder::new().name(format!("mempool-emu-stream-{}", self.id)).spawn(main).map_err(|e| {
+            Error::new(
+                ErrorKind::HostAllocation,
+                code::ACL_ERROR_RT_MEMORY_ALLOCATION,
+                "enqueue",
+                format!("cannot start the worker thread of stream {}: {e}", self.id),
+            )
         })?;
-        Ok(s)
+        st.worker = true;
+        Ok(())
     }
 
     fn run(&self) {
@@ -333,7 +366,8 @@ impl StreamShared {
     ///
     /// The stream was destroyed (by another thread, after the caller's handle check):
     /// `InvalidHandle` (107017); its worker may already have ended, so nothing more may
-    /// be queued.
+    /// be queued. The stream's first real operation starts its worker thread: a thread
+    /// that cannot be started is `HostAllocation` (207001), and nothing is queued.
     pub(crate) fn push_locked(&self, st: &mut StreamState, work: Work) -> Result<u64> {
         self.push_op_locked(st, Task::Run(work), false)
     }
@@ -363,6 +397,9 @@ impl StreamShared {
 
     fn push_op_locked(&self, st: &mut StreamState, task: Task, host_fn: bool) -> Result<u64> {
         Self::ensure_open(st, self.id)?;
+        if !st.worker {
+            self.start_worker(st)?;
+        }
         let pos = self.next_pos();
         st.last_real = pos;
         st.ops.push_back(Op { pos, task, host_fn });
@@ -590,14 +627,22 @@ impl StreamShared {
     }
 
     /// Marks the stream destroyed: work already queued still runs, then the worker ends.
+    /// A stream whose worker never started ends here (its `on_exit` runs now): the caller
+    /// must not hold the platform's stream registry.
     pub(crate) fn close(&self) -> bool {
         if self.destroyed.swap(true, Ordering::AcqRel) {
             return false;
         }
-        let mut st = self.state();
-        st.closing = true;
-        st.allowed = u64::MAX;
-        self.work_cv.notify_one();
+        let unstarted = {
+            let mut st = self.state();
+            st.closing = true;
+            st.allowed = u64::MAX;
+            self.work_cv.notify_one();
+            if st.worker { None } else { st.on_exit.take() }
+        };
+        if let (Some(f), Some(me)) = (unstarted, self.me.upgrade()) {
+            f(&me);
+        }
         true
     }
 

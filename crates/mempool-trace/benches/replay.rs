@@ -9,7 +9,8 @@
 //! replay loop go to `target/bench-real-traces.tsv` and its plot (USED, RESERVED and the
 //! live requested bytes, from a second replay that reads the statistics after every row)
 //! to `target/bench-plots/TRACE.svg`. Criterion times the whole replay (the emulator's
-//! setup included, no statistics per row) of the pool alone (`emu`) and through the
+//! setup included, no statistics per row; the trace parsed and its ids resolved
+//! beforehand, once, as [`Prepared`] does) of the pool alone (`emu`) and through the
 //! small-block layer taking every request (`small-blocks`), and the same harness over a
 //! null pool (`null`: a bump pointer that frees nothing, no emulator), the harness's own
 //! ceiling beside the pool's figures; the null pool's operations per second in the replay
@@ -17,7 +18,7 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use mempool_trace::generate::bundled;
-use mempool_trace::replay::{Harness, ReplayOptions, Report, replay, replay_with};
+use mempool_trace::replay::{Harness, Prepared, ReplayOptions, Report, replay, replay_prepared, replay_with};
 use mempool_trace::{Trace, parse, svg};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -126,6 +127,7 @@ fn bench_real(c: &mut Criterion) {
     let mut group = c.benchmark_group("replay_real");
     group.sample_size(10);
     for (name, trace) in &traces {
+        let prepared = Prepared::new(trace);
         // The harness alone, over the null pool.
         match replay_with(trace, &ReplayOptions::default(), &null, |_| {}) {
             Ok(report) => {
@@ -137,7 +139,9 @@ fn bench_real(c: &mut Criterion) {
                 );
                 group.throughput(Throughput::Elements(trace.rows.len() as u64));
                 group.bench_function(criterion::BenchmarkId::new("null", name), |b| {
-                    b.iter(|| replay_with(trace, &ReplayOptions::default(), &null, |_| {}).map(|r| r.ops).unwrap_or(0));
+                    b.iter(|| {
+                        replay_prepared(&prepared, &ReplayOptions::default(), &null, |_| {}).map(|r| r.ops).unwrap_or(0)
+                    });
                 });
             }
             Err(e) => eprintln!("replay_real/{name} (null pool): {e}"),
@@ -184,7 +188,7 @@ fn bench_real(c: &mut Criterion) {
             };
             group.throughput(Throughput::Elements(trace.rows.len() as u64));
             group.bench_function(criterion::BenchmarkId::new(timed, name), |b| {
-                b.iter(|| replay_with(trace, &opts, &Harness::default(), |_| {}).map(|r| r.ops).unwrap_or(0));
+                b.iter(|| replay_prepared(&prepared, &opts, &Harness::default(), |_| {}).map(|r| r.ops).unwrap_or(0));
             });
         }
     }

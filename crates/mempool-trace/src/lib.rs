@@ -67,4 +67,6 @@ pub mod table;
 
 pub use format::{HEADER, Op, ParseError, Row, Trace, parse, to_csv};
 pub use record::{RecEvent, RecStream, Recorder, RecordingPool};
-pub use replay::{Harness, ReplayError, ReplayOptions, Report, ReuseFlags, replay, replay_with};
+pub use replay::{
+    Harness, Prepared, ReplayError, ReplayOptions, Report, ReuseFlags, replay, replay_prepared, replay_with,
+};

@@ -226,7 +226,8 @@ pub fn replay(trace: &Trace, options: &ReplayOptions, progress: impl FnMut(usize
 ///
 /// Before the loop, the trace's stream, event and pointer ids are resolved to dense indices
 /// (one pass with Fx hash maps, which also sums the live requested bytes), so the loop
-/// hashes nothing.
+/// hashes nothing. To replay one trace several times, resolve it once with
+/// [`Prepared::new`] and replay that ([`replay_prepared`]).
 ///
 /// # Errors
 ///
@@ -252,12 +253,69 @@ pub fn replay_with(
     trace: &Trace,
     options: &ReplayOptions,
     harness: &Harness,
+    progress: impl FnMut(usize),
+) -> Result<Report, ReplayError> {
+    replay_prepared(&Prepared::new(trace), options, harness, progress)
+}
+
+/// A trace resolved for replay, once: its stream, event and pointer ids as dense indices
+/// and the peak of its live requested bytes (what [`replay_with`] computes before each
+/// replay). It borrows the trace, which cannot change while it lives.
+///
+/// ```
+/// use mempool_trace::replay::{Harness, Prepared, ReplayOptions, replay_prepared, replay_with};
+/// use mempool_trace::generate;
+///
+/// let trace = generate::training(1);
+/// let prepared = Prepared::new(&trace);
+/// let options = ReplayOptions::default();
+/// let a = replay_prepared(&prepared, &options, &Harness::default(), |_| {})?;
+/// let b = replay_with(&trace, &options, &Harness::default(), |_| {})?;
+/// assert_eq!((a.used_high, a.reserved_high, a.reuse), (b.used_high, b.reserved_high, b.reuse));
+/// # Ok::<(), mempool_trace::ReplayError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Prepared<'a> {
+    trace: &'a Trace,
+    resolved: crate::resolve::Resolved,
+}
+
+impl<'a> Prepared<'a> {
+    /// Resolves `trace` (one pass over its rows).
+    pub fn new(trace: &'a Trace) -> Prepared<'a> {
+        Prepared { trace, resolved: crate::resolve::resolve(trace, false) }
+    }
+
+    /// The trace.
+    pub fn trace(&self) -> &'a Trace {
+        self.trace
+    }
+}
+
+/// [`replay_with`] of a trace resolved beforehand: the same replay and report, without
+/// the pass that resolves the trace (with [`Harness::samples`], the live requested bytes
+/// per row are still computed, in one more pass).
+///
+/// # Errors
+///
+/// As [`replay`].
+pub fn replay_prepared(
+    prepared: &Prepared<'_>,
+    options: &ReplayOptions,
+    harness: &Harness,
     mut progress: impl FnMut(usize),
 ) -> Result<Report, ReplayError> {
+    let trace = prepared.trace;
     let mut options = *options;
     let threshold = options.threshold.unwrap_or(options.pool_size);
     options.threshold = Some(threshold);
-    let resolved = crate::resolve::resolve(trace, harness.samples);
+    let per_row;
+    let resolved = if harness.samples {
+        per_row = crate::resolve::resolve(trace, true);
+        &per_row
+    } else {
+        &prepared.resolved
+    };
     let report = |o: run::Outcome| Report {
         options,
         ops: trace.rows.len(),
@@ -273,7 +331,7 @@ pub fn replay_with(
         total: o.total,
     };
     if harness.null_pool {
-        return run::run(&run::Null::new(), trace, &resolved, harness.samples, &mut progress).map(report);
+        return run::run(&run::Null::new(), trace, resolved, harness.samples, &mut progress).map(report);
     }
     let mode = if options.threaded { ExecutionMode::Threaded } else { ExecutionMode::Deferred };
     let emu = Emulator::builder()
@@ -291,7 +349,7 @@ pub fn replay_with(
     .map_err(setup_error)?;
     let mut finish = |small: Option<&SmallBlocks<'_, Emulator>>| -> Result<Report, ReplayError> {
         let target = run::Emu { emu: &emu, pool: &pool, small };
-        let outcome = run::run(&target, trace, &resolved, harness.samples, &mut progress)?;
+        let outcome = run::run(&target, trace, resolved, harness.samples, &mut progress)?;
         let st = pool.stats().map_err(setup_error)?;
         Ok(Report {
             used_high: st.used_high,

@@ -207,14 +207,20 @@ impl SizeBins {
     /// [`SizeBins::best_where`] over the heaps only.
     fn heaps_where(&self, len: u64, mut pred: impl FnMut(&Entry) -> bool) -> Option<Entry> {
         let mut c = self.class(len);
-        let mut stack = Vec::new();
+        // A depth-first walk from the root: the stack holds at most one pending node per
+        // level below the root, plus the two children just pushed, so a fixed array bounds
+        // it (a heap holds fewer than 2^32 entries, its slots being `u32`: at most 32
+        // levels).
+        let mut stack = [0u32; 48];
         while let Some(found) = self.next_class(c) {
             let heap = &self.classes[found];
             let mut best: Option<Entry> = None;
-            stack.clear();
-            stack.push(0usize);
-            while let Some(i) = stack.pop() {
-                let Some(e) = heap.get(i) else { continue };
+            let mut depth = 1;
+            stack[0] = 0;
+            while depth > 0 {
+                depth -= 1;
+                let i = stack[depth] as usize;
+                let e = &heap[i];
                 if best.is_some_and(|b| e.key() >= b.key()) {
                     // Its whole subtree is no better than what was found.
                     continue;
@@ -224,8 +230,12 @@ impl SizeBins {
                     best = Some(*e);
                     continue;
                 }
-                stack.push(2 * i + 1);
-                stack.push(2 * i + 2);
+                for child in [2 * i + 1, 2 * i + 2] {
+                    if child < heap.len() {
+                        stack[depth] = child as u32;
+                        depth += 1;
+                    }
+                }
             }
             if best.is_some() {
                 // Later classes hold only longer blocks.

@@ -17,6 +17,7 @@ mod check;
 mod fast;
 
 use super::bins::{Entry, SizeBins, Slots};
+use super::mapping::advise_huge;
 use super::records::{Access, Cached, Live};
 use super::starts::{Starts, zeroed};
 use crate::clock::Clock;
@@ -67,8 +68,9 @@ enum Tag {
 
 /// One range of the pool. Flat rather than an enum of payloads: the hot transitions
 /// (cached to live and back) then write a few fields in place instead of moving a whole
-/// value through the stack. One cache line each, so that nodes of different streams
-/// written by different threads never share one.
+/// value through the stack. One cache line, aligned to it, so that reading a node never
+/// touches two lines and nodes of different streams written by different threads never
+/// share one.
 #[derive(Debug)]
 #[repr(align(64))]
 pub(crate) struct Node {
@@ -299,7 +301,11 @@ impl Blocks {
                 id
             }
             None => {
+                let cap = self.nodes.capacity();
                 self.nodes.push(UnsafeCell::new(node));
+                if self.nodes.capacity() != cap {
+                    advise_huge(self.nodes.as_ptr().cast(), self.nodes.capacity() * mem::size_of::<Node>());
+                }
                 self.marks.push(AtomicU64::new(m));
                 self.slots.push(AtomicU32::new(0));
                 u32::try_from(self.nodes.len() - 1).expect("fewer than 2^32 blocks")

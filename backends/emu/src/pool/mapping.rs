@@ -2,13 +2,19 @@
 //! chunks while any of it is reserved, and given back at the granularity.
 //!
 //! The range is mapped `PROT_NONE` with `MAP_NORESERVE`, so reserving a 16 GiB pool costs
-//! address space only. [`Commits`] counts the reserved bytes of each chunk (64 MiB or
-//! more): a chunk becomes readable and writable when its first byte is reserved and
-//! inaccessible again when its last byte is released, so carving a block costs a system
-//! call only when it reaches into an untouched chunk. Pages become resident when first
-//! touched; a release gives the released pages back to the kernel at once
-//! (`MADV_DONTNEED`), so a release really returns memory, and a stray access to a
-//! chunk with nothing reserved cannot go unnoticed.
+//! address space only. [`Commits`] counts the reserved bytes of each chunk: a chunk
+//! becomes readable and writable when its first byte is reserved and inaccessible again
+//! when its last byte is released, so carving a block costs a system call only when it
+//! reaches into an untouched chunk. Chunks grow geometrically with their distance from
+//! the start of the range: the first two have the base size (64 MiB or more), and each
+//! later one is as large as all the chunks before it together (64, 64, 128, 256, ...
+//! MiB), so a pool that grows to `n` bytes from its start (the best fit carves fresh
+//! space at the lowest address) makes about `log2(n / 64 MiB)` of these calls rather
+//! than one per 64 MiB, and the accessible range never reaches beyond twice the end of
+//! the highest reserved byte. Pages become resident when first touched; a release gives
+//! the released pages back to the kernel at once (`MADV_DONTNEED`), so a release really
+//! returns memory, and a stray access to a chunk with nothing reserved cannot go
+//! unnoticed.
 //!
 //! A dropped mapping (its pool destroyed and no longer held) keeps its address range for a
 //! while, inaccessible and without memory ([`quarantined`]): the host cannot map anything
@@ -35,6 +41,30 @@ const QUARANTINE_BYTES: usize = 16 << 40;
 pub(crate) fn quarantined(addr: u64) -> bool {
     let q = QUARANTINE.lock().unwrap_or_else(PoisonError::into_inner);
     q.iter().any(|&(start, len)| addr >= start as u64 && addr - (start as u64) < len as u64)
+}
+
+/// Below this many bytes an index array is left on normal pages ([`advise_huge`]).
+const HUGE_MIN: usize = 4 << 20;
+
+/// Asks the kernel to back the whole pages of `[ptr, ptr + len)`, an allocation of the
+/// caller's, with transparent huge pages (`MADV_HUGEPAGE`): the pool's large index arrays,
+/// whose random accesses would otherwise miss the TLB on nearly every page. A hint only:
+/// ranges under 4 MiB are left alone, and a kernel without huge pages (or an error) changes
+/// nothing.
+pub(crate) fn advise_huge(ptr: *const u8, len: usize) {
+    if len < HUGE_MIN {
+        return;
+    }
+    let page = rustix::param::page_size();
+    let start = (ptr as usize).next_multiple_of(page);
+    let end = (ptr as usize + len) / page * page;
+    if end <= start {
+        return;
+    }
+    // SAFETY: the whole pages of a live allocation the caller owns (rounded inward, so no
+    // other object's page is named); MADV_HUGEPAGE changes how its pages are backed, never
+    // their contents, and creates no reference.
+    let _ = unsafe { rustix::mm::madvise(start as *mut c_void, end - start, Advice::LinuxHugepage) };
 }
 
 /// A reserved address range, unmapped on drop.
@@ -118,22 +148,38 @@ impl Mapping {
 }
 
 /// Reserved bytes per chunk of a [`Mapping`]: which chunks are accessible.
+///
+/// Chunk 0 is `[0, base)` of the mapping and chunk `k >= 1` is `[base << (k - 1),
+/// base << k)`, where `base` (a power of two) is the base chunk size: the chunk of offset
+/// `o` is the bit length of `o / base`.
 #[derive(Debug)]
 pub(crate) struct Commits {
-    /// log2 of the chunk size.
+    /// log2 of the base chunk size.
     shift: u32,
     /// Reserved bytes in each chunk.
     reserved: Vec<u64>,
 }
 
 impl Commits {
-    /// Counts for a mapping of `size` bytes carved at `gran` (a power of two): chunks of
-    /// at least 64 MiB and the granularity, and at most 65,536 of them. (Large chunks keep
-    /// system calls rare when many small blocks are carved; released pages are given back
-    /// at the granularity whatever the chunk size.)
+    /// Counts for a mapping of `size` bytes carved at `gran` (a power of two): a base chunk
+    /// size of at least 64 MiB and the granularity, and at least 1/65,536 of the mapping;
+    /// chunks double from there (see the type). (Large chunks keep system calls rare when
+    /// many blocks are carved; released pages are given back at the granularity whatever
+    /// the chunk size.)
     pub(crate) fn new(size: u64, gran: u64) -> Commits {
         let chunk = gran.max(64 << 20).max((size >> 16).next_power_of_two());
-        Commits { shift: chunk.trailing_zeros(), reserved: vec![0; size.div_ceil(chunk) as usize] }
+        let shift = chunk.trailing_zeros();
+        Commits { shift, reserved: vec![0; Self::chunk_of(shift, size.max(1) - 1) + 1] }
+    }
+
+    /// The chunk holding offset `off` of a mapping whose base chunk size is `1 << shift`.
+    fn chunk_of(shift: u32, off: u64) -> usize {
+        (u64::BITS - (off >> shift).leading_zeros()) as usize
+    }
+
+    /// The offset where chunk `k` starts.
+    fn chunk_start(&self, k: usize) -> u64 {
+        if k == 0 { 0 } else { 1u64.checked_shl(self.shift + k as u32 - 1).unwrap_or(u64::MAX) }
     }
 
     /// The chunks `[addr, addr + len)` overlaps (relative to the mapping), each with the
@@ -141,12 +187,13 @@ impl Commits {
     fn overlaps(&self, map: &Mapping, addr: u64, len: u64) -> impl Iterator<Item = (usize, u64)> + use<> {
         let (start, end) = (addr - map.base(), addr - map.base() + len);
         let shift = self.shift;
-        let first = start >> shift;
-        let last = (end - 1) >> shift;
+        let first = Self::chunk_of(shift, start);
+        let last = Self::chunk_of(shift, end - 1);
+        let bound = move |k: usize| if k == 0 { 0 } else { 1u64.checked_shl(shift + k as u32 - 1).unwrap_or(u64::MAX) };
         (first..=last).map(move |k| {
-            let lo = (k << shift).max(start);
-            let hi = ((k + 1) << shift).min(end);
-            (k as usize, hi - lo)
+            let lo = bound(k).max(start);
+            let hi = bound(k + 1).min(end);
+            (k, hi - lo)
         })
     }
 
@@ -171,8 +218,8 @@ impl Commits {
 
     /// Applies `protect(rw)` to chunks `first..=last`.
     fn protect(&self, map: &Mapping, first: usize, last: usize, rw: bool) -> io::Result<()> {
-        let lo = (first as u64) << self.shift;
-        let hi = ((last as u64 + 1) << self.shift).min(map.len as u64);
+        let lo = self.chunk_start(first);
+        let hi = self.chunk_start(last + 1).min(map.len as u64);
         map.protect(map.base() + lo, hi - lo, rw)
     }
 
@@ -267,13 +314,18 @@ mod tests {
     }
 
     /// A chunk becomes accessible with its first reserved byte and inaccessible again with
-    /// its last released one; a range spanning chunks is handled per chunk.
+    /// its last released one; a range spanning chunks is handled per chunk; chunks double
+    /// in size beyond the first two.
     #[test]
     fn chunks_follow_their_reserved_bytes() {
         const MIB: u64 = 1 << 20;
-        let map = Mapping::reserve(256 * MIB, 2 * MIB).expect("reserve");
-        let mut c = Commits::new(256 * MIB, 2 * MIB);
-        assert_eq!(c.shift, 26, "64 MiB chunks");
+        let map = Mapping::reserve(1024 * MIB, 2 * MIB).expect("reserve");
+        let mut c = Commits::new(1024 * MIB, 2 * MIB);
+        assert_eq!(c.shift, 26, "64 MiB base chunks");
+        // [0, 64), [64, 128), [128, 256), [256, 512), [512, 1024) MiB.
+        assert_eq!(c.reserved.len(), 5);
+        let starts: Vec<u64> = (0..=5).map(|k| c.chunk_start(k) / MIB).collect();
+        assert_eq!(starts, [0, 64, 128, 256, 512, 1024]);
         let b = map.base();
         assert_eq!(perms(b), "---p");
         c.commit(&map, b, 2 * MIB).unwrap();
@@ -286,14 +338,39 @@ mod tests {
         assert_eq!(perms(b), "---p", "emptied");
         // Across chunks 0-2.
         c.commit(&map, b + 62 * MIB, 70 * MIB).unwrap();
-        for k in 0..3 {
-            assert_eq!(perms(b + k * 64 * MIB), "rw-p", "chunk {k}");
+        for at in [0, 64, 128, 255] {
+            assert_eq!(perms(b + at * MIB), "rw-p", "{at} MiB");
         }
-        assert_eq!(perms(b + 192 * MIB), "---p");
+        assert_eq!(perms(b + 256 * MIB), "---p");
+        assert_eq!(c.reserved[..3], [2 * MIB, 64 * MIB, 4 * MIB]);
         c.decommit(&map, b + 62 * MIB, 70 * MIB).unwrap();
         assert!(c.reserved.iter().all(|&r| r == 0));
-        for k in 0..4 {
-            assert_eq!(perms(b + k * 64 * MIB), "---p", "chunk {k}");
+        for at in [0, 64, 128, 256, 512] {
+            assert_eq!(perms(b + at * MIB), "---p", "{at} MiB");
         }
+        // One granule in the last chunk opens all of it, and nothing below.
+        c.commit(&map, b + 600 * MIB, 2 * MIB).unwrap();
+        assert_eq!((perms(b + 512 * MIB), perms(b + 1023 * MIB)), ("rw-p".into(), "rw-p".into()));
+        assert_eq!(perms(b + 511 * MIB), "---p");
+        c.decommit(&map, b + 600 * MIB, 2 * MIB).unwrap();
+        assert_eq!(perms(b + 512 * MIB), "---p");
+    }
+
+    /// The chunk of an offset, and the count of chunks, at the edges.
+    #[test]
+    fn chunk_bounds() {
+        const MIB: u64 = 1 << 20;
+        let c = Commits::new(16 << 30, 2 * MIB);
+        // 64 MiB, then 64 MiB up to 8 GiB: 9 chunks for 16 GiB.
+        assert_eq!(c.reserved.len(), 9);
+        for k in 0..9 {
+            let (lo, hi) = (c.chunk_start(k), c.chunk_start(k + 1));
+            assert_eq!(Commits::chunk_of(c.shift, lo), k);
+            assert_eq!(Commits::chunk_of(c.shift, hi - 1), k);
+        }
+        // A pool of one granule, and one just over a base chunk.
+        assert_eq!(Commits::new(2 * MIB, 2 * MIB).reserved.len(), 1);
+        assert_eq!(Commits::new(66 * MIB, 2 * MIB).reserved.len(), 2);
+        assert_eq!(Commits::chunk_of(26, u64::MAX), 64 - 26);
     }
 }

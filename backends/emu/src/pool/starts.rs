@@ -8,14 +8,17 @@
 //! down. The bottom level is allocated zeroed, so the pages of a large, mostly empty
 //! pool are never touched.
 
+use super::mapping::advise_huge;
+
 /// Integers whose all-zero bit pattern is a valid value.
 pub(crate) trait Zeroable: Copy {}
 impl Zeroable for u32 {}
 impl Zeroable for u64 {}
 
 /// `n` zeros, allocated zeroed (so the kernel maps the pages only when they are
-/// written), or `None` when the host cannot allocate them: a huge pool with a small
-/// granularity is an error, not an abort.
+/// written) and, when large, on transparent huge pages where the host has them
+/// ([`advise_huge`]), or `None` when the host cannot allocate them: a huge pool with a
+/// small granularity is an error, not an abort.
 pub(crate) fn zeroed<T: Zeroable>(n: usize) -> Option<Vec<T>> {
     let n = n.max(1);
     let layout = std::alloc::Layout::array::<T>(n).ok()?;
@@ -24,6 +27,7 @@ pub(crate) fn zeroed<T: Zeroable>(n: usize) -> Option<Vec<T>> {
     if p.is_null() {
         return None;
     }
+    advise_huge(p.cast::<u8>(), layout.size());
     // SAFETY: `p` was allocated by the global allocator with the layout of `[T; n]`, so
     // it is a valid buffer of capacity `n`, and all `n` values are initialized (zero is
     // a valid `T`, see `Zeroable`).
