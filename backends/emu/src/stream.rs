@@ -81,7 +81,10 @@ pub(crate) struct StreamState {
     on_exit: Option<OnExit>,
 }
 
-/// One stream, shared by its handles, its worker and the pool blocks freed on it.
+/// One stream, shared by its handles, its worker and the pool blocks freed on it. Aligned
+/// to a pair of cache lines, so that two streams used by two host threads never share
+/// one (their state locks and positions are written on every free).
+#[repr(align(128))]
 pub(crate) struct StreamShared {
     /// The stream itself, for the worker it starts.
     me: Weak<StreamShared>,
