@@ -13,16 +13,19 @@
 
 #[path = "common/floors.rs"]
 mod floors;
+#[path = "common/setup.rs"]
+mod setup;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use mempool_alloc::{mempool_alloc, mempool_backend, mempool_free};
 use mempool_cuda::{Cuda, LoadOptions};
 use mempool_hal::Device;
+use setup::run_threads;
 use std::ffi::{CStr, c_void};
 use std::hint::black_box;
 use std::path::PathBuf;
-use std::sync::{Barrier, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::OnceLock;
+use std::time::Duration;
 
 /// The CPU `libcuda.so.1` the library loads.
 static LIBRARY: OnceLock<PathBuf> = OnceLock::new();
@@ -38,24 +41,6 @@ fn pairs(size: usize, stream: usize, n: u64) {
             mempool_free(p, size, 0, stream as *mut c_void);
         }
     }
-}
-
-/// `work(i)` on `n` threads released together; the wall time to the last one's end.
-fn run_threads(n: usize, work: impl Fn(usize) + Sync) -> Duration {
-    let start = Barrier::new(n + 1);
-    let mut t = None;
-    std::thread::scope(|scope| {
-        for i in 0..n {
-            let (start, work) = (&start, &work);
-            scope.spawn(move || {
-                start.wait();
-                work(i);
-            });
-        }
-        start.wait();
-        t = Some(Instant::now());
-    });
-    t.expect("started").elapsed()
 }
 
 fn alloc_threads(c: &mut Criterion) {

@@ -15,24 +15,19 @@
 
 #[path = "common/floors.rs"]
 mod floors;
+#[path = "common/setup.rs"]
+mod setup;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator};
-use mempool_hal::{Device, MemPool, PoolProps};
+use mempool_hal::{Device, MemPool};
+use setup::{emulator, pool, scaling_op};
 use std::time::Duration;
 
 const MIB: u64 = 1 << 20;
 
 /// The stream counts of both workloads.
 const SIZES: [usize; 3] = [4, 64, 512];
-
-fn emulator(gran: u64, memory: u64) -> Emulator {
-    Emulator::builder().granularity(gran).device_memory(memory).build().expect("emulator")
-}
-
-fn pool(emu: &Emulator, size: u64) -> EmuPool {
-    emu.create_pool(&PoolProps::builder().max_size(size).build()).expect("pool")
-}
 
 /// Step `k` of the dense graph over `streams`, with `events[a]` the event of stream `a`.
 fn dense_step(emu: &Emulator, p: &EmuPool, streams: &[EmuStream], events: &[EmuEvent], k: usize) {
@@ -43,17 +38,6 @@ fn dense_step(emu: &Emulator, p: &EmuPool, streams: &[EmuStream], events: &[EmuE
     p.free(d, &streams[a]).expect("free");
     emu.record_event(&events[a], &streams[a]).expect("record");
     emu.stream_wait_event(&streams[b], &events[a]).expect("wait");
-}
-
-/// One operation of `streams_scaling` (`benches/pool.rs`) on stream `k` of `streams`: an
-/// allocation and its free on it, an event recorded there, and the next stream waiting
-/// for that event.
-fn scaling_op(emu: &Emulator, p: &EmuPool, streams: &[EmuStream], e: &EmuEvent, k: usize) {
-    let s = &streams[k];
-    let d = p.malloc_async(emu.pool_granularity(), s).expect("malloc");
-    p.free(d, s).expect("free");
-    emu.record_event(e, s).expect("record");
-    emu.stream_wait_event(&streams[(k + 1) % streams.len()], e).expect("wait");
 }
 
 fn dense_graph(c: &mut Criterion) {

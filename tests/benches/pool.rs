@@ -25,12 +25,15 @@
 
 #[path = "common/floors.rs"]
 mod floors;
+#[path = "common/setup.rs"]
+mod setup;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use mempool_emu::{CopySide, EmuEvent, EmuPool, EmuStream, Emulator, ReuseRule};
-use mempool_hal::{Device, MemPool, MemPoolExt, PoolProps, attr};
+use mempool_hal::{Device, MemPool, MemPoolExt, attr};
 use mempool_small::SmallBlocks;
 use mempool_tests::write_percentiles;
+use setup::{emulator, pool, scaling_op};
 use std::alloc::{Layout, alloc, dealloc};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -87,14 +90,6 @@ fn selected(ids: &[&str]) -> bool {
         Ok(re) => ids.iter().any(|id| re.is_match(id)),
         Err(_) => ids.iter().any(|id| id.contains(f.as_str())),
     }
-}
-
-fn emulator(gran: u64, memory: u64) -> Emulator {
-    Emulator::builder().granularity(gran).device_memory(memory).build().expect("emulator")
-}
-
-fn pool(emu: &Emulator, size: u64) -> EmuPool {
-    emu.create_pool(&PoolProps::builder().max_size(size).build()).expect("pool")
 }
 
 fn same_stream_pair(c: &mut Criterion) {
@@ -516,16 +511,6 @@ fn copy_contention(c: &mut Criterion) {
     println!("copy_contention: {copies} copies of 256 MiB ran during the measurement");
     p.free(dst, &s).expect("free");
     emu.synchronize_stream(&s).expect("sync");
-}
-
-/// One operation of `streams_scaling` on stream `k` of `streams`: an allocation and its
-/// free on it, an event recorded there, and the next stream waiting for that event.
-fn scaling_op(emu: &Emulator, p: &EmuPool, streams: &[EmuStream], e: &EmuEvent, k: usize) {
-    let s = &streams[k];
-    let d = p.malloc_async(emu.pool_granularity(), s).expect("malloc");
-    p.free(d, s).expect("free");
-    emu.record_event(e, s).expect("record");
-    emu.stream_wait_event(&streams[(k + 1) % streams.len()], e).expect("wait");
 }
 
 /// A request of a long-running server: a stream of its own ordered after `main`, an

@@ -24,14 +24,17 @@
 
 #[path = "common/floors.rs"]
 mod floors;
+#[path = "common/setup.rs"]
+mod setup;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator};
 use mempool_hal::{Device, MemPool, PoolProps};
+use setup::run_threads;
 use std::hint::black_box;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Barrier, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const MIB: u64 = 1 << 20;
 const SIZE: u64 = 2 * MIB;
@@ -58,26 +61,6 @@ fn pairs(p: &EmuPool, s: &EmuStream, n: u64) {
         let d = p.malloc_async(black_box(SIZE), s).expect("malloc");
         p.free(d, s).expect("free");
     }
-}
-
-/// Runs `work(i)` for `i` in `0..n` on `n` threads released together; the wall time from
-/// their release to the last one's end.
-fn run_threads(n: usize, work: impl Fn(usize) + Sync) -> Duration {
-    let start = Barrier::new(n + 1);
-    let mut t = None;
-    std::thread::scope(|scope| {
-        for i in 0..n {
-            let (start, work) = (&start, &work);
-            scope.spawn(move || {
-                start.wait();
-                work(i);
-            });
-        }
-        start.wait();
-        t = Some(Instant::now());
-    });
-    // The scope ends when every thread has.
-    t.expect("started").elapsed()
 }
 
 /// One thread's streams in `mixed`: its own two and the event ordering hand-offs.
