@@ -169,6 +169,16 @@ mod state;
 #[cfg(test)]
 mod tests;
 
+/// Tests only: how many streams the library's emulator holds in its registry (every
+/// stream alive, and destroyed ones whose worker still runs): the library's own streams
+/// and the program's. `None` when the library could not start.
+#[doc(hidden)]
+pub fn registered_streams_for_tests() -> Option<usize> {
+    let shim = state::shim("registered_streams_for_tests").ok()?;
+    // The devices are handles of one platform: its registry counts every stream.
+    shim.devices.first().map(mempool_emu::Emulator::registered_streams_for_tests)
+}
+
 pub use mempool_emu::{
     ENV_ALL, ENV_CHECKER, ENV_DEVICE_MEMORY, ENV_DEVICES, ENV_GRANULARITY, ENV_MODE, ENV_PROFILE, ENV_RACES,
     ENV_WAIT_TIMEOUT, ENV_WORKER_DELAY,
