@@ -21,7 +21,7 @@ mod setup;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator};
 use mempool_hal::{Device, MemPool};
-use setup::{emulator, pool, scaling_op};
+use setup::{emulator, pool, ring, scaling_op};
 use std::time::Duration;
 
 const MIB: u64 = 1 << 20;
@@ -66,14 +66,8 @@ fn dense_graph(c: &mut Criterion) {
         emu.synchronize_device().expect("sync");
     }
     for n in SIZES {
-        // One page per allocation, as in `streams_scaling`.
-        let emu = emulator(rustix::param::page_size() as u64, 1 << 30);
-        let p = pool(&emu, 1 << 30);
-        let streams: Vec<EmuStream> = (0..n).map(|_| emu.create_stream().expect("stream")).collect();
-        let e = emu.create_event().expect("event");
-        for k in 0..2 * n {
-            scaling_op(&emu, &p, &streams, &e, k % n);
-        }
+        // The ring of `streams_scaling`.
+        let (emu, p, streams, e) = ring(n);
         let mut k = 0;
         g.bench_function(BenchmarkId::new("ring", n), |b| {
             b.iter(|| {

@@ -33,7 +33,7 @@ use mempool_emu::{CopySide, EmuEvent, EmuPool, EmuStream, Emulator, ReuseRule};
 use mempool_hal::{Device, MemPool, MemPoolExt, attr};
 use mempool_small::SmallBlocks;
 use mempool_tests::write_percentiles;
-use setup::{emulator, pool, scaling_op};
+use setup::{emulator, pool, ring, scaling_op};
 use std::alloc::{Layout, alloc, dealloc};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -537,15 +537,7 @@ fn streams_scaling(c: &mut Criterion) {
         if !selected(&[&format!("streams_scaling/emu/{case}")]) {
             continue;
         }
-        // One page per allocation: every stream keeps one block cached.
-        let emu = emulator(rustix::param::page_size() as u64, 1 << 30);
-        let p = pool(&emu, 1 << 30);
-        let streams: Vec<EmuStream> = (0..n).map(|_| emu.create_stream().expect("stream")).collect();
-        let e = emu.create_event().expect("event");
-        // Two rounds first: every clock then names every stream.
-        for k in 0..2 * n {
-            scaling_op(&emu, &p, &streams, &e, k % n);
-        }
+        let (emu, p, streams, e) = ring(n);
         let mut k = 0;
         g.bench_function(BenchmarkId::new("emu", &case), |b| {
             b.iter(|| {

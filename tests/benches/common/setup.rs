@@ -28,6 +28,20 @@ pub fn scaling_op(emu: &Emulator, p: &EmuPool, streams: &[EmuStream], e: &EmuEve
     emu.stream_wait_event(&streams[(k + 1) % streams.len()], e).expect("wait");
 }
 
+/// The ring of `streams_scaling` over `n` live streams, one page per allocation (every
+/// stream keeps one block cached), after two rounds of [`scaling_op`], so that every
+/// clock names every stream: the emulator, its pool, the streams and the event.
+pub fn ring(n: usize) -> (Emulator, EmuPool, Vec<EmuStream>, EmuEvent) {
+    let emu = emulator(rustix::param::page_size() as u64, 1 << 30);
+    let p = pool(&emu, 1 << 30);
+    let streams: Vec<EmuStream> = (0..n).map(|_| emu.create_stream().expect("stream")).collect();
+    let e = emu.create_event().expect("event");
+    for k in 0..2 * n {
+        scaling_op(&emu, &p, &streams, &e, k % n);
+    }
+    (emu, p, streams, e)
+}
+
 /// Runs `work(i)` for `i` in `0..n` on `n` threads released together; the wall time from
 /// their release to the last one's end.
 pub fn run_threads(n: usize, work: impl Fn(usize) + Sync) -> Duration {
