@@ -92,6 +92,10 @@ struct Shared {
     open: std::sync::atomic::AtomicBool,
     /// The stream of each lane (0: none; no stream has id 0).
     streams: [std::sync::atomic::AtomicU64; LANES],
+    /// Bit `k` set: lane `k` is given to a stream. Read and written only by slow paths
+    /// (under the pool's lock), so that excluding and folding visit the given lanes
+    /// without reading every lane's stream.
+    given: std::sync::atomic::AtomicU32,
     /// The lane the next stream without one takes.
     next: AtomicUsize,
 }
@@ -246,7 +250,12 @@ impl Lanes {
     /// The lanes given to a stream: the only ones a fast path can hold or have changed
     /// (a lane is given away only by a slow path, after its changes were folded).
     fn given(&self) -> impl Iterator<Item = &Lane> {
-        self.lanes.iter().zip(&self.shared.streams).filter(|(_, s)| s.load(Ordering::Relaxed) != 0).map(|(l, _)| l)
+        let mut bits = self.shared.given.load(Ordering::Relaxed);
+        std::iter::from_fn(move || {
+            let k = bits.trailing_zeros() as usize;
+            bits &= bits.wrapping_sub(1);
+            self.lanes.get(k)
+        })
     }
 
     /// Lets the fast paths in again; `open`: whether they may run at all (USED_HIGH is at
@@ -274,6 +283,7 @@ impl Lanes {
             }
         };
         streams[k].store(stream, Ordering::Relaxed);
+        self.shared.given.fetch_or(1 << k, Ordering::Relaxed);
         // The misses were the previous stream's.
         let lane = &self.lanes[k];
         lane.misses.store(0, Ordering::Relaxed);
