@@ -69,6 +69,7 @@ mod props;
 mod ptr;
 mod reuse;
 mod stats;
+mod vmm;
 
 pub use attr::{AttrId, RawAttrValue};
 pub use device::{Device, EventStatus, HostFn, MemInfo, StreamStatus};
@@ -81,3 +82,4 @@ pub use props::{
 pub use ptr::{DevicePtr, HostBuffer};
 pub use reuse::ReuseFlags;
 pub use stats::PoolStats;
+pub use vmm::{Access, Granularity, HostRegisterFlags, HostRegistration, Mapping, Physical, Reserved, VirtualMemory};

@@ -67,3 +67,9 @@ pub mod checker {}
 pub mod profiles {}
 #[doc = include_str!("cuda_abi.md")]
 pub mod cuda_abi {}
+#[doc = include_str!("vmm.md")]
+pub mod vmm {}
+#[doc = include_str!("host_register.md")]
+pub mod host_register {}
+#[doc = include_str!("allocator_registry.md")]
+pub mod allocator_registry {}
