@@ -160,6 +160,7 @@
 
 #![deny(missing_docs)]
 
+mod allocators;
 pub mod exports;
 mod ffi;
 mod heap;
