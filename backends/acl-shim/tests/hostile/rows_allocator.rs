@@ -91,11 +91,14 @@ fn registered(s: usize, body: impl FnOnce(aclrtAllocatorDesc) -> aclError) -> ac
     rc
 }
 
+/// Makes a descriptor value for a row.
+type MakeDesc = Box<dyn Fn(&Fx) -> usize + Send + Sync>;
+
 /// Descriptor values that are not live descriptors (NULL apart): garbage, a destroyed
 /// one, handles of other kinds.
-fn bad_descs() -> Vec<(String, Box<dyn Fn(&Fx) -> usize + Send + Sync>)> {
-    let mut v: Vec<(String, Box<dyn Fn(&Fx) -> usize + Send + Sync>)> =
-        GARBAGE.iter().map(|&g| (format!("garbage {g:#x}"), Box::new(move |_: &Fx| g) as _)).collect();
+fn bad_descs() -> Vec<(String, MakeDesc)> {
+    let mut v: Vec<(String, MakeDesc)> =
+        GARBAGE.iter().map(|&g| (format!("garbage {g:#x}"), Box::new(move |_: &Fx| g) as MakeDesc)).collect();
     v.push(("a destroyed descriptor".into(), Box::new(|_: &Fx| dead_desc() as usize)));
     v.push(("a stream handle".into(), Box::new(|f: &Fx| f.s)));
     v.push(("a pool handle".into(), Box::new(|f: &Fx| f.p)));
@@ -103,32 +106,30 @@ fn bad_descs() -> Vec<(String, Box<dyn Fn(&Fx) -> usize + Send + Sync>)> {
     v
 }
 
-/// Each setter with its value passed as a pointer-sized argument (NULL for "not set").
-fn setters() -> [(&'static str, Box<dyn Fn(aclrtAllocatorDesc, bool) -> aclError + Send + Sync>); 5] {
-    // SAFETY (each closure): the descriptor is looked up, never dereferenced; the value
-    // is stored, never called.
-    [
-        (
-            "aclrtAllocatorSetObjToDesc",
-            Box::new(|d, set| unsafe { aclrtAllocatorSetObjToDesc(d, sv(if set { OBJ } else { 0 })) }),
-        ),
-        (
-            "aclrtAllocatorSetAllocFuncToDesc",
-            Box::new(|d, set| unsafe { aclrtAllocatorSetAllocFuncToDesc(d, set.then_some(no_alloc as _)) }),
-        ),
-        (
-            "aclrtAllocatorSetFreeFuncToDesc",
-            Box::new(|d, set| unsafe { aclrtAllocatorSetFreeFuncToDesc(d, set.then_some(no_free as _)) }),
-        ),
-        (
-            "aclrtAllocatorSetAllocAdviseFuncToDesc",
-            Box::new(|d, set| unsafe { aclrtAllocatorSetAllocAdviseFuncToDesc(d, set.then_some(no_advise as _)) }),
-        ),
-        (
-            "aclrtAllocatorSetGetAddrFromBlockFuncToDesc",
-            Box::new(|d, set| unsafe { aclrtAllocatorSetGetAddrFromBlockFuncToDesc(d, set.then_some(same_addr as _)) }),
-        ),
-    ]
+/// The five setters.
+const SETTERS: [&str; 5] = [
+    "aclrtAllocatorSetObjToDesc",
+    "aclrtAllocatorSetAllocFuncToDesc",
+    "aclrtAllocatorSetFreeFuncToDesc",
+    "aclrtAllocatorSetAllocAdviseFuncToDesc",
+    "aclrtAllocatorSetGetAddrFromBlockFuncToDesc",
+];
+
+/// Calls setter `entry` on `d` with a value, or NULL when `!set`.
+fn set_value(entry: &str, d: aclrtAllocatorDesc, set: bool) -> aclError {
+    // SAFETY: the descriptor is looked up in the library's registry, never dereferenced;
+    // the values are stored, never called.
+    unsafe {
+        match entry {
+            "aclrtAllocatorSetObjToDesc" => aclrtAllocatorSetObjToDesc(d, sv(if set { OBJ } else { 0 })),
+            "aclrtAllocatorSetAllocFuncToDesc" => aclrtAllocatorSetAllocFuncToDesc(d, set.then_some(no_alloc as _)),
+            "aclrtAllocatorSetFreeFuncToDesc" => aclrtAllocatorSetFreeFuncToDesc(d, set.then_some(no_free as _)),
+            "aclrtAllocatorSetAllocAdviseFuncToDesc" => {
+                aclrtAllocatorSetAllocAdviseFuncToDesc(d, set.then_some(no_advise as _))
+            }
+            _ => aclrtAllocatorSetGetAddrFromBlockFuncToDesc(d, set.then_some(same_addr as _)),
+        }
+    }
 }
 
 pub(super) fn allocator_rows(t: &mut Table) {
@@ -176,29 +177,24 @@ fn desc_rows(t: &mut Table) {
             unsafe { aclrtAllocatorDestroyDesc(sv(bad(f))) }
         });
     }
-    for (entry, set) in setters() {
-        let set = Arc::new(set);
-        let s2 = Arc::clone(&set);
-        t.add(entry, "null descriptor", PARAM, move |_| s2(null_mut(), true));
-        let s2 = Arc::clone(&set);
+    let nothing = Set { obj: false, alloc: false, free: false, advise: false, addr: false };
+    for entry in SETTERS {
+        t.add(entry, "null descriptor", PARAM, move |_| set_value(entry, null_mut(), true));
         t.add(entry, "null value", PARAM, move |_| {
-            let d = desc(Set { obj: false, alloc: false, free: false, advise: false, addr: false });
-            let rc = s2(d, false);
+            let d = desc(nothing);
+            let rc = set_value(entry, d, false);
             destroy(d);
             rc
         });
-        let s2 = Arc::clone(&set);
-        t.add(entry, "null descriptor and null value", PARAM, move |_| s2(null_mut(), false));
-        let s2 = Arc::clone(&set);
+        t.add(entry, "null descriptor and null value", PARAM, move |_| set_value(entry, null_mut(), false));
         t.fresh(entry, "a live descriptor, without a current device", OK, move |_| {
-            let d = desc(Set { obj: false, alloc: false, free: false, advise: false, addr: false });
-            let rc = s2(d, true);
+            let d = desc(nothing);
+            let rc = set_value(entry, d, true);
             destroy(d);
             rc
         });
         for (input, bad) in bad_descs() {
-            let s2 = Arc::clone(&set);
-            t.add(entry, input, PARAM, move |f| s2(sv(bad(f)), true));
+            t.add(entry, input, PARAM, move |f| set_value(entry, sv(bad(f)), true));
         }
     }
 }
