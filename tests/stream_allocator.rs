@@ -210,3 +210,46 @@ fn ascend_registration_goes_with_its_stream(#[values(Documented)] profile: Profi
         dev.destroy_pool(&pool).unwrap();
     });
 }
+
+/// The pluggable-allocator library's one call (`mempool_register_stream_allocator`) over the
+/// Ascend backend on the drop-in library: the library's pool, through its small-block
+/// layer, becomes the stream's allocator; fetched by stream, its workspaces move the
+/// library's statistics; unregistering drops it.
+#[rstest]
+fn pluggable_library_registers_its_pool(#[values(Documented, CannOpen)] profile: Profile) {
+    let home = mempool_tests::shim_home();
+    let mut env = mempool_tests::shim_conformance_env(&home);
+    env.push(("MEMPOOL_ALLOC_BACKEND", "ascend".into()));
+    mempool_tests::on_profile_with(profile, &env, |_| {
+        // The bytes asked of the library's layer (the pool keeps the layer's block after
+        // the free: USED stays).
+        let requested = || {
+            let mut s = mempool_alloc::Stats::default();
+            // SAFETY: a valid, sized `Stats`.
+            assert_eq!(unsafe { mempool_alloc::mempool_stats(0, &mut s) }, 0, "{:?}", mempool_alloc::last_error());
+            s.requested_current
+        };
+        // The framework's runtime and streams: the library loads the same runtime.
+        let dev = Ascend::open(0).expect("the drop-in library is found through ASCEND_HOME_PATH");
+        let (s, other) = (dev.create_stream().unwrap(), dev.create_stream().unwrap());
+        let raw = s.as_raw();
+        // SAFETY: a live stream of the runtime the library loads.
+        let rc = unsafe { mempool_alloc::mempool_register_stream_allocator(0, raw) };
+        assert_eq!(rc, 0, "{:?}", mempool_alloc::last_error());
+        let backend = mempool_alloc::mempool_backend();
+        assert!(!backend.is_null());
+        // SAFETY: non-null: the library's NUL-terminated description, valid for the process.
+        let backend = unsafe { std::ffi::CStr::from_ptr(backend) }.to_string_lossy().into_owned();
+        assert!(backend.starts_with("ascend"), "the library runs on {backend}");
+        assert_eq!(requested(), 0);
+        let r = dev.registered_allocator(&s).unwrap().expect("the library's allocator is registered");
+        let during = operator_round(&dev, &r, &s, &other, requested);
+        assert_eq!(during, WORKSPACE as u64, "the workspace came from the library's layer");
+        assert_eq!(requested(), 0, "freed back in stream order");
+        // SAFETY: as above.
+        assert_eq!(unsafe { mempool_alloc::mempool_unregister_stream_allocator(0, raw) }, 0);
+        assert!(dev.registered_allocator(&s).unwrap().is_none(), "unregistered");
+        // SAFETY: as above.
+        assert_eq!(unsafe { mempool_alloc::mempool_unregister_stream_allocator(0, raw) }, -1, "nothing left");
+    });
+}
