@@ -1,4 +1,5 @@
-//! A pool behind CANN's external-allocator callbacks (contract §16), used the way CANN's
+//! A pool behind CANN's external-allocator callbacks (contract §16,
+//! `contract::allocator_registry`), used the way CANN's
 //! operator layer uses a stream's registered allocator: alloc, getAddrFromBlock, work on
 //! the stream, then free in stream order.
 //!
