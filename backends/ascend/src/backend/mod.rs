@@ -6,10 +6,12 @@
 
 #![deny(unsafe_code)]
 
+mod allocator;
 mod device;
 mod pool;
 mod staging;
 
+pub use allocator::{RegisteredAllocator, StreamAllocator};
 pub use device::FALLBACK_GRANULARITY;
 pub use pool::AscendPool;
 pub use staging::StagingStats;
