@@ -600,7 +600,7 @@ impl Device for Emulator {
         }
         let len = src.len() as u64;
         let t = self.range(dst, len, true, OP)?;
-        let d = ResolvedSide::Device(Arc::clone(&t.pool), dst.addr());
+        let d = ResolvedSide::Device(t.mem.clone(), dst.addr());
         let data: Box<[u8]> = src.into();
         enqueue_touching(
             s,
@@ -621,7 +621,7 @@ impl Device for Emulator {
             return Ok(());
         }
         let t = self.range(src, len, false, OP)?;
-        let from = ResolvedSide::Device(Arc::clone(&t.pool), src.addr());
+        let from = ResolvedSide::Device(t.mem.clone(), src.addr());
         let dst = dst.clone();
         enqueue_touching(
             s,
@@ -650,18 +650,18 @@ impl Device for Emulator {
         if len == 0 {
             return Ok(());
         }
-        let n = usize::try_from(len).map_err(|_| Error::invalid_param(OP, "length too large"))?;
+        usize::try_from(len).map_err(|_| Error::invalid_param(OP, "length too large"))?;
         let t = self.range(dst, len, true, OP)?;
-        let pool = Arc::clone(&t.pool);
+        let mem = t.mem.clone();
         enqueue_touching(
             s,
             std::slice::from_ref(&t),
             OP,
             Box::new(move || {
-                pool.with_memory(dst.addr(), len, true, OP, |p| {
-                    // SAFETY: the range is committed read/write memory, pinned for writing
-                    // against release and other pinned accesses.
-                    unsafe { std::ptr::write_bytes(p, value, n) }
+                mem.for_each_piece(dst.addr(), len, true, OP, |_, p, k| {
+                    // SAFETY: the piece is committed read/write memory of `k <= n` bytes,
+                    // pinned for writing against release, unmapping and other pinned accesses.
+                    unsafe { std::ptr::write_bytes(p, value, k) }
                 })
             }),
         )

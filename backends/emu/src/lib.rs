@@ -196,6 +196,7 @@ mod stream;
 mod sync;
 #[cfg(test)]
 mod tests;
+mod vmm;
 
 pub use config::{Config, ExecutionMode, MAX_DEVICE_MEMORY, MAX_DEVICES, MAX_GRANULARITY, Profile};
 pub use device::{Emulator, EmulatorBuilder};
