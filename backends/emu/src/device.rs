@@ -202,14 +202,17 @@ impl Emulator {
         self.platform.config.wait_timeout
     }
 
-    /// Resolves a device range to its pool; the checks come when it is enqueued.
+    /// Resolves a device range to its pool (the checks come when it is enqueued) or to the
+    /// chunks mapped behind it in a reserved range (checked now).
     pub(crate) fn range(&self, ptr: DevicePtr, len: u64, write: bool, op: &'static str) -> Result<CheckedRange> {
         access::resolve(&self.platform.registry, self.platform.config.checker, ptr, len, write, op)
     }
 
     /// Makes the next `n` host-memory commits of this platform fail, as if the host were
     /// out of memory: the allocations that need them get `OutOfMemory` (with a message
-    /// saying the commit failed) and the pool stays intact. For tests of failure paths.
+    /// saying the commit failed) and the pool stays intact; so does the creation of a
+    /// physical chunk of virtual memory (code 207001, as CUDA's `CUDA_ERROR_OUT_OF_MEMORY`
+    /// that PyTorch recovers from). For tests of failure paths.
     pub fn inject_commit_failures(&self, n: u32) {
         self.platform.faults.commit_failures.store(n, Ordering::Release);
     }
@@ -600,7 +603,7 @@ impl Device for Emulator {
         }
         let len = src.len() as u64;
         let t = self.range(dst, len, true, OP)?;
-        let d = ResolvedSide::Device(Arc::clone(&t.pool), dst.addr());
+        let d = ResolvedSide::Device(t.mem.clone(), dst.addr());
         let data: Box<[u8]> = src.into();
         enqueue_touching(
             s,
@@ -621,7 +624,7 @@ impl Device for Emulator {
             return Ok(());
         }
         let t = self.range(src, len, false, OP)?;
-        let from = ResolvedSide::Device(Arc::clone(&t.pool), src.addr());
+        let from = ResolvedSide::Device(t.mem.clone(), src.addr());
         let dst = dst.clone();
         enqueue_touching(
             s,
@@ -650,18 +653,18 @@ impl Device for Emulator {
         if len == 0 {
             return Ok(());
         }
-        let n = usize::try_from(len).map_err(|_| Error::invalid_param(OP, "length too large"))?;
+        usize::try_from(len).map_err(|_| Error::invalid_param(OP, "length too large"))?;
         let t = self.range(dst, len, true, OP)?;
-        let pool = Arc::clone(&t.pool);
+        let mem = t.mem.clone();
         enqueue_touching(
             s,
             std::slice::from_ref(&t),
             OP,
             Box::new(move || {
-                pool.with_memory(dst.addr(), len, true, OP, |p| {
-                    // SAFETY: the range is committed read/write memory, pinned for writing
-                    // against release and other pinned accesses.
-                    unsafe { std::ptr::write_bytes(p, value, n) }
+                mem.for_each_piece(dst.addr(), len, true, OP, |_, p, k| {
+                    // SAFETY: the piece is committed read/write memory of `k <= n` bytes,
+                    // pinned for writing against release, unmapping and other pinned accesses.
+                    unsafe { std::ptr::write_bytes(p, value, k) }
                 })
             }),
         )

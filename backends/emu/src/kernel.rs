@@ -49,11 +49,11 @@ impl KernelMem {
     pub fn read(&self, ptr: DevicePtr, len: u64) -> Result<Vec<u8>> {
         let t = self.find(ptr, len, false)?;
         let mut out = vec![0u8; len as usize];
-        t.pool.with_memory(ptr.addr(), len, false, "launch_kernel", |p| {
-            // SAFETY: the range is committed and pinned for reading (`with_memory`: no
-            // release or give-back touches it, no other pinned access writes it); `out`
-            // holds `len` bytes.
-            unsafe { std::ptr::copy_nonoverlapping(p.cast_const(), out.as_mut_ptr(), out.len()) }
+        t.mem.for_each_piece(ptr.addr(), len, false, "launch_kernel", |done, p, k| {
+            // SAFETY: the piece is committed and pinned for reading (no release, give-back
+            // or unmapping touches it, no other pinned access writes it); `out` holds
+            // `len >= done + k` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(p.cast_const(), out.as_mut_ptr().add(done), k) }
         })?;
         Ok(out)
     }
@@ -65,19 +65,24 @@ impl KernelMem {
     /// A range the kernel did not declare for writing: `StreamOrderViolation`.
     pub fn write(&self, ptr: DevicePtr, data: &[u8]) -> Result<()> {
         let t = self.find(ptr, data.len() as u64, true)?;
-        t.pool.with_memory(ptr.addr(), data.len() as u64, true, "launch_kernel", |p| {
-            // SAFETY: the range is committed and pinned for writing (`with_memory`: no
-            // release or give-back touches it, no other pinned access overlaps it);
-            // `data` is a separate host slice of that length.
-            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) }
+        t.mem.for_each_piece(ptr.addr(), data.len() as u64, true, "launch_kernel", |done, p, k| {
+            // SAFETY: the piece is committed and pinned for writing (no release, give-back
+            // or unmapping touches it, no other pinned access overlaps it); `data` is a
+            // separate host slice of at least `done + k` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr().add(done), p, k) }
         })
     }
 }
 
 impl Emulator {
     /// Whether `[addr, addr + len)` lies inside one live allocation of a pool of this
-    /// platform (so it is device memory).
+    /// platform, or is mapped in a reserved range of virtual memory (so it is device
+    /// memory).
     pub fn is_device_memory(&self, addr: DevicePtr, len: u64) -> bool {
+        let vmm = &self.platform.registry.vmm;
+        if vmm.reserved_at(addr.addr()).is_some() {
+            return vmm.is_mapped(addr.addr(), len.max(1));
+        }
         self.platform.registry.pool_at(addr.addr()).is_some_and(|p| p.is_live(addr.addr(), len.max(1)))
     }
 
@@ -93,8 +98,9 @@ impl Emulator {
         self.platform.registry.free_async(ptr, s)
     }
 
-    /// Whether `addr` is device memory of this platform: it lies in a live pool's range, or
-    /// in the range of a destroyed pool (a pointer that outlived its pool, which copies and
+    /// Whether `addr` is device memory of this platform: it lies in a live pool's range or
+    /// in a reserved range of virtual memory (mapped or not), or in the range of a
+    /// destroyed pool (a pointer that outlived its pool, which copies and
     /// accesses then refuse) while the emulator still holds or keeps that range, or nothing
     /// in the process has mapped it since. The range of a destroyed pool goes back to the
     /// host only after many later pools are dropped, and once the host maps it again it is
@@ -102,7 +108,10 @@ impl Emulator {
     pub fn is_pool_address(&self, addr: DevicePtr) -> bool {
         let a = addr.addr();
         let kept = |held: bool| held || quarantined(a) || !host_mapped(a);
-        self.platform.registry.pool_at(a).is_some() || self.platform.registry.destroyed_at(a).is_some_and(kept)
+        let registry = &self.platform.registry;
+        registry.pool_at(a).is_some()
+            || registry.vmm.reserved_at(a).is_some()
+            || registry.destroyed_at(a).is_some_and(kept)
     }
 
     /// Copies `len` bytes from `src` to `dst` in stream order on `stream`.
@@ -152,10 +161,10 @@ impl Emulator {
         }
         let t = self.range(dst, len, true, OP)?;
         access::check_now(std::slice::from_ref(&t), OP)?;
-        t.pool.with_memory(dst.addr(), len, true, OP, |p| {
-            // SAFETY: the range is committed read/write memory, pinned for writing
-            // against release and other pinned accesses.
-            unsafe { std::ptr::write_bytes(p, value, len as usize) }
+        t.mem.for_each_piece(dst.addr(), len, true, OP, |_, p, k| {
+            // SAFETY: the piece is committed read/write memory of `k` bytes, pinned for
+            // writing against release, unmapping and other pinned accesses.
+            unsafe { std::ptr::write_bytes(p, value, k) }
         })
     }
 

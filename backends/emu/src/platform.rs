@@ -142,7 +142,7 @@ impl Platform {
             config,
             next_id: AtomicU64::new(1),
             streams: Arc::new(Mutex::new(Streams::default())),
-            registry: Arc::new(PoolRegistry::default()),
+            registry: Arc::new(PoolRegistry::new(config.wait_timeout)),
             graveyard: Mutex::new(Vec::new()),
             faults: Arc::new(Faults::default()),
             memory: (0..config.devices).map(|_| Arc::new(DeviceMemory::new(config.device_memory))).collect(),

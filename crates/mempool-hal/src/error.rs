@@ -35,6 +35,10 @@ pub mod code {
     /// Pool exhausted, non-zero HIGH write, threshold above the pool size, trim misuse,
     /// unknown pool handle in destroy/malloc/trim, null stream in free.
     pub const ACL_ERROR_RT_INTERNAL_ERROR: i32 = 507_000;
+    /// An argument the driver's kernel module refused (`EINVAL`, `EADDRINUSE`): a virtual
+    /// memory mapping outside its reservation, over a mapping, misaligned, an unmapping of
+    /// nothing, a physical chunk whose size is not a multiple of the granularity.
+    pub const ACL_ERROR_RT_DRV_INTERNAL_ERROR: i32 = 507_899;
     /// A stream synchronization with a time limit ran out of time.
     pub const ACL_ERROR_RT_STREAM_SYNC_TIMEOUT: i32 = 507_046;
     /// An event synchronization with a time limit ran out of time.

@@ -88,6 +88,13 @@ impl Profile {
     pub const fn high_resets_to_current(self) -> bool {
         matches!(self, Profile::Cuda)
     }
+
+    /// Whether a fresh mapping of a physical chunk is readable and writable at once
+    /// (Ascend: the owning device gets read-write at `aclrtMapMem`) instead of having no
+    /// access until it is set (CUDA: `cuMemSetAccess` first; [contract §14](crate::contract::vmm)).
+    pub const fn maps_with_access(self) -> bool {
+        matches!(self, Profile::Documented | Profile::CannOpen)
+    }
 }
 
 impl fmt::Display for Profile {

@@ -5,7 +5,9 @@
 //!
 //! 1. [`CopySide`]: a side of a raw copy as the caller names it, host memory or a device
 //!    pointer (public: the drop-in ACL library passes C pointers through it);
-//! 2. [`CheckedRange`]: a device range resolved to its pool ([`resolve`]), which
+//! 2. [`CheckedRange`]: a device range resolved to its pool ([`resolve`]), or to the
+//!    chunks mapped behind it in a reserved range of virtual memory (checked mapped with
+//!    the access the work needs when it is resolved, `vmm/space.rs`), which
 //!    [`enqueue_touching`] checks under the pool lock when the work is enqueued (the range
 //!    lies in one live allocation and, with the checker, the stream is ordered after the
 //!    allocation and the memory was not freed) and notes as pending on its allocation;
@@ -13,7 +15,9 @@
 //! 3. [`ResolvedSide`]: what a copy's work holds to run, a host address or a pool and an
 //!    address; [`copy`] checks again, under the pool lock, that the device range is still
 //!    reserved, and pins it for the copy, which then runs without the lock
-//!    ([`PoolShared::with_memory`]): no release or destroy takes a pinned range away.
+//!    ([`PoolShared::with_memory`]): no release or destroy takes a pinned range away. A
+//!    range of virtual memory is moved through the views of its chunks, pinned there
+//!    (`vmm/mapped.rs`).
 //!
 //! Lock order: the pools an operation touches, by id, then the stream's state.
 
@@ -24,6 +28,7 @@ use super::shared::{PoolShared, StateGuard};
 use crate::clock::{Clock, HostClock};
 use crate::stream::{StreamShared, Work};
 use crate::sync::Arc;
+use crate::vmm::mapped::MappedRange;
 use mempool_hal::{DevicePtr, Error, ErrorKind, Result, code};
 
 /// One side of a raw copy.
@@ -39,20 +44,52 @@ pub enum CopySide {
 /// A copy side resolved; host addresses travel as integers so the work is `Send`.
 pub(crate) enum ResolvedSide {
     Host(usize),
-    Device(Arc<PoolShared>, u64),
+    Device(Memory, u64),
 }
 
-/// One device range an operation touches, resolved to its pool.
+/// Where the bytes of a device range are.
+#[derive(Debug, Clone)]
+pub(crate) enum Memory {
+    /// In a pool: checked again, and pinned, under its lock when the work runs.
+    Pool(Arc<PoolShared>),
+    /// In chunks mapped in a reserved range of virtual memory, resolved when the work
+    /// was enqueued.
+    Mapped(Arc<MappedRange>),
+}
+
+impl Memory {
+    /// Runs `f(done, ptr, n)` on the host memory of `[addr, addr + len)`, piece by piece
+    /// in address order (one piece in a pool; one per chunk in virtual memory), each
+    /// pinned while `f` runs on it (`write`: `f` writes it): `n` bytes at `ptr`, the
+    /// range's bytes from `done` on.
+    pub(crate) fn for_each_piece(
+        &self,
+        addr: u64,
+        len: u64,
+        write: bool,
+        op: &'static str,
+        mut f: impl FnMut(usize, *mut u8, usize),
+    ) -> Result<()> {
+        match self {
+            Memory::Pool(pool) => pool.with_memory(addr, len, write, op, |p| f(0, p, len as usize)),
+            Memory::Mapped(m) => m.for_each_piece(addr, len, write, op, f),
+        }
+    }
+}
+
+/// One device range an operation touches, resolved to its memory.
 #[derive(Debug, Clone)]
 pub(crate) struct CheckedRange {
-    pub(crate) pool: Arc<PoolShared>,
+    pub(crate) mem: Memory,
     pub(crate) addr: u64,
     pub(crate) len: u64,
     pub(crate) write: bool,
 }
 
-/// Resolves a device range to its pool; the checks come when it is enqueued. With the
-/// `checker`, a range of a destroyed pool is a stream-order violation.
+/// Resolves a device range to its pool, whose checks come when it is enqueued, or to the
+/// chunks mapped behind it in a reserved range, checked now. With the `checker`, a range
+/// of a destroyed pool, and one reserved but not mapped or mapped without the access the
+/// operation needs, is a stream-order violation.
 pub(crate) fn resolve(
     registry: &PoolRegistry,
     checker: bool,
@@ -61,8 +98,12 @@ pub(crate) fn resolve(
     write: bool,
     op: &'static str,
 ) -> Result<CheckedRange> {
+    if let Some(parts) = registry.vmm.resolve(ptr.addr(), len, write, checker, op) {
+        let mem = Memory::Mapped(Arc::new(MappedRange::new(ptr.addr(), parts?, registry.vmm.timeout)));
+        return Ok(CheckedRange { mem, addr: ptr.addr(), len, write });
+    }
     match registry.pool_at(ptr.addr()) {
-        Some(pool) => Ok(CheckedRange { pool, addr: ptr.addr(), len, write }),
+        Some(pool) => Ok(CheckedRange { mem: Memory::Pool(pool), addr: ptr.addr(), len, write }),
         None if checker && registry.was_destroyed(ptr.addr()) => {
             Err(Error::stream_order_violation(op, format!("{op} touches {ptr}: memory of a destroyed pool")))
         }
@@ -87,7 +128,7 @@ fn resolve_side(
         CopySide::Host(p) => Ok(ResolvedSide::Host(p as usize)),
         CopySide::Device(d) => {
             let r = resolve(registry, checker, d, len, write, op)?;
-            let side = ResolvedSide::Device(Arc::clone(&r.pool), d.addr());
+            let side = ResolvedSide::Device(r.mem.clone(), d.addr());
             ranges.push(r);
             Ok(side)
         }
@@ -206,10 +247,19 @@ fn check_races(
     Ok(())
 }
 
+/// The pool of a range in a pool.
+fn pool_of(t: &CheckedRange) -> Option<&Arc<PoolShared>> {
+    match &t.mem {
+        Memory::Pool(pool) => Some(pool),
+        Memory::Mapped(_) => None,
+    }
+}
+
 /// Locks the pools of `ranges` in id order (so two operations never lock in opposite
-/// orders) and runs `f` with each range's pool state.
+/// orders) and runs `f` with each range's pool state. Ranges of virtual memory lock
+/// nothing: they were checked when resolved.
 fn with_locked<R>(ranges: &[CheckedRange], f: impl FnOnce(&mut [(u64, StateGuard<'_>)]) -> R) -> R {
-    let mut pools: Vec<&Arc<PoolShared>> = ranges.iter().map(|t| &t.pool).collect();
+    let mut pools: Vec<&Arc<PoolShared>> = ranges.iter().filter_map(pool_of).collect();
     pools.sort_by_key(|p| p.id);
     pools.dedup_by_key(|p| p.id);
     let mut guards: Vec<(u64, StateGuard<'_>)> = pools.iter().map(|p| (p.id, p.state())).collect();
@@ -231,15 +281,15 @@ pub(crate) fn enqueue_touching(
     with_locked(ranges, |guards| {
         let st = &mut *s.state();
         let mut starts = Vec::with_capacity(ranges.len());
-        for t in ranges {
-            let blocks = blocks_of(guards, t.pool.id);
-            starts.push(check(&t.pool, blocks, t, Some((s, &st.clock)), op)?);
+        for (t, pool) in ranges.iter().filter_map(|t| Some((t, pool_of(t)?))) {
+            let blocks = blocks_of(guards, pool.id);
+            starts.push(check(pool, blocks, t, Some((s, &st.clock)), op)?);
         }
         let pos = s.push_locked(st, work)?;
-        for (t, start) in ranges.iter().zip(starts) {
-            if t.pool.settings.checker {
+        for ((t, pool), start) in ranges.iter().filter_map(|t| Some((t, pool_of(t)?))).zip(starts) {
+            if pool.settings.checker {
                 let a = Access { stream: s.id, pos, op, addr: t.addr, len: t.len, write: t.write };
-                blocks_of(guards, t.pool.id).note_access(start, a, t.pool.settings.races);
+                blocks_of(guards, pool.id).note_access(start, a, pool.settings.races);
             }
         }
         Ok(())
@@ -251,8 +301,8 @@ pub(crate) fn enqueue_touching(
 /// one, or one whose stream the host synchronized after it).
 pub(crate) fn check_now(ranges: &[CheckedRange], op: &'static str) -> Result<()> {
     with_locked(ranges, |guards| {
-        for t in ranges {
-            check(&t.pool, blocks_of(guards, t.pool.id), t, None, op)?;
+        for (t, pool) in ranges.iter().filter_map(|t| Some((t, pool_of(t)?))) {
+            check(pool, blocks_of(guards, pool.id), t, None, op)?;
         }
         Ok(())
     })
@@ -330,27 +380,29 @@ pub(crate) unsafe fn copy(dst: ResolvedSide, src: ResolvedSide, len: u64, op: &'
             unsafe { std::ptr::copy(s as *const u8, d as *mut u8, n) };
             Ok(())
         }
-        (ResolvedSide::Device(p, a), ResolvedSide::Host(s)) => p.with_memory(a, len, true, op, |dp| {
-            // SAFETY: the device range is committed and pinned for writing (no release,
-            // give-back or other pinned access touches it); the host range is valid.
-            unsafe { std::ptr::copy(s as *const u8, dp, n) }
+        (ResolvedSide::Device(m, a), ResolvedSide::Host(s)) => m.for_each_piece(a, len, true, op, |done, dp, k| {
+            // SAFETY: the device piece is committed memory pinned for writing (no release,
+            // give-back, unmapping or other pinned access touches it); the host range is
+            // valid for `n` bytes, and `done + k <= n`.
+            unsafe { std::ptr::copy((s + done) as *const u8, dp, k) }
         }),
-        (ResolvedSide::Host(d), ResolvedSide::Device(p, a)) => p.with_memory(a, len, false, op, |sp| {
-            // SAFETY: the device range is committed and pinned for reading (no release,
-            // give-back or pinned write touches it); the host range is valid.
-            unsafe { std::ptr::copy(sp.cast_const(), d as *mut u8, n) }
+        (ResolvedSide::Host(d), ResolvedSide::Device(m, a)) => m.for_each_piece(a, len, false, op, |done, sp, k| {
+            // SAFETY: the device piece is committed memory pinned for reading (no release,
+            // give-back, unmapping or pinned write touches it); the host range is valid for
+            // `n` bytes, and `done + k <= n`.
+            unsafe { std::ptr::copy(sp.cast_const(), (d + done) as *mut u8, k) }
         }),
-        (ResolvedSide::Device(dp, da), ResolvedSide::Device(sp, sa)) => {
+        (ResolvedSide::Device(dm, da), ResolvedSide::Device(sm, sa)) => {
             let mut tmp = vec![0u8; n];
-            sp.with_memory(sa, len, false, op, |p| {
-                // SAFETY: the source range is committed and pinned for reading; `tmp`
-                // holds `n` bytes.
-                unsafe { std::ptr::copy_nonoverlapping(p.cast_const(), tmp.as_mut_ptr(), n) }
+            sm.for_each_piece(sa, len, false, op, |done, p, k| {
+                // SAFETY: the source piece is committed memory pinned for reading; `tmp`
+                // holds `n` bytes and `done + k <= n`.
+                unsafe { std::ptr::copy_nonoverlapping(p.cast_const(), tmp.as_mut_ptr().add(done), k) }
             })?;
-            dp.with_memory(da, len, true, op, |p| {
-                // SAFETY: the destination range is committed and pinned for writing;
-                // `tmp` holds `n` bytes.
-                unsafe { std::ptr::copy_nonoverlapping(tmp.as_ptr(), p, n) }
+            dm.for_each_piece(da, len, true, op, |done, p, k| {
+                // SAFETY: the destination piece is committed memory pinned for writing;
+                // `tmp` holds `n` bytes and `done + k <= n`.
+                unsafe { std::ptr::copy_nonoverlapping(tmp.as_ptr().add(done), p, k) }
             })
         }
     }

@@ -108,9 +108,39 @@ impl Mapping {
         Ok(Mapping { raw, raw_len, base, len })
     }
 
+    /// Reserves `len` bytes of address space at `addr` exactly, if nothing is mapped there
+    /// (`MAP_FIXED_NOREPLACE`); `None` when something is, or the kernel placed it
+    /// elsewhere (a kernel before Linux 4.17 takes the flag as a hint).
+    pub(crate) fn reserve_at(addr: u64, len: u64) -> Option<Mapping> {
+        let len = usize::try_from(len).ok()?;
+        let at = usize::try_from(addr).ok()?;
+        // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping, so the new range
+        // cannot alias any Rust object; a range placed elsewhere is unmapped below.
+        let raw = unsafe {
+            rustix::mm::mmap_anonymous(
+                at as *mut c_void,
+                len,
+                ProtFlags::empty(),
+                MapFlags::PRIVATE | MapFlags::NORESERVE | MapFlags::FIXED_NOREPLACE,
+            )
+        }
+        .ok()?;
+        if raw as usize != at {
+            // SAFETY: the range the kernel just mapped for this call; nothing refers to it.
+            let _ = unsafe { rustix::mm::munmap(raw, len) };
+            return None;
+        }
+        Some(Mapping { raw, raw_len: len, base: at, len })
+    }
+
     /// The first usable address.
     pub(crate) fn base(&self) -> u64 {
         self.base as u64
+    }
+
+    /// The usable length.
+    pub(crate) fn len(&self) -> u64 {
+        self.len as u64
     }
 
     fn range_ptr(&self, addr: u64, len: u64) -> (*mut c_void, usize) {

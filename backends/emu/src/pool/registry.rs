@@ -24,6 +24,7 @@
 use super::shared::PoolShared;
 use crate::stream::{StreamShared, lock};
 use crate::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use crate::vmm::VmmSpace;
 use mempool_hal::{DevicePtr, Error, ErrorKind, Result, code};
 use std::collections::BTreeMap;
 
@@ -77,9 +78,17 @@ pub(crate) struct PoolRegistry {
     /// Address ranges of destroyed pools (for the checker's messages, and to know a
     /// pointer that outlived its pool), with the pool while anything still holds it.
     destroyed: Mutex<Destroyed>,
+    /// The device memory outside pools: reserved ranges of virtual memory and the chunks
+    /// mapped there (`vmm/`).
+    pub(crate) vmm: Arc<VmmSpace>,
 }
 
 impl PoolRegistry {
+    /// An empty registry whose virtual memory waits at most `timeout` (`Config::wait_timeout`).
+    pub(crate) fn new(timeout: std::time::Duration) -> PoolRegistry {
+        PoolRegistry { vmm: Arc::new(VmmSpace::new(timeout)), ..PoolRegistry::default() }
+    }
+
     /// Registers a new pool.
     pub(crate) fn insert(&self, pool: &Arc<PoolShared>) {
         self.pools.write().unwrap_or_else(PoisonError::into_inner).insert(pool.base, Arc::clone(pool));
