@@ -328,13 +328,16 @@
 #![deny(unsafe_code)]
 
 mod raii;
+mod segment;
 
 pub use mempool_hal as hal;
 pub use mempool_hal::{
-    AttrId, Device, DevicePtr, Error, ErrorKind, EventStatus, HostBuffer, MemInfo, MemPool, MemPoolExt, OomInfo,
-    PoolProps, PoolStats, RawAttrValue, Result, StreamStatus, code,
+    Access, AttrId, Device, DevicePtr, Error, ErrorKind, EventStatus, Granularity, HostBuffer, HostRegisterFlags,
+    HostRegistration, Mapping, MemInfo, MemPool, MemPoolExt, OomInfo, Physical, PoolProps, PoolStats, RawAttrValue,
+    Reserved, Result, StreamStatus, VirtualMemory, code,
 };
 pub use raii::{Buffer, Event, Pool, Stream};
+pub use segment::ExpandableSegment;
 
 /// The stream-ordered small-block layer (the `mempool-small` crate): packs requests up to
 /// a threshold into pool blocks, for any backend. [`small::SmallBlocks`] is itself a
@@ -371,9 +374,10 @@ pub mod attr {
 }
 
 /// The traits, so `use mempool::prelude::*;` brings `get`, `set`, `reset` and `stats`
-/// into scope.
+/// into scope, and the extension traits of backends that have virtual memory and host
+/// registration.
 pub mod prelude {
-    pub use mempool_hal::{Device, MemPool, MemPoolExt};
+    pub use mempool_hal::{Device, HostRegistration, MemPool, MemPoolExt, VirtualMemory};
 }
 
 /// The backends enabled by features, by explicit name.
