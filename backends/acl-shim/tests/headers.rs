@@ -24,6 +24,11 @@ use mempool_ascend::sys::{
     ACL_STOP_ON_FAILURE, ACL_STREAM_FAST_LAUNCH, ACL_STREAM_FAST_SYNC, ACL_STREAM_HUGE, ACL_STREAM_PERSISTENT,
     ACL_STREAM_STATUS_COMPLETE, ACL_STREAM_STATUS_NOT_READY, aclrtMemLocation, aclrtMemPoolProps,
 };
+use mempool_ascend::sys::{
+    ACL_ERROR_RT_DRV_INTERNAL_ERROR, ACL_RT_MEM_ACCESS_FLAGS_NONE, ACL_RT_MEM_ACCESS_FLAGS_READ,
+    ACL_RT_MEM_ACCESS_FLAGS_READWRITE, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED,
+    ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF, aclrtMemAccessDesc, aclrtPhysicalMemProp,
+};
 use mempool_hal::{AllocationType, HandleType, LocationType, attr::ATTRIBUTES, code};
 use std::collections::BTreeSet;
 use std::ffi::c_int;
@@ -97,10 +102,19 @@ const PROTOTYPES: &[(&str, &str, &str)] = &[
     ("aclrtUnSubscribeReport", "aclError", "uint64_t, aclrtStream"),
     ("aclrtGetLastError", "aclError", "aclrtLastErrLevel"),
     ("aclrtPeekAtLastError", "aclError", "aclrtLastErrLevel"),
+    // Virtual memory.
+    ("aclrtReserveMemAddress", "aclError", "void **, size_t, size_t, void *, uint64_t"),
+    ("aclrtReleaseMemAddress", "aclError", "void *"),
+    ("aclrtMallocPhysical", "aclError", "aclrtDrvMemHandle *, size_t, const aclrtPhysicalMemProp *, uint64_t"),
+    ("aclrtFreePhysical", "aclError", "aclrtDrvMemHandle"),
+    ("aclrtMapMem", "aclError", "void *, size_t, size_t, aclrtDrvMemHandle, uint64_t"),
+    ("aclrtUnmapMem", "aclError", "void *"),
+    ("aclrtMemSetAccess", "aclError", "void *, size_t, aclrtMemAccessDesc *, size_t"),
+    ("aclrtMemGetAllocationGranularity", "aclError", "aclrtPhysicalMemProp *, aclrtMemGranularityOptions, size_t *"),
 ];
 
 /// The enum types of the ABI: all int-sized, as the Rust side's `c_int` aliases.
-const ENUMS: [&str; 12] = [
+const ENUMS: [&str; 14] = [
     "aclrtMemcpyKind",
     "aclrtMemMallocPolicy",
     "aclrtMemAttr",
@@ -113,6 +127,8 @@ const ENUMS: [&str; 12] = [
     "aclrtStreamStatus",
     "aclrtCallbackBlockType",
     "aclrtLastErrLevel",
+    "aclrtMemGranularityOptions",
+    "aclrtMemAccessFlags",
 ];
 
 /// The size of a field, named by a projection.
@@ -126,7 +142,7 @@ struct Field(&'static str, &'static str, usize, usize, &'static str);
 fn fields() -> Vec<Field> {
     type L = aclrtMemLocation;
     type P = aclrtMemPoolProps;
-    vec![
+    let mut out = vec![
         Field("aclrtMemLocation", "id", offset_of!(L, id), field_size(|l: &L| &l.id), "uint32_t"),
         Field("aclrtMemLocation", "type", offset_of!(L, type_), field_size(|l: &L| &l.type_), "aclrtMemLocationType"),
         Field(
@@ -158,14 +174,64 @@ fn fields() -> Vec<Field> {
             field_size(|p: &P| &p.reserved),
             "unsigned char[32]",
         ),
+    ];
+    out.extend(vmm_fields());
+    out
+}
+
+/// The fields of the virtual-memory structs.
+fn vmm_fields() -> Vec<Field> {
+    type V = aclrtPhysicalMemProp;
+    type A = aclrtMemAccessDesc;
+    vec![
+        Field(
+            "aclrtPhysicalMemProp",
+            "handleType",
+            offset_of!(V, handleType),
+            field_size(|p: &V| &p.handleType),
+            "aclrtMemHandleType",
+        ),
+        Field(
+            "aclrtPhysicalMemProp",
+            "allocationType",
+            offset_of!(V, allocationType),
+            field_size(|p: &V| &p.allocationType),
+            "aclrtMemAllocationType",
+        ),
+        Field(
+            "aclrtPhysicalMemProp",
+            "memAttr",
+            offset_of!(V, memAttr),
+            field_size(|p: &V| &p.memAttr),
+            "aclrtMemAttr",
+        ),
+        Field(
+            "aclrtPhysicalMemProp",
+            "location",
+            offset_of!(V, location),
+            field_size(|p: &V| &p.location),
+            "aclrtMemLocation",
+        ),
+        Field("aclrtPhysicalMemProp", "reserve", offset_of!(V, reserve), field_size(|p: &V| &p.reserve), "uint64_t"),
+        Field("aclrtMemAccessDesc", "flags", offset_of!(A, flags), field_size(|a: &A| &a.flags), "aclrtMemAccessFlags"),
+        Field(
+            "aclrtMemAccessDesc",
+            "location",
+            offset_of!(A, location),
+            field_size(|a: &A| &a.location),
+            "aclrtMemLocation",
+        ),
+        Field("aclrtMemAccessDesc", "rsv", offset_of!(A, rsv), field_size(|a: &A| &a.rsv), "uint8_t[12]"),
     ]
 }
 
 /// Every struct: name, size, alignment.
-fn structs() -> [(&'static str, usize, usize); 2] {
+fn structs() -> [(&'static str, usize, usize); 4] {
     [
         ("aclrtMemLocation", size_of::<aclrtMemLocation>(), align_of::<aclrtMemLocation>()),
         ("aclrtMemPoolProps", size_of::<aclrtMemPoolProps>(), align_of::<aclrtMemPoolProps>()),
+        ("aclrtPhysicalMemProp", size_of::<aclrtPhysicalMemProp>(), align_of::<aclrtPhysicalMemProp>()),
+        ("aclrtMemAccessDesc", size_of::<aclrtMemAccessDesc>(), align_of::<aclrtMemAccessDesc>()),
     ]
 }
 
@@ -251,6 +317,14 @@ fn constants() -> Vec<(String, i64)> {
         ("ACL_CALLBACK_NO_BLOCK", ACL_CALLBACK_NO_BLOCK),
         ("ACL_CALLBACK_BLOCK", ACL_CALLBACK_BLOCK),
         ("ACL_RT_THREAD_LEVEL", ACL_RT_THREAD_LEVEL),
+        // Virtual memory.
+        ("ACL_ERROR_RT_DRV_INTERNAL_ERROR", ACL_ERROR_RT_DRV_INTERNAL_ERROR),
+        ("ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM", ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM),
+        ("ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED", ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+        ("ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF", ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF),
+        ("ACL_RT_MEM_ACCESS_FLAGS_NONE", ACL_RT_MEM_ACCESS_FLAGS_NONE),
+        ("ACL_RT_MEM_ACCESS_FLAGS_READ", ACL_RT_MEM_ACCESS_FLAGS_READ),
+        ("ACL_RT_MEM_ACCESS_FLAGS_READWRITE", ACL_RT_MEM_ACCESS_FLAGS_READWRITE),
         // The version of CANN's API the headers follow.
         ("ACL_MAJOR_VERSION", 1),
         ("ACL_MINOR_VERSION", 17),
@@ -545,7 +619,7 @@ fn cpp_program(checks: &str) -> String {
         writeln!(t, "static_assert(std::is_same<{a}, {b}>::value, \"{a} is {b}\");").unwrap();
     };
     same(&mut types, "aclError", "int");
-    for h in ["aclrtStream", "aclrtEvent", "aclrtContext", "aclrtMemPool"] {
+    for h in ["aclrtStream", "aclrtEvent", "aclrtContext", "aclrtMemPool", "aclrtDrvMemHandle"] {
         same(&mut types, h, "void *");
     }
     same(&mut types, "aclrtHostFunc", "void (*)(void *)");
@@ -606,7 +680,7 @@ fn the_headers_declare_exactly_what_the_library_exports() {
         missing.is_empty() && extra.is_empty(),
         "exported but not declared: {missing:?}; declared but not exported: {extra:?}"
     );
-    assert_eq!(exported_names.len(), 60);
+    assert_eq!(exported_names.len(), 68);
 
     // The expected prototypes are the exported Rust signatures, spelled in C.
     let expected: BTreeSet<_> =

@@ -17,7 +17,7 @@
 //!
 //! One file per object: [`lifecycle`], [`device`], [`context`], [`stream`], [`event`],
 //! [`memory`], [`copy`] (copies and memsets), [`pool`], [`host_func`] (host functions and
-//! callbacks) and [`errors`]. Every function is re-exported here, so `exports::NAME` names
+//! callbacks), [`vmm`] (virtual memory) and [`errors`]. Every function is re-exported here, so `exports::NAME` names
 //! each C function whatever its file. What every entry point uses (the unwind guard,
 //! errors, pointer checks) is in the crate's bottom layer, `ffi`.
 
@@ -33,6 +33,7 @@ pub mod lifecycle;
 pub mod memory;
 pub mod pool;
 pub mod stream;
+pub mod vmm;
 
 pub use context::*;
 pub use copy::*;
@@ -44,6 +45,7 @@ pub use lifecycle::*;
 pub use memory::*;
 pub use pool::*;
 pub use stream::*;
+pub use vmm::*;
 
 /// What the files of this folder share: the bottom layer, the state, and the ACL types.
 mod prelude {

@@ -9,6 +9,7 @@
 mod device;
 mod pool;
 mod staging;
+mod vmm;
 
 pub use device::FALLBACK_GRANULARITY;
 pub use pool::AscendPool;
@@ -42,6 +43,8 @@ struct Shared {
     /// Page-locked staging buffers for host copies (shared with the host functions that
     /// return them).
     staging: Arc<staging::Staging>,
+    /// The physical chunks of `aclrtMallocPhysical` the instance has not freed.
+    chunks: vmm::Chunks,
 }
 
 impl Shared {
@@ -191,6 +194,7 @@ impl Ascend {
                 instance,
                 granularity: OnceLock::new(),
                 staging: Arc::default(),
+                chunks: vmm::Chunks::default(),
             }),
         })
     }
