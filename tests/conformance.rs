@@ -5,7 +5,10 @@
 //! `s11_same_stream_reuse::mode_2_Deferred::profile_2_CannOpen`). The emulator offers every
 //! capability the scenarios need, so none is skipped.
 //!
-//! The rules it checks: contract §10 (`mempool_hal::contract::conformance`), §12 (`mempool_hal::contract::profiles`).
+//! The scenarios of virtual memory (contract §14) run the same way, in module `vmm`.
+//!
+//! The rules it checks: contract §10 (`mempool_hal::contract::conformance`), §12 (`mempool_hal::contract::profiles`),
+//! §14 (`mempool_hal::contract::vmm`).
 
 use mempool_emu::ExecutionMode::{self, Deferred, Threaded};
 use mempool_emu::Profile::{self, CannOpen, Cuda, Documented};
@@ -29,4 +32,28 @@ mempool_tests::each_scenario!(scenario_tests);
 #[test]
 fn every_scenario_of_the_suite_runs() {
     check_scenario_names::<EmuHarness>(SCENARIOS);
+}
+
+mod vmm {
+    use super::*;
+    use mempool_tests::{check_vmm_scenario_names, run_vmm_scenario};
+
+    macro_rules! vmm_scenario_tests {
+        ($($name:ident),* $(,)?) => {
+            const SCENARIOS: &[&str] = &[$(stringify!($name)),*];
+            $(
+                #[rstest]
+                fn $name(#[values(Threaded, Deferred)] mode: ExecutionMode, #[values(Documented, CannOpen, Cuda)] profile: Profile) {
+                    run_vmm_scenario(stringify!($name), &EmuHarness { mode, profile });
+                }
+            )*
+        };
+    }
+
+    mempool_tests::each_vmm_scenario!(vmm_scenario_tests);
+
+    #[test]
+    fn every_vmm_scenario_of_the_suite_runs() {
+        check_vmm_scenario_names::<EmuHarness>(SCENARIOS);
+    }
 }

@@ -215,7 +215,43 @@ pub fn check_scenario_names<H: Harness>(names: &[&str]) {
 /// the contract page it checks. A scenario that needs a capability the harness lacks is a
 /// failure here, never a silent pass: the harnesses that run this way support every one.
 pub fn run_scenario<H: Harness>(name: &str, harness: &H) {
-    let scenarios = mempool_conformance::scenarios::<H>();
+    run_from(&mempool_conformance::scenarios::<H>(), name, harness);
+}
+
+/// Calls `$m!` with the names of the scenarios of virtual memory (contract §14), in order
+/// (their functions in `mempool_conformance::scenarios`); [`check_vmm_scenario_names`]
+/// checks the list against the suite's table.
+#[macro_export]
+macro_rules! each_vmm_scenario {
+    ($m:ident) => {
+        $m! {
+            vmm01_round_trip,
+            vmm02_chunk_mapped_twice,
+            vmm03_chunk_released_while_mapped,
+            vmm04_misuse_answered,
+        }
+    };
+}
+
+/// Panics unless `names` are exactly the suite's scenarios of virtual memory, in order.
+pub fn check_vmm_scenario_names<H: Harness>(names: &[&str])
+where
+    H::Device: mempool_hal::VirtualMemory,
+{
+    let suite: Vec<_> = mempool_conformance::vmm_scenarios::<H>().iter().map(|s| s.name).collect();
+    assert_eq!(names, suite, "the tests' scenario list (each_vmm_scenario!) and the suite's table differ");
+}
+
+/// [`run_scenario`] for a scenario of virtual memory (contract §14).
+pub fn run_vmm_scenario<H: Harness>(name: &str, harness: &H)
+where
+    H::Device: mempool_hal::VirtualMemory,
+{
+    run_from(&mempool_conformance::vmm_scenarios::<H>(), name, harness);
+}
+
+/// Runs scenario `name` of `scenarios` (see [`run_scenario`]).
+fn run_from<H: Harness>(scenarios: &[mempool_conformance::Scenario<H>], name: &str, harness: &H) {
     let scenario = scenarios.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no scenario {name}"));
     let missing: Vec<_> = scenario.needs.iter().chain(scenario.optional).filter(|&&c| !harness.supports(c)).collect();
     assert!(missing.is_empty(), "{name}: the harness lacks {missing:?}, so it cannot run every check");

@@ -9,6 +9,8 @@
 //! - [`MockDevice`] mocks [`Device`] with `Stream = `[`MockStream`], `Event = `[`MockEvent`]
 //!   and `Pool = `[`MockMemPool`].
 //! - [`MockMemPool`] mocks [`MemPool`] with `Stream = `[`MockStream`].
+//! - [`MockDevice`] also mocks [`VirtualMemory`](mempool_hal::VirtualMemory)
+//!   (`expect_reserve`, `expect_create_physical`, `expect_map`, ...).
 //! - [`MockStream`] and [`MockEvent`] are plain ids: tests make them with `MockStream(1)`
 //!   and compare them in predicates.
 //!
@@ -80,6 +82,7 @@
 
 #![deny(missing_docs)]
 
+use mempool_hal::{Access, Granularity, Mapping, Physical, Reserved, VirtualMemory};
 use mempool_hal::{
     AttrId, Device, DevicePtr, Error, EventStatus, HostBuffer, HostFn, MemInfo, MemPool, OomInfo, PoolProps, PoolStats,
     RawAttrValue, Result, StreamStatus,
@@ -191,6 +194,18 @@ mockall::mock! {
         fn memcpy_d2d_async(&self, dst: DevicePtr, src: DevicePtr, len: u64, stream: &MockStream) -> Result<()>;
         fn memset_async(&self, dst: DevicePtr, value: u8, len: u64, stream: &MockStream) -> Result<()>;
         fn launch_host_func(&self, stream: &MockStream, f: HostFn) -> Result<()>;
+    }
+
+    // Virtual memory (contract §14): `expect_reserve`, `expect_map`, ...
+    impl VirtualMemory for Device {
+        fn granularity(&self, which: Granularity) -> Result<u64>;
+        fn reserve(&self, size: u64, alignment: u64, hint: Option<DevicePtr>) -> Result<Reserved>;
+        fn release_reserved(&self, range: Reserved) -> Result<()>;
+        fn create_physical(&self, size: u64) -> Result<Physical>;
+        fn release_physical(&self, chunk: Physical) -> Result<()>;
+        fn map(&self, at: DevicePtr, size: u64, offset: u64, chunk: Physical) -> Result<Mapping>;
+        fn unmap(&self, mapping: Mapping) -> Result<()>;
+        fn set_access(&self, at: DevicePtr, size: u64, access: Access) -> Result<()>;
     }
 }
 

@@ -160,3 +160,48 @@ fn create_pool_returns_the_pool_the_test_built() -> Result<()> {
     assert_eq!(pool.size(), 1 << 30);
     Ok(())
 }
+
+/// The code under test of the virtual-memory mock: grows a reserved range by one chunk at
+/// its end, giving the chunk back if the mapping fails.
+fn grow<D: mempool_hal::VirtualMemory>(dev: &D, range: mempool_hal::Reserved, mapped: u64) -> Result<u64> {
+    use mempool_hal::{Access, Granularity};
+    let g = dev.granularity(Granularity::Minimum)?;
+    let chunk = dev.create_physical(g)?;
+    let at = DevicePtr::from_addr(range.base.addr() + mapped);
+    if let Err(e) = dev.map(at, g, 0, chunk) {
+        dev.release_physical(chunk)?;
+        return Err(e);
+    }
+    dev.set_access(at, g, Access::ReadWrite)?;
+    Ok(mapped + g)
+}
+
+#[test]
+fn virtual_memory_calls_are_mocked() -> Result<()> {
+    use mempool_hal::{Access, Mapping, Physical, Reserved};
+    use mempool_mock::mockall::Sequence;
+    const G: u64 = 2 << 20;
+    let range = Reserved { base: DevicePtr::from_addr(0x40_0000_0000), size: 8 * G };
+    let chunk = Physical { handle: 0x77, size: G };
+    let mut dev = MockDevice::new();
+    let mut seq = Sequence::new();
+    dev.expect_granularity().returning(|_| Ok(G));
+    dev.expect_create_physical().with(eq(G)).times(2).returning(move |_| Ok(chunk));
+    dev.expect_map()
+        .withf(move |at, size, off, c| (*at, *size, *off, *c) == (DevicePtr::from_addr(0x40_0000_0000), G, 0, chunk))
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|at, size, _, _| Ok(Mapping { at, size }));
+    dev.expect_set_access()
+        .with(eq(DevicePtr::from_addr(0x40_0000_0000)), eq(G), eq(Access::ReadWrite))
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|_, _, _| Ok(()));
+    dev.expect_map().times(1).in_sequence(&mut seq).returning(|_, _, _, _| Err(out_of_memory(G)));
+    dev.expect_release_physical().with(eq(chunk)).times(1).in_sequence(&mut seq).returning(|_| Ok(()));
+    assert_eq!(grow(&dev, range, 0)?, G);
+    let e = grow(&dev, range, G).expect_err("the mapping fails");
+    assert_eq!(e.kind(), ErrorKind::OutOfMemory);
+    dev.checkpoint();
+    Ok(())
+}

@@ -7,6 +7,7 @@ use Capability::{
     BlockingHostFunctions as Blocking, CheckedFree, ForeignHandles, ObserveExecutionWithoutSync, Threads,
 };
 use libtest_mimic::{Arguments, Conclusion, Trial};
+use mempool_hal::VirtualMemory;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -21,7 +22,8 @@ pub const KIND_PARTIAL: &str = "partial";
 
 /// One scenario of [contract §10](mempool_hal::contract::conformance), for a backend `H`.
 pub struct Scenario<H: Harness> {
-    /// Its number in [contract §10](mempool_hal::contract::conformance) (1-30).
+    /// Its number in [contract §10](mempool_hal::contract::conformance) (1-30), or in its
+    /// extension's table ([`vmm_scenarios`]).
     pub number: u8,
     /// Its test name, `sNN_snake_name` (the name of its function in [`scenarios`](mod@crate::scenarios)).
     pub name: &'static str,
@@ -129,6 +131,20 @@ pub fn scenarios<H: Harness>() -> Vec<Scenario<H>> {
     }
 }
 
+/// The scenarios of virtual memory ([contract §14](mempool_hal::contract::vmm)), for
+/// backends whose device implements [`VirtualMemory`]; numbered on their own (1-4).
+pub fn vmm_scenarios<H: Harness>() -> Vec<Scenario<H>>
+where
+    H::Device: VirtualMemory,
+{
+    table! {
+        1 vmm01_round_trip vmm [] [];
+        2 vmm02_chunk_mapped_twice vmm [] [];
+        3 vmm03_chunk_released_while_mapped vmm [] [];
+        4 vmm04_misuse_answered vmm [] [CheckedFree];
+    }
+}
+
 /// Why a scenario is not run: "not run: backend lacks capability A" (or
 /// "capabilities A, B").
 fn not_run_message(missing: &[Capability]) -> String {
@@ -144,7 +160,20 @@ fn not_run_message(missing: &[Capability]) -> String {
 /// "not run: backend lacks capability X" rather than pass. A scenario that runs without
 /// some optional checks has kind `partial`.
 pub fn trials<H: Harness>(prefix: &str, harness: Arc<H>) -> Vec<Trial> {
-    scenarios::<H>()
+    trials_of(prefix, harness, scenarios::<H>())
+}
+
+/// [`trials`] for the scenarios of virtual memory ([`vmm_scenarios`]).
+pub fn vmm_trials<H: Harness>(prefix: &str, harness: Arc<H>) -> Vec<Trial>
+where
+    H::Device: VirtualMemory,
+{
+    trials_of(prefix, harness, vmm_scenarios::<H>())
+}
+
+/// One trial per scenario of `table` (see [`trials`]).
+fn trials_of<H: Harness>(prefix: &str, harness: Arc<H>, table: Vec<Scenario<H>>) -> Vec<Trial> {
+    table
         .into_iter()
         .map(|scenario| {
             let name = format!("{prefix}::{}", scenario.name);

@@ -1,5 +1,6 @@
 //! The thirty scenarios of [contract §10](mempool_hal::contract::conformance), one function each, grouped as the
-//! specification groups them.
+//! specification groups them, and the scenarios of the extension traits (`vmm.rs`:
+//! [contract §14](mempool_hal::contract::vmm)) for backends that implement them.
 //!
 //! Every scenario takes the harness, makes its own device with [`Harness::device`],
 //! reads the granularity `g` from it, works on small pools (a few dozen granules) and
@@ -17,11 +18,13 @@ mod alloc_free_stats;
 mod lifetime_handles;
 mod properties_attributes;
 mod release_trim;
+mod vmm;
 
 pub use alloc_free_stats::*;
 pub use lifetime_handles::*;
 pub use properties_attributes::*;
 pub use release_trim::*;
+pub use vmm::*;
 
 use crate::{Failure, ScenarioResult, ensure_eq};
 use mempool_hal::{Device, DevicePtr, HostFn, MemPool, MemPoolExt, PoolProps, Profile, attr};
