@@ -92,10 +92,11 @@ fn live_chunk(s: &Shim, handle: aclrtDrvMemHandle, op: &'static str) -> mempool_
 }
 
 /// `aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t alignment, void
-/// *expectPtr, uint64_t flags)`: `size` rounded up to the granularity (2 MiB at least, as
-/// CANN reserves), aligned to it. `alignment` must be 0 (107000); `expectPtr` NULL or an
-/// address aligned to the granularity and, above it, to the next power of two of `size`
-/// (107000), taken when it is free; `flags` 0, or 1 for huge pages (100000 otherwise).
+/// *expectPtr, uint64_t flags)`: `size` bytes aligned to the granularity; a size below it
+/// reserves one granule, as CANN's driver does, and a larger one must be a multiple of it
+/// (107000). `alignment` must be 0 (107000); `expectPtr` NULL or an address aligned to the
+/// granularity and, above it, to the next power of two of `size` (107000), taken when it
+/// is free; `flags` 0, or 1 for huge pages (100000 otherwise).
 ///
 /// # Safety
 ///
@@ -135,9 +136,16 @@ pub unsafe extern "C" fn aclrtReserveMemAddress(
                 ));
             }
         }
-        let Some(len) = size.checked_next_multiple_of(gran) else {
-            return Err(err(code::ACL_ERROR_RT_MEMORY_ALLOCATION, OP, format!("no {size} bytes of address space")));
-        };
+        // CANN's driver reserves one granule for a smaller size; a larger size that is not a
+        // multiple of the granularity is refused (contract §14, rule 1).
+        let len = size.max(gran);
+        if len % gran != 0 {
+            return Err(err(
+                code::ACL_ERROR_RT_PARAM_INVALID,
+                OP,
+                format!("size {size} is not a multiple of the granularity {gran}"),
+            ));
+        }
         let r = dev.reserve(len, 0, (want != 0).then(|| dptr(expectPtr)))?;
         // SAFETY: non-null, and the caller passes a writable `void *`.
         unsafe { virPtr.write(r.base.addr() as *mut c_void) };

@@ -116,8 +116,16 @@ fn reserve_rows(t: &mut Table) {
         ("expectPtr 0x1234 (misaligned)".into(), G, 0, 0x1234, 0, RT_PARAM),
         ("expectPtr one granule, size 3 granules (below its power of two)".into(), 3 * G, 0, G, 0, RT_PARAM),
         ("expectPtr usize::MAX".into(), G, 0, usize::MAX, 0, RT_PARAM),
-        ("size SIZE_MAX".into(), usize::MAX, 0, 0, 0, HOST_ALLOC),
-        ("size SIZE_MAX - granule + 2 (overflows when rounded)".into(), usize::MAX - G + 2, 0, 0, 0, HOST_ALLOC),
+        ("size SIZE_MAX".into(), usize::MAX, 0, 0, 0, RT_PARAM),
+        (
+            "size SIZE_MAX - granule + 2 (not a multiple of the granularity)".into(),
+            usize::MAX - G + 2,
+            0,
+            0,
+            0,
+            RT_PARAM,
+        ),
+        ("size 1.5 granules".into(), G + G / 2, 0, 0, 0, RT_PARAM),
         ("size 2^62 (no such address space)".into(), 1 << 62, 0, 0, 0, HOST_ALLOC),
     ];
     for (input, size, align, expect, flags, want) in cases {

@@ -4,7 +4,8 @@
 //! CANN dereferences a physical handle, so a handle it did not hand out, or one freed
 //! already, is undefined behaviour there: the instance keeps the handles it created and
 //! has not freed ([`Chunks`]) and passes only those, answering any other with
-//! `InvalidHandle` (107017). Addresses are the runtime's to check. A runtime without the
+//! `InvalidParam` (107000, as CANN answers a handle it does not accept). Addresses are the
+//! runtime's to check. A runtime without the
 //! calls (a CANN older than them) answers `NotSupported` (207000) naming the symbol.
 
 use super::Ascend;
@@ -36,9 +37,13 @@ fn raw(p: DevicePtr) -> *mut c_void {
     p.addr() as usize as *mut c_void
 }
 
-/// A chunk this instance did not create, or freed already.
+/// A chunk this instance did not create, or freed already: `InvalidParam` (107000), what
+/// CANN's driver answers for a handle whose fields it does not accept.
 fn unknown_chunk(op: &'static str, chunk: Physical) -> Error {
-    Error::stale_handle(op, format_args!("physical memory handle {:#x}", chunk.handle))
+    Error::invalid_param(
+        op,
+        format!("{:#x} is not a live physical memory handle of this instance (never created, or freed)", chunk.handle),
+    )
 }
 
 impl VirtualMemory for Ascend {
@@ -88,7 +93,7 @@ impl VirtualMemory for Ascend {
     }
 
     /// `aclrtFreePhysical` of a chunk this instance created; any other handle is
-    /// `InvalidHandle` and never reaches the runtime.
+    /// `InvalidParam` (107000) and never reaches the runtime.
     fn release_physical(&self, chunk: Physical) -> Result<()> {
         const OP: &str = "aclrtFreePhysical";
         self.shared.enter()?;

@@ -3,7 +3,8 @@
 //!
 //! An unknown or released allocation handle is undefined behaviour on the driver, so the
 //! instance keeps the handles it created and has not released ([`Chunks`]) and passes
-//! only those, answering any other with `InvalidHandle` (`CUDA_ERROR_INVALID_HANDLE`).
+//! only those, answering any other with `InvalidParam` (`CUDA_ERROR_INVALID_VALUE`, the
+//! code the driver documents for these calls).
 //! Addresses are the driver's to check. A driver without the calls answers
 //! `NotSupported` (801) naming the symbol.
 
@@ -31,9 +32,13 @@ fn size_t(n: u64, op: &'static str, what: &str) -> Result<usize> {
         .map_err(|_| result::renumbered(Error::invalid_param(op, format!("{what} {n} does not fit a size_t"))))
 }
 
-/// A chunk this instance did not create, or released already.
+/// A chunk this instance did not create, or released already: `InvalidParam`
+/// (`CUDA_ERROR_INVALID_VALUE`, the code the driver documents for these calls).
 fn unknown_chunk(op: &'static str, chunk: Physical) -> Error {
-    result::renumbered(Error::stale_handle(op, format_args!("allocation handle {:#x}", chunk.handle)))
+    result::renumbered(Error::invalid_param(
+        op,
+        format!("{:#x} is not a live allocation handle of this instance (never created, or released)", chunk.handle),
+    ))
 }
 
 impl VirtualMemory for Cuda {
@@ -76,7 +81,7 @@ impl VirtualMemory for Cuda {
     }
 
     /// `cuMemRelease` of a chunk this instance created; any other handle is
-    /// `InvalidHandle` and never reaches the driver.
+    /// `InvalidParam` and never reaches the driver.
     fn release_physical(&self, chunk: Physical) -> Result<()> {
         const OP: &str = "cuMemRelease";
         self.shared.enter()?;
