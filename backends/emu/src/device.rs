@@ -202,7 +202,8 @@ impl Emulator {
         self.platform.config.wait_timeout
     }
 
-    /// Resolves a device range to its pool; the checks come when it is enqueued.
+    /// Resolves a device range to its pool (the checks come when it is enqueued) or to the
+    /// chunks mapped behind it in a reserved range (checked now).
     pub(crate) fn range(&self, ptr: DevicePtr, len: u64, write: bool, op: &'static str) -> Result<CheckedRange> {
         access::resolve(&self.platform.registry, self.platform.config.checker, ptr, len, write, op)
     }

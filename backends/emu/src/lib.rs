@@ -40,6 +40,14 @@
 //!   *pins* its range under the lock and moves the bytes without it: a pinned range is
 //!   never released or given back, and overlapping pinned accesses, one writing, take
 //!   turns, so a long copy stalls nothing else on its pool.
+//! - **Virtual memory** ([`mempool_hal::VirtualMemory`], contract
+//!   [§14](mempool_hal::contract::vmm)). A reserved range is host address space like a
+//!   pool's; a physical chunk is a `memfd` counted against the device's memory; a mapping
+//!   puts the chunk's pages at an address of the range (shared, so two mappings show the
+//!   same bytes). Copies, memsets and kernels resolve such a range to its chunks when they
+//!   are enqueued (refused where it is not mapped, or lacks the access) and move bytes
+//!   through the chunks' own views, so an unmapping never pulls memory from under queued
+//!   work; the pages also stay at the address until that work has run.
 //! - **Device memory.** One atomic counter per device holds RESERVED summed over its
 //!   pools (the drop-in library's hidden `aclrtMalloc` pool included): a fresh carve
 //!   reserves from it or fails with the device full, a release or a destroy gives back;
@@ -119,6 +127,8 @@
 //! | §12 | cann-open: no release at synchronization | `pool/shared.rs` (`release_at_sync`) |
 //! | §12 | cann-open: destroy does not wait; queued work on the pool fails when it runs | `platform.rs` (`entomb`), `pool/shared.rs` (`give_back`, `with_memory`), `pool/mapping.rs` (`decommit_all`) |
 //! | [§8](mempool_hal::contract::c_abi) | C handles and page-locked host memory of the drop-in libraries | `cabi.rs` |
+//! | [§14](mempool_hal::contract::vmm) | virtual memory: reserved ranges, chunks, mappings, access; each call's checks and codes; lookups by address | `vmm/space.rs`, `vmm/chunk.rs`, `vmm/range.rs`, `vmm/emulator.rs` |
+//! | §14, §11 | work on virtual memory: resolved to its chunks when enqueued, refused where unmapped or inaccessible; an unmapping under queued work | `pool/access.rs` (`resolve`, `Memory`), `vmm/mapped.rs`, `vmm/emulator.rs` (`unmap`) |
 //! | - | configuration and its limits; the environment | `config.rs`; `env.rs` |
 //! | - | locks, condition variables, atomics, threads: the standard library's, or loom's for the model check | `sync.rs` |
 //!
@@ -138,7 +148,9 @@
 //! 3. the stream's completion lock (`done_mx`), under its state.
 //!
 //! The other locks are taken alone: the registry of pools (its map and its destroyed
-//! ranges), an event's record, a stream's failure, the platform's host-function threads
+//! ranges), the bookkeeping of virtual memory (`vmm/space.rs`: a copy resolves its range
+//! under it before it takes any pool's lock), a chunk's pins (`vmm/chunk.rs`: running work
+//! holds one at a time), an event's record, a stream's failure, the platform's host-function threads
 //! and the platform's stream registry (except as in 2; a stream's worker takes it alone
 //! when it ends). The platform's map of every stream by id (`Platform::prune`) is taken
 //! alone or innermost (a wait reads it under its stream's state). The host's clock (`HostClock`) is innermost: the checker reads it under

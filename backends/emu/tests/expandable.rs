@@ -43,7 +43,14 @@ fn an_expandable_segment_grows_and_shrinks_under_work(
     #[values(Threaded, Deferred)] mode: ExecutionMode,
     #[values(Profile::Documented, Profile::Cuda)] profile: Profile,
 ) -> Result<()> {
-    let emu = Emulator::builder().device_memory(2 * N * G).mode(mode).profile(profile).checker(true).build()?;
+    // Random delays of the stream workers shake the interleavings of the two streams.
+    let emu = Emulator::builder()
+        .device_memory(2 * N * G)
+        .mode(mode)
+        .profile(profile)
+        .checker(true)
+        .worker_delay_for_tests(Duration::from_micros(300), 0x5eed)
+        .build()?;
     assert!(emu.config().checker);
     let (a, b) = (emu.create_stream()?, emu.create_stream()?);
     let range = emu.reserve(1024 * G, 0, None)?;

@@ -253,3 +253,148 @@ fn a_free_hint_is_honoured() -> Result<()> {
     emu.release_reserved(r)?;
     emu.release_reserved(taken)
 }
+
+/// The permissions `/proc/self/maps` gives the page at `addr` ("rw-s", "---p", ...).
+fn perms(addr: u64) -> String {
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+    maps.lines()
+        .find_map(|l| {
+            let (range, rest) = l.split_once(' ')?;
+            let (lo, hi) = range.split_once('-')?;
+            let (lo, hi) = (u64::from_str_radix(lo, 16).ok()?, u64::from_str_radix(hi, 16).ok()?);
+            (lo <= addr && addr < hi).then(|| rest[..4].to_string())
+        })
+        .expect("the address is mapped")
+}
+
+#[test]
+fn host_protections_follow_mappings_access_and_drained_unmappings() -> Result<()> {
+    let emu = Emulator::builder().device_memory(16 * G).profile(Profile::Cuda).deferred().build()?;
+    let s = emu.create_stream()?;
+    let r = emu.reserve(4 * G, 0, None)?;
+    assert_eq!(perms(r.base.addr()), "---p", "reserved, nothing behind it");
+    let c = emu.create_physical(G)?;
+    let m = emu.map(r.base, G, 0, c)?;
+    assert_eq!(perms(r.base.addr()), "---s", "CUDA: mapped without access");
+    emu.set_access(r.base, G, Access::Read)?;
+    assert_eq!(perms(r.base.addr()), "r--s");
+    emu.set_access(r.base, G, Access::ReadWrite)?;
+    assert_eq!(perms(r.base.addr()), "rw-s");
+    assert_eq!(perms(r.base.addr() + G), "---p", "the rest of the range");
+    // Deferred: a copy queued before the unmapping has not run; the pages stay.
+    emu.memset_async(r.base, 1, 64, &s)?;
+    emu.unmap(m)?;
+    assert_eq!(perms(r.base.addr()), "rw-s", "kept for the queued work");
+    emu.synchronize_stream(&s)?;
+    assert_eq!(perms(r.base.addr()), "---p", "drained: inaccessible reservation again");
+    // With nothing queued, an unmapping takes effect at once.
+    let m = emu.map(r.base, G, 0, c)?;
+    emu.unmap(m)?;
+    assert_eq!(perms(r.base.addr()), "---p");
+    emu.release_physical(c)?;
+    emu.release_reserved(r)
+}
+
+#[test]
+fn a_copy_queued_before_an_unmapping_reads_the_old_chunk_after_a_remap() -> Result<()> {
+    let emu = Emulator::builder().device_memory(16 * G).deferred().build()?;
+    let s = emu.create_stream()?;
+    let r = emu.reserve(2 * G, 0, None)?;
+    let (old, new) = (emu.create_physical(G)?, emu.create_physical(G)?);
+    let m = emu.map(r.base, G, 0, old)?;
+    emu.memset_now(r.base, 0xaa, G)?;
+    let out = HostBuffer::new(4096);
+    emu.memcpy_d2h_async(&out, DevicePtr::from_addr(r.base.addr() + G - 4096), &s)?;
+    emu.unmap(m)?;
+    emu.release_physical(old)?;
+    let m = emu.map(r.base, G, 0, new)?;
+    emu.memset_now(r.base, 0xbb, G)?;
+    assert_eq!(emu.mem_info()?.free, 14 * G, "the old chunk is held by the queued copy");
+    emu.synchronize_stream(&s)?;
+    assert_eq!(out.to_vec(), vec![0xaa; 4096], "the chunk the copy was queued on");
+    assert_eq!(emu.mem_info()?.free, 15 * G);
+    // SAFETY: mapped read-write (Ascend), nothing else touches it now.
+    assert_eq!(unsafe { *(r.base.addr() as *const u8) }, 0xbb, "the draining did not touch the new mapping");
+    emu.unmap(m)?;
+    emu.release_physical(new)?;
+    emu.release_reserved(r)
+}
+
+#[test]
+fn kernels_read_and_write_across_mappings() -> Result<()> {
+    let emu = emu(Profile::Documented);
+    let s = emu.create_stream()?;
+    let r = emu.reserve(2 * G, 0, None)?;
+    let (c1, c2) = (emu.create_physical(G)?, emu.create_physical(G)?);
+    emu.map(r.base, G, 0, c1)?;
+    emu.map(DevicePtr::from_addr(r.base.addr() + G), G, 0, c2)?;
+    let x = DevicePtr::from_addr(r.base.addr() + G - 100);
+    emu.launch_kernel(&s, &[mempool_emu::KernelAccess::Write(x, 200)], move |mem| {
+        let data: Vec<u8> = (0..200u8).collect();
+        mem.write(x, &data)?;
+        assert_eq!(mem.read(x, 200)?, data);
+        Ok(())
+    })?;
+    let out = HostBuffer::new(200);
+    emu.memcpy_d2h_async(&out, x, &s)?;
+    emu.synchronize_stream(&s)?;
+    assert_eq!(out.to_vec(), (0..200u8).collect::<Vec<_>>());
+    emu.unmap(Mapping { at: r.base, size: 2 * G })?;
+    assert!(emu.launch_kernel(&s, &[mempool_emu::KernelAccess::Read(x, 1)], |_| Ok(())).is_err());
+    emu.release_physical(c1)?;
+    emu.release_physical(c2)?;
+    emu.release_reserved(r)
+}
+
+#[test]
+fn hostile_arguments_are_errors_not_faults() -> Result<()> {
+    let emu = emu(Profile::Documented);
+    let s = emu.create_stream()?;
+    let huge = u64::MAX / G * G;
+    assert_eq!(kc(emu.reserve(huge, 0, None)), (ErrorKind::OutOfMemory, code::ACL_ERROR_RT_MEMORY_ALLOCATION));
+    assert!(emu.reserve(G, 1 << 63, None).is_err());
+    assert!(emu.reserve(G, 0, Some(DevicePtr::from_addr(huge))).is_ok_and(|r| emu.release_reserved(r).is_ok()));
+    assert_eq!(kc(emu.create_physical(huge)).0, ErrorKind::OutOfMemory);
+    let r = emu.reserve(2 * G, 0, None)?;
+    let c = emu.create_physical(G)?;
+    assert!(emu.map(r.base, huge, 0, c).is_err());
+    assert!(emu.map(DevicePtr::from_addr(huge), G, 0, c).is_err());
+    assert!(emu.map(r.base, G, 0, mempool_hal::Physical { handle: u64::MAX, size: G }).is_err());
+    let m = emu.map(r.base, G, 0, c)?;
+    assert!(emu.unmap(Mapping { at: r.base, size: u64::MAX }).is_err());
+    assert!(emu.unmap(Mapping { at: DevicePtr::from_addr(u64::MAX), size: G }).is_err());
+    assert!(emu.set_access(r.base, huge, Access::ReadWrite).is_err());
+    assert!(emu.set_access(DevicePtr::from_addr(huge), G, Access::ReadWrite).is_err());
+    assert!(emu.memset_async(DevicePtr::from_addr(r.base.addr() + 1), 0, u64::MAX, &s).is_err());
+    assert!(emu.memcpy_d2d_async(r.base, DevicePtr::from_addr(r.base.addr() + 8), u64::MAX - 4, &s).is_err());
+    assert!(emu.release_reserved(mempool_hal::Reserved { base: DevicePtr::from_addr(8), size: G }).is_err());
+    assert!(emu.release_reserved(mempool_hal::Reserved { base: r.base, size: G }).is_err(), "the wrong size");
+    assert!(emu.retain_physical_at(DevicePtr::from_addr(r.base.addr() + G)).is_err(), "not mapped");
+    emu.synchronize_stream(&s)?;
+    emu.unmap(m)?;
+    emu.release_physical(c)?;
+    emu.release_reserved(r)
+}
+
+#[test]
+fn chunks_belong_to_their_device() -> Result<()> {
+    let emu = Emulator::builder().devices(2).device_memory(4 * G).build()?;
+    let one = emu.device(1)?;
+    let c = one.create_physical(G)?;
+    assert_eq!((emu.mem_info()?.free, one.mem_info()?.free), (4 * G, 3 * G));
+    assert_eq!(emu.physical(c.handle), Some((c, 1)));
+    let r = emu.reserve(G, 0, None)?;
+    assert_eq!(kc(emu.map(r.base, G, 0, c)), (ErrorKind::InvalidParam, code::ACL_ERROR_RT_PARAM_INVALID));
+    assert_eq!(kc(emu.release_physical(c)).0, ErrorKind::InvalidParam);
+    let m = one.map(r.base, G, 0, c)?;
+    // Retained at an address: the same handle, one more reference.
+    assert_eq!(one.retain_physical_at(DevicePtr::from_addr(r.base.addr() + 64))?, c);
+    one.release_physical(c)?;
+    one.release_physical(c)?;
+    assert_eq!(one.physical(c.handle), None);
+    assert_eq!(one.retain_physical_at(r.base)?, c, "released while mapped: live again");
+    one.release_physical(c)?;
+    one.unmap(m)?;
+    assert_eq!(one.mem_info()?.free, 4 * G);
+    emu.release_reserved(r)
+}

@@ -9,7 +9,7 @@
 //! - [`MockDevice`] mocks [`Device`] with `Stream = `[`MockStream`], `Event = `[`MockEvent`]
 //!   and `Pool = `[`MockMemPool`].
 //! - [`MockMemPool`] mocks [`MemPool`] with `Stream = `[`MockStream`].
-//! - [`MockDevice`] also mocks [`VirtualMemory`](mempool_hal::VirtualMemory)
+//! - [`MockDevice`] also mocks [`VirtualMemory`]
 //!   (`expect_reserve`, `expect_create_physical`, `expect_map`, ...).
 //! - [`MockStream`] and [`MockEvent`] are plain ids: tests make them with `MockStream(1)`
 //!   and compare them in predicates.

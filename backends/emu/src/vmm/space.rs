@@ -425,7 +425,10 @@ impl VmmSpace {
             Arc::clone(&m.chunk)
         };
         let h = st.handles.entry(chunk.handle).or_insert_with(|| Handle { chunk: Arc::clone(&chunk), refs: 0 });
-        h.refs += 1;
+        h.refs = h
+            .refs
+            .checked_add(1)
+            .ok_or_else(|| param(op, format!("chunk {:#x} has too many references", chunk.handle)))?;
         Ok(Physical { handle: chunk.handle, size: chunk.size })
     }
 
