@@ -17,9 +17,10 @@
 //!
 //! One file per object: [`lifecycle`], [`device`], [`context`], [`stream`], [`event`],
 //! [`memory`], [`copy`] (copies and memsets), [`pool`], [`host_func`] (host functions and
-//! callbacks), [`vmm`] (virtual memory) and [`errors`]. Every function is re-exported here, so `exports::NAME` names
-//! each C function whatever its file. What every entry point uses (the unwind guard,
-//! errors, pointer checks) is in the crate's bottom layer, `ffi`.
+//! callbacks), [`vmm`] (virtual memory) and [`errors`]. Every function is re-exported
+//! here, so `exports::NAME` names each C function whatever its file. What every entry
+//! point uses (the unwind guard, errors, pointer checks) is in the crate's bottom layer,
+//! `ffi`.
 
 #![allow(non_snake_case)]
 
