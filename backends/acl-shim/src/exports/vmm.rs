@@ -127,12 +127,13 @@ pub unsafe extern "C" fn aclrtReserveMemAddress(
         let size = size as u64;
         let want = expectPtr as u64;
         if want != 0 {
-            let align = if size > gran { size.next_power_of_two() } else { gran };
-            if want % gran != 0 || want % align != 0 {
+            // Above 2^63 there is no power of two to align to: no address is aligned.
+            let align = if size > gran { size.checked_next_power_of_two() } else { Some(gran) };
+            if align.is_none_or(|a| want % gran != 0 || want % a != 0) {
                 return Err(err(
                     code::ACL_ERROR_RT_PARAM_INVALID,
                     OP,
-                    format!("expectPtr {expectPtr:p} is not aligned to {align} bytes"),
+                    format!("expectPtr {expectPtr:p} is not aligned to the next power of two of size {size}"),
                 ));
             }
         }

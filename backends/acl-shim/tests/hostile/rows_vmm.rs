@@ -116,6 +116,8 @@ fn reserve_rows(t: &mut Table) {
         ("expectPtr 0x1234 (misaligned)".into(), G, 0, 0x1234, 0, RT_PARAM),
         ("expectPtr one granule, size 3 granules (below its power of two)".into(), 3 * G, 0, G, 0, RT_PARAM),
         ("expectPtr usize::MAX".into(), G, 0, usize::MAX, 0, RT_PARAM),
+        ("size SIZE_MAX, expectPtr one granule (no power of two above it)".into(), usize::MAX, 0, G, 0, RT_PARAM),
+        ("size 2^62, expectPtr one granule (below its power of two)".into(), 1 << 62, 0, G, 0, RT_PARAM),
         ("size SIZE_MAX".into(), usize::MAX, 0, 0, 0, RT_PARAM),
         (
             "size SIZE_MAX - granule + 2 (not a multiple of the granularity)".into(),
