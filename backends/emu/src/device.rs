@@ -210,7 +210,9 @@ impl Emulator {
 
     /// Makes the next `n` host-memory commits of this platform fail, as if the host were
     /// out of memory: the allocations that need them get `OutOfMemory` (with a message
-    /// saying the commit failed) and the pool stays intact. For tests of failure paths.
+    /// saying the commit failed) and the pool stays intact; so does the creation of a
+    /// physical chunk of virtual memory (code 207001, as CUDA's `CUDA_ERROR_OUT_OF_MEMORY`
+    /// that PyTorch recovers from). For tests of failure paths.
     pub fn inject_commit_failures(&self, n: u32) {
         self.platform.faults.commit_failures.store(n, Ordering::Release);
     }

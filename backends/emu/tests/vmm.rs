@@ -94,6 +94,11 @@ fn chunks_count_against_the_device() -> Result<()> {
     assert_eq!(pool.malloc_async(6 * G, &s).map_err(|e| e.kind()), Err(ErrorKind::OutOfMemory));
     emu.release_physical(big)?;
     assert_eq!(emu.mem_info()?.free, 12 * G);
+    // An injected host failure: the same error, and nothing counted.
+    emu.inject_commit_failures(1);
+    assert_eq!(kc(emu.create_physical(G)), (ErrorKind::OutOfMemory, code::ACL_ERROR_RT_MEMORY_ALLOCATION));
+    assert_eq!(emu.mem_info()?.free, 12 * G);
+    emu.release_physical(emu.create_physical(G)?)?;
     // SAFETY: `p` was allocated on `s` and nothing uses it.
     unsafe { pool.free_async(p, &s)? };
     Ok(())

@@ -85,7 +85,7 @@ pub(crate) struct Faults {
 }
 
 impl Faults {
-    fn take_commit_failure(&self) -> bool {
+    pub(crate) fn take_commit_failure(&self) -> bool {
         self.commit_failures.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1)).is_ok()
     }
 }

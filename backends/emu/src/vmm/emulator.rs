@@ -92,6 +92,14 @@ impl VirtualMemory for Emulator {
         if size % gran != 0 {
             return Err(drv(OP, format!("size {size} is not a multiple of the granularity {gran}")));
         }
+        if self.platform.faults.take_commit_failure() {
+            return Err(mempool_hal::Error::new(
+                mempool_hal::ErrorKind::OutOfMemory,
+                mempool_hal::code::ACL_ERROR_RT_MEMORY_ALLOCATION,
+                OP,
+                format!("the host could not commit the {size} bytes of the chunk (injected failure)"),
+            ));
+        }
         let memory = &self.platform.memory[self.device as usize];
         self.platform.registry.vmm.add_chunk(|handle| Chunk::create(handle, self.device, size, memory))
     }
