@@ -139,6 +139,9 @@ fn field_size<T, F>(_: fn(&T) -> &F) -> usize {
 /// One struct field: struct, field, offset, size, C type.
 struct Field(&'static str, &'static str, usize, usize, &'static str);
 
+#[path = "headers_parts/vmm.rs"]
+mod vmm;
+
 fn fields() -> Vec<Field> {
     type L = aclrtMemLocation;
     type P = aclrtMemPoolProps;
@@ -175,54 +178,8 @@ fn fields() -> Vec<Field> {
             "unsigned char[32]",
         ),
     ];
-    out.extend(vmm_fields());
+    out.extend(vmm::fields());
     out
-}
-
-/// The fields of the virtual-memory structs.
-fn vmm_fields() -> Vec<Field> {
-    type V = aclrtPhysicalMemProp;
-    type A = aclrtMemAccessDesc;
-    vec![
-        Field(
-            "aclrtPhysicalMemProp",
-            "handleType",
-            offset_of!(V, handleType),
-            field_size(|p: &V| &p.handleType),
-            "aclrtMemHandleType",
-        ),
-        Field(
-            "aclrtPhysicalMemProp",
-            "allocationType",
-            offset_of!(V, allocationType),
-            field_size(|p: &V| &p.allocationType),
-            "aclrtMemAllocationType",
-        ),
-        Field(
-            "aclrtPhysicalMemProp",
-            "memAttr",
-            offset_of!(V, memAttr),
-            field_size(|p: &V| &p.memAttr),
-            "aclrtMemAttr",
-        ),
-        Field(
-            "aclrtPhysicalMemProp",
-            "location",
-            offset_of!(V, location),
-            field_size(|p: &V| &p.location),
-            "aclrtMemLocation",
-        ),
-        Field("aclrtPhysicalMemProp", "reserve", offset_of!(V, reserve), field_size(|p: &V| &p.reserve), "uint64_t"),
-        Field("aclrtMemAccessDesc", "flags", offset_of!(A, flags), field_size(|a: &A| &a.flags), "aclrtMemAccessFlags"),
-        Field(
-            "aclrtMemAccessDesc",
-            "location",
-            offset_of!(A, location),
-            field_size(|a: &A| &a.location),
-            "aclrtMemLocation",
-        ),
-        Field("aclrtMemAccessDesc", "rsv", offset_of!(A, rsv), field_size(|a: &A| &a.rsv), "uint8_t[12]"),
-    ]
 }
 
 /// Every struct: name, size, alignment.
