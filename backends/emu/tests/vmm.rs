@@ -403,3 +403,45 @@ fn chunks_belong_to_their_device() -> Result<()> {
     assert_eq!(one.mem_info()?.free, 4 * G);
     emu.release_reserved(r)
 }
+
+#[test]
+fn threads_grow_and_shrink_their_own_ranges_at_once() -> Result<()> {
+    let emu = Emulator::builder().device_memory(64 * G).build()?;
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..4u8)
+            .map(|t| {
+                let emu = emu.clone();
+                scope.spawn(move || -> Result<()> {
+                    let s = emu.create_stream()?;
+                    let r = emu.reserve(16 * G, 0, None)?;
+                    let mut maps = Vec::new();
+                    for i in 0..8 {
+                        let c = emu.create_physical(G)?;
+                        let m = emu.map(DevicePtr::from_addr(r.base.addr() + i * G), G, 0, c)?;
+                        emu.memset_async(m.at, t * 16 + i as u8, G, &s)?;
+                        maps.push((c, m));
+                    }
+                    let out = HostBuffer::new((8 * G) as usize);
+                    emu.memcpy_d2h_async(&out, r.base, &s)?;
+                    for (c, m) in maps {
+                        emu.unmap(m)?;
+                        emu.release_physical(c)?;
+                    }
+                    emu.release_reserved(r)?;
+                    emu.synchronize_stream(&s)?;
+                    let bytes = out.to_vec();
+                    for i in 0..8u64 {
+                        let chunk = &bytes[(i * G) as usize..((i + 1) * G) as usize];
+                        assert!(chunk.iter().all(|&b| b == t * 16 + i as u8), "thread {t}, chunk {i}");
+                    }
+                    emu.destroy_stream(&s)
+                })
+            })
+            .collect();
+        workers.into_iter().try_for_each(|w| w.join().expect("no panic"))
+    })?;
+    // An unmapping may have left its last step on another thread's stream: drain them all.
+    emu.synchronize_device()?;
+    assert_eq!(emu.mem_info()?.free, 64 * G, "every chunk went back");
+    Ok(())
+}
