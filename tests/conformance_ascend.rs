@@ -39,3 +39,37 @@ mempool_tests::each_scenario!(scenario_tests);
 fn every_scenario_of_the_suite_runs() {
     check_scenario_names::<AscendHarness>(SCENARIOS);
 }
+
+/// The scenarios of virtual memory (contract §14) through the Ascend backend over the
+/// drop-in library, on both profiles, each in a child process of its own.
+mod vmm {
+    use super::*;
+    use mempool_tests::{check_vmm_scenario_names, run_vmm_scenario};
+
+    fn on_shim(name: &str, profile: Profile) {
+        let home = mempool_tests::shim_home();
+        mempool_tests::on_profile_with(profile, &mempool_tests::shim_conformance_env(&home), |profile| {
+            mempool_tests::check_shim_conformance_runtime(profile);
+            run_vmm_scenario(name, &AscendHarness { checked_free: true, profile });
+        });
+    }
+
+    macro_rules! vmm_scenario_tests {
+        ($($name:ident),* $(,)?) => {
+            const SCENARIOS: &[&str] = &[$(stringify!($name)),*];
+            $(
+                #[rstest]
+                fn $name(#[values(Documented, CannOpen)] profile: Profile) {
+                    on_shim(stringify!($name), profile);
+                }
+            )*
+        };
+    }
+
+    mempool_tests::each_vmm_scenario!(vmm_scenario_tests);
+
+    #[test]
+    fn every_vmm_scenario_of_the_suite_runs() {
+        check_vmm_scenario_names::<AscendHarness>(SCENARIOS);
+    }
+}

@@ -42,3 +42,37 @@ mempool_tests::each_scenario!(scenario_tests);
 fn every_scenario_of_the_suite_runs() {
     check_scenario_names::<CudaHarness>(SCENARIOS);
 }
+
+/// The scenarios of virtual memory (contract §14) through the CUDA backend over the CPU
+/// `libcuda.so.1` on the `cuda` profile, on each device, each in a child process of its own.
+mod vmm {
+    use super::*;
+    use mempool_tests::{check_vmm_scenario_names, run_vmm_scenario};
+
+    fn on_cuda_shim(name: &str, device: u32) {
+        let home = mempool_tests::cuda_shim_home();
+        mempool_tests::on_profile_with(Profile::Cuda, &mempool_tests::cuda_conformance_env(&home), |profile| {
+            mempool_tests::check_cuda_conformance_runtime();
+            run_vmm_scenario(name, &CudaHarness { profile, device });
+        });
+    }
+
+    macro_rules! vmm_scenario_tests {
+        ($($name:ident),* $(,)?) => {
+            const SCENARIOS: &[&str] = &[$(stringify!($name)),*];
+            $(
+                #[rstest]
+                fn $name(#[values(0, 1)] device: u32) {
+                    on_cuda_shim(stringify!($name), device);
+                }
+            )*
+        };
+    }
+
+    mempool_tests::each_vmm_scenario!(vmm_scenario_tests);
+
+    #[test]
+    fn every_vmm_scenario_of_the_suite_runs() {
+        check_vmm_scenario_names::<CudaHarness>(SCENARIOS);
+    }
+}

@@ -135,6 +135,15 @@ fn a_runtime_without_pool_calls_is_not_supported_naming_the_symbol() {
     assert!(err.message().contains("aclrtMemPoolCreate"), "{}", err.message());
     let err = dev.create_stream().unwrap_err();
     assert!(err.message().contains("aclrtCreateStream"), "{}", err.message());
+    // Nor the virtual-memory calls (contract §14).
+    use mempool_hal::{Granularity, VirtualMemory};
+    for (err, symbol) in [
+        (dev.granularity(Granularity::Minimum).unwrap_err(), "aclrtMemGetAllocationGranularity"),
+        (dev.reserve(2 << 20, 0, None).unwrap_err(), "aclrtReserveMemAddress"),
+        (dev.create_physical(2 << 20).unwrap_err(), "aclrtMallocPhysical"),
+    ] {
+        assert_eq!((err.kind(), err.code(), err.op()), (ErrorKind::NotSupported, 207_000, symbol));
+    }
     assert_eq!(Ascend::open_with(&LoadOptions::only(&lib), 1).unwrap_err().code(), 107_001);
     let _ = std::fs::remove_dir_all(dir);
 }

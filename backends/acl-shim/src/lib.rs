@@ -32,6 +32,13 @@
 //!   context). A host function that synchronizes a stream whose own host function waits
 //!   behind it answers 507000 at once.
 //!
+//! Virtual memory (contract §14), as torch_npu's expandable segments use it:
+//! `aclrtReserveMemAddress`, `aclrtMallocPhysical`, `aclrtMapMem`, `aclrtMemSetAccess`,
+//! `aclrtUnmapMem`, `aclrtFreePhysical`, `aclrtReleaseMemAddress` and
+//! `aclrtMemGetAllocationGranularity` (2 MiB), with CANN's checks and codes layer by layer
+//! (`exports::vmm`). A mapping is read-write for its device at once, as CANN grants its
+//! owner; work queued before an unmapping still reaches the chunk.
+//!
 //! The emulated platform is configured from the environment at the first call:
 //!
 //! | variable | meaning | default |

@@ -24,6 +24,11 @@ use mempool_ascend::sys::{
     ACL_STOP_ON_FAILURE, ACL_STREAM_FAST_LAUNCH, ACL_STREAM_FAST_SYNC, ACL_STREAM_HUGE, ACL_STREAM_PERSISTENT,
     ACL_STREAM_STATUS_COMPLETE, ACL_STREAM_STATUS_NOT_READY, aclrtMemLocation, aclrtMemPoolProps,
 };
+use mempool_ascend::sys::{
+    ACL_ERROR_RT_DRV_INTERNAL_ERROR, ACL_RT_MEM_ACCESS_FLAGS_NONE, ACL_RT_MEM_ACCESS_FLAGS_READ,
+    ACL_RT_MEM_ACCESS_FLAGS_READWRITE, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED,
+    ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF, aclrtMemAccessDesc, aclrtPhysicalMemProp,
+};
 use mempool_hal::{AllocationType, HandleType, LocationType, attr::ATTRIBUTES, code};
 use std::collections::BTreeSet;
 use std::ffi::c_int;
@@ -117,10 +122,19 @@ const PROTOTYPES: &[(&str, &str, &str)] = &[
         "aclrtStream, aclrtAllocatorDesc *, aclrtAllocator *, aclrtAllocatorAllocFunc *, aclrtAllocatorFreeFunc *, \
          aclrtAllocatorAllocAdviseFunc *, aclrtAllocatorGetAddrFromBlockFunc *",
     ),
+    // Virtual memory.
+    ("aclrtReserveMemAddress", "aclError", "void **, size_t, size_t, void *, uint64_t"),
+    ("aclrtReleaseMemAddress", "aclError", "void *"),
+    ("aclrtMallocPhysical", "aclError", "aclrtDrvMemHandle *, size_t, const aclrtPhysicalMemProp *, uint64_t"),
+    ("aclrtFreePhysical", "aclError", "aclrtDrvMemHandle"),
+    ("aclrtMapMem", "aclError", "void *, size_t, size_t, aclrtDrvMemHandle, uint64_t"),
+    ("aclrtUnmapMem", "aclError", "void *"),
+    ("aclrtMemSetAccess", "aclError", "void *, size_t, aclrtMemAccessDesc *, size_t"),
+    ("aclrtMemGetAllocationGranularity", "aclError", "aclrtPhysicalMemProp *, aclrtMemGranularityOptions, size_t *"),
 ];
 
 /// The enum types of the ABI: all int-sized, as the Rust side's `c_int` aliases.
-const ENUMS: [&str; 12] = [
+const ENUMS: [&str; 14] = [
     "aclrtMemcpyKind",
     "aclrtMemMallocPolicy",
     "aclrtMemAttr",
@@ -133,6 +147,8 @@ const ENUMS: [&str; 12] = [
     "aclrtStreamStatus",
     "aclrtCallbackBlockType",
     "aclrtLastErrLevel",
+    "aclrtMemGranularityOptions",
+    "aclrtMemAccessFlags",
 ];
 
 /// The size of a field, named by a projection.
@@ -143,10 +159,13 @@ fn field_size<T, F>(_: fn(&T) -> &F) -> usize {
 /// One struct field: struct, field, offset, size, C type.
 struct Field(&'static str, &'static str, usize, usize, &'static str);
 
+#[path = "headers_parts/vmm.rs"]
+mod vmm;
+
 fn fields() -> Vec<Field> {
     type L = aclrtMemLocation;
     type P = aclrtMemPoolProps;
-    vec![
+    let mut out = vec![
         Field("aclrtMemLocation", "id", offset_of!(L, id), field_size(|l: &L| &l.id), "uint32_t"),
         Field("aclrtMemLocation", "type", offset_of!(L, type_), field_size(|l: &L| &l.type_), "aclrtMemLocationType"),
         Field(
@@ -178,14 +197,18 @@ fn fields() -> Vec<Field> {
             field_size(|p: &P| &p.reserved),
             "unsigned char[32]",
         ),
-    ]
+    ];
+    out.extend(vmm::fields());
+    out
 }
 
 /// Every struct: name, size, alignment.
-fn structs() -> [(&'static str, usize, usize); 2] {
+fn structs() -> [(&'static str, usize, usize); 4] {
     [
         ("aclrtMemLocation", size_of::<aclrtMemLocation>(), align_of::<aclrtMemLocation>()),
         ("aclrtMemPoolProps", size_of::<aclrtMemPoolProps>(), align_of::<aclrtMemPoolProps>()),
+        ("aclrtPhysicalMemProp", size_of::<aclrtPhysicalMemProp>(), align_of::<aclrtPhysicalMemProp>()),
+        ("aclrtMemAccessDesc", size_of::<aclrtMemAccessDesc>(), align_of::<aclrtMemAccessDesc>()),
     ]
 }
 
@@ -271,6 +294,14 @@ fn constants() -> Vec<(String, i64)> {
         ("ACL_CALLBACK_NO_BLOCK", ACL_CALLBACK_NO_BLOCK),
         ("ACL_CALLBACK_BLOCK", ACL_CALLBACK_BLOCK),
         ("ACL_RT_THREAD_LEVEL", ACL_RT_THREAD_LEVEL),
+        // Virtual memory.
+        ("ACL_ERROR_RT_DRV_INTERNAL_ERROR", ACL_ERROR_RT_DRV_INTERNAL_ERROR),
+        ("ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM", ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM),
+        ("ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED", ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+        ("ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF", ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF),
+        ("ACL_RT_MEM_ACCESS_FLAGS_NONE", ACL_RT_MEM_ACCESS_FLAGS_NONE),
+        ("ACL_RT_MEM_ACCESS_FLAGS_READ", ACL_RT_MEM_ACCESS_FLAGS_READ),
+        ("ACL_RT_MEM_ACCESS_FLAGS_READWRITE", ACL_RT_MEM_ACCESS_FLAGS_READWRITE),
         // The version of CANN's API the headers follow.
         ("ACL_MAJOR_VERSION", 1),
         ("ACL_MINOR_VERSION", 17),
@@ -574,6 +605,7 @@ fn cpp_program(checks: &str) -> String {
         "aclrtAllocator",
         "aclrtAllocatorBlock",
         "aclrtAllocatorAddr",
+        "aclrtDrvMemHandle",
     ] {
         same(&mut types, h, "void *");
     }
@@ -639,7 +671,7 @@ fn the_headers_declare_exactly_what_the_library_exports() {
         missing.is_empty() && extra.is_empty(),
         "exported but not declared: {missing:?}; declared but not exported: {extra:?}"
     );
-    assert_eq!(exported_names.len(), 70);
+    assert_eq!(exported_names.len(), 78);
 
     // The expected prototypes are the exported Rust signatures, spelled in C.
     let expected: BTreeSet<_> =

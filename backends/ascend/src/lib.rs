@@ -17,6 +17,9 @@
 //!   [`free_async`](mempool_hal::MemPool::free_async) and [`Ascend::borrow_stream`]. The
 //!   device's context is made current on whichever thread calls, so the backend is
 //!   `Send + Sync`.
+//! - [`Ascend`] also implements [`mempool_hal::VirtualMemory`] (contract §14) through
+//!   `aclrtReserveMemAddress` … `aclrtMemSetAccess`, passing the runtime only the physical
+//!   handles the instance holds; a runtime without the calls answers `NotSupported`.
 //!
 //! # Streams of other code
 //!

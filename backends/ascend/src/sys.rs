@@ -178,6 +178,121 @@ impl From<&aclrtMemPoolProps> for mempool_hal::PoolProps {
     }
 }
 
+// ---------------------------------------------------------------- virtual memory (contract §14)
+
+/// `aclrtDrvMemHandle`: a physical chunk of `aclrtMallocPhysical`, opaque.
+pub type aclrtDrvMemHandle = *mut c_void;
+/// `aclrtMemGranularityOptions`: which granularity `aclrtMemGetAllocationGranularity` answers.
+pub type aclrtMemGranularityOptions = c_int;
+/// `aclrtMemAccessFlags`: what device work may do with a mapped range.
+pub type aclrtMemAccessFlags = c_int;
+
+/// `ACL_MEM_LOCATION_TYPE_DEVICE`: memory of the device `aclrtMemLocation::id`.
+pub const ACL_MEM_LOCATION_TYPE_DEVICE: c_int = 1;
+/// `ACL_MEM_HANDLE_TYPE_NONE`: a chunk with no shareable handle (the only type
+/// `aclrtMallocPhysical` takes).
+pub const ACL_MEM_HANDLE_TYPE_NONE: c_int = 0;
+/// `ACL_MEM_ALLOCATION_TYPE_PINNED`: the only allocation type.
+pub const ACL_MEM_ALLOCATION_TYPE_PINNED: c_int = 0;
+/// `ACL_HBM_MEM_HUGE`: device memory in 2 MiB pages (what frameworks ask
+/// `aclrtMallocPhysical` for).
+pub const ACL_HBM_MEM_HUGE: aclrtMemAttr = 4;
+/// `ACL_HBM_MEM_NORMAL`: device memory in normal pages.
+pub const ACL_HBM_MEM_NORMAL: aclrtMemAttr = 5;
+/// `ACL_HBM_MEM_HUGE1G`: device memory in 1 GiB pages.
+pub const ACL_HBM_MEM_HUGE1G: aclrtMemAttr = 10;
+/// `ACL_MEM_NORMAL`: normal pages, device or host by the location.
+pub const ACL_MEM_NORMAL: aclrtMemAttr = 12;
+/// `ACL_MEM_HUGE`: 2 MiB pages, device or host by the location.
+pub const ACL_MEM_HUGE: aclrtMemAttr = 13;
+/// `ACL_MEM_HUGE1G`: 1 GiB pages, device or host by the location.
+pub const ACL_MEM_HUGE1G: aclrtMemAttr = 14;
+/// `ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM`.
+pub const ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM: aclrtMemGranularityOptions = 0;
+/// `ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED`.
+pub const ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED: aclrtMemGranularityOptions = 1;
+/// `ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF`: refused by the runtime (207000).
+pub const ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF: aclrtMemGranularityOptions = 0xFFFF;
+/// `ACL_RT_MEM_ACCESS_FLAGS_NONE`.
+pub const ACL_RT_MEM_ACCESS_FLAGS_NONE: aclrtMemAccessFlags = 0;
+/// `ACL_RT_MEM_ACCESS_FLAGS_READ`.
+pub const ACL_RT_MEM_ACCESS_FLAGS_READ: aclrtMemAccessFlags = 1;
+/// `ACL_RT_MEM_ACCESS_FLAGS_READWRITE`.
+pub const ACL_RT_MEM_ACCESS_FLAGS_READWRITE: aclrtMemAccessFlags = 3;
+/// `ACL_ERROR_RT_DRV_INTERNAL_ERROR`: what CANN answers for a driver failure it has no
+/// code for (a mapping at an address that is not reserved, or already mapped; an unmap
+/// of an address that does not start a mapping; a chunk size that is not a multiple of
+/// 2 MiB).
+pub const ACL_ERROR_RT_DRV_INTERNAL_ERROR: aclError = mempool_hal::code::ACL_ERROR_RT_DRV_INTERNAL_ERROR;
+
+/// `aclrtPhysicalMemProp`: what `aclrtMallocPhysical` creates and
+/// `aclrtMemGetAllocationGranularity` asks about. 32 bytes, 8-aligned.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct aclrtPhysicalMemProp {
+    /// @0: the shareable handle type ([`ACL_MEM_HANDLE_TYPE_NONE`]).
+    pub handleType: c_int,
+    /// @4: the allocation type ([`ACL_MEM_ALLOCATION_TYPE_PINNED`]).
+    pub allocationType: c_int,
+    /// @8: the memory and page kind ([`ACL_HBM_MEM_HUGE`], ...).
+    pub memAttr: aclrtMemAttr,
+    /// @12: where the chunk lives.
+    pub location: aclrtMemLocation,
+    /// @24: must be zero.
+    pub reserve: u64,
+}
+
+/// `aclrtMemAccessDesc`: one entry of `aclrtMemSetAccess`. 24 bytes, 4-aligned.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct aclrtMemAccessDesc {
+    /// @0: the access ([`ACL_RT_MEM_ACCESS_FLAGS_READWRITE`], ...).
+    pub flags: aclrtMemAccessFlags,
+    /// @4: whose access.
+    pub location: aclrtMemLocation,
+    /// @12: reserved.
+    pub rsv: [u8; 12],
+}
+
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<aclrtPhysicalMemProp>() == 32);
+    assert!(align_of::<aclrtPhysicalMemProp>() == 8);
+    assert!(offset_of!(aclrtPhysicalMemProp, allocationType) == 4);
+    assert!(offset_of!(aclrtPhysicalMemProp, memAttr) == 8);
+    assert!(offset_of!(aclrtPhysicalMemProp, location) == 12);
+    assert!(offset_of!(aclrtPhysicalMemProp, reserve) == 24);
+    assert!(size_of::<aclrtMemAccessDesc>() == 24);
+    assert!(align_of::<aclrtMemAccessDesc>() == 4);
+    assert!(offset_of!(aclrtMemAccessDesc, location) == 4);
+    assert!(offset_of!(aclrtMemAccessDesc, rsv) == 12);
+};
+
+impl aclrtPhysicalMemProp {
+    /// Pinned device memory in 2 MiB pages on `device`, no shareable handle: what
+    /// torch_npu's expandable segments ask for.
+    pub fn device(device: u32) -> Self {
+        aclrtPhysicalMemProp {
+            handleType: ACL_MEM_HANDLE_TYPE_NONE,
+            allocationType: ACL_MEM_ALLOCATION_TYPE_PINNED,
+            memAttr: ACL_HBM_MEM_HUGE,
+            location: aclrtMemLocation { id: device, type_: ACL_MEM_LOCATION_TYPE_DEVICE },
+            reserve: 0,
+        }
+    }
+}
+
+impl aclrtMemAccessDesc {
+    /// `flags` for the device `device`.
+    pub fn device(device: u32, flags: aclrtMemAccessFlags) -> Self {
+        aclrtMemAccessDesc {
+            flags,
+            location: aclrtMemLocation { id: device, type_: ACL_MEM_LOCATION_TYPE_DEVICE },
+            rsv: [0; 12],
+        }
+    }
+}
+
 /// Expands the declaration table ([`for_each_acl_function!`]): the function-pointer types
 /// ([`fns`]) used by the loader, the list of names and the lazy symbol slots.
 macro_rules! acl_functions {
@@ -283,6 +398,15 @@ macro_rules! for_each_acl_function {
             aclrtUnSubscribeReport(thread_id: u64, stream: aclrtStream);
             aclrtGetLastError(level: aclrtLastErrLevel);
             aclrtPeekAtLastError(level: aclrtLastErrLevel);
+            // Virtual memory (contract §14).
+            aclrtReserveMemAddress(virPtr: *mut *mut c_void, size: usize, alignment: usize, expectPtr: *mut c_void, flags: u64);
+            aclrtReleaseMemAddress(virPtr: *mut c_void);
+            aclrtMallocPhysical(handle: *mut aclrtDrvMemHandle, size: usize, prop: *const aclrtPhysicalMemProp, flags: u64);
+            aclrtFreePhysical(handle: aclrtDrvMemHandle);
+            aclrtMapMem(virPtr: *mut c_void, size: usize, offset: usize, handle: aclrtDrvMemHandle, flags: u64);
+            aclrtUnmapMem(virPtr: *mut c_void);
+            aclrtMemSetAccess(virPtr: *mut c_void, size: usize, desc: *mut aclrtMemAccessDesc, count: usize);
+            aclrtMemGetAllocationGranularity(prop: *mut aclrtPhysicalMemProp, option: aclrtMemGranularityOptions, granularity: *mut usize);
         }
     };
 }
@@ -308,6 +432,6 @@ mod tests {
         assert_eq!((c.location.id, c.location.type_, c.maxSize), (3, 1, 12345));
         assert_eq!(mempool_hal::PoolProps::from(&c), p);
         assert!(FUNCTION_NAMES.contains(&"aclrtMemPoolTrimTo"));
-        assert_eq!(FUNCTION_NAMES.len(), 58);
+        assert_eq!(FUNCTION_NAMES.len(), 66);
     }
 }

@@ -144,6 +144,51 @@ MEMPOOL_CUDA_STATIC_ASSERT(offsetof(CUmemPoolProps, maxSize) == 24, "CUmemPoolPr
 MEMPOOL_CUDA_STATIC_ASSERT(offsetof(CUmemPoolProps, usage) == 32, "CUmemPoolProps.usage is at 32");
 MEMPOOL_CUDA_STATIC_ASSERT(sizeof(CUdeviceptr) == 8, "CUdeviceptr is 64 bits");
 
+/* ------------------------------------------------------------------ virtual memory types */
+
+/* A physical chunk of cuMemCreate: an opaque number the library checks (a released or
+ * made-up handle gets CUDA_ERROR_INVALID_VALUE, never a crash). */
+typedef unsigned long long CUmemGenericAllocationHandle_v1;
+typedef CUmemGenericAllocationHandle_v1 CUmemGenericAllocationHandle;
+
+/* cuMemGetAllocationGranularity's option: both answer 2 MiB. */
+typedef enum CUmemAllocationGranularity_flags_enum {
+    CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0x0,
+    CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 0x1
+} CUmemAllocationGranularity_flags;
+
+/* CUmemAccessDesc.flags. */
+typedef enum CUmemAccess_flags_enum {
+    CU_MEM_ACCESS_FLAGS_PROT_NONE = 0x0,
+    CU_MEM_ACCESS_FLAGS_PROT_READ = 0x1,
+    CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 0x3
+} CUmemAccess_flags;
+
+/* What cuMemCreate creates (32 bytes, 8-byte aligned): type PINNED, a device location;
+ * requestedHandleTypes NONE or POSIX_FILE_DESCRIPTOR (kept, nothing is exported). */
+typedef struct CUmemAllocationProp_st {
+    CUmemAllocationType type;                       /* @0 */
+    CUmemAllocationHandleType requestedHandleTypes; /* @4 */
+    CUmemLocation location;                         /* @8 */
+    void *win32HandleMetaData;                      /* @16: must be NULL */
+    struct {
+        unsigned char compressionType;              /* @24: kept, never granted */
+        unsigned char gpuDirectRDMACapable;         /* @25 */
+        unsigned short usage;                       /* @26 */
+        unsigned char reserved[4];                  /* @28 */
+    } allocFlags;
+} CUmemAllocationProp;
+
+/* One entry of cuMemSetAccess (12 bytes). */
+typedef struct CUmemAccessDesc_st {
+    CUmemLocation location;  /* @0: a device */
+    CUmemAccess_flags flags; /* @8 */
+} CUmemAccessDesc;
+
+MEMPOOL_CUDA_STATIC_ASSERT(sizeof(CUmemAllocationProp) == 32, "CUmemAllocationProp is 32 bytes");
+MEMPOOL_CUDA_STATIC_ASSERT(offsetof(CUmemAllocationProp, allocFlags) == 24, "CUmemAllocationProp.allocFlags is at 24");
+MEMPOOL_CUDA_STATIC_ASSERT(sizeof(CUmemAccessDesc) == 12, "CUmemAccessDesc is 12 bytes");
+
 /* ------------------------------------------------------------------ the names programs use */
 
 /* The exported symbols carry the _v2 suffix; programs call them by these names. */
@@ -221,6 +266,37 @@ CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream);
 CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev);
 CUresult CUDAAPI cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev);
 CUresult CUDAAPI cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool);
+
+/* Virtual memory. Sizes, addresses and offsets are multiples of the granularity (2 MiB);
+ * flags must be 0; no current context is needed (the device comes from the properties and
+ * descriptors). Bad arguments, unknown addresses and handles: CUDA_ERROR_INVALID_VALUE;
+ * out of device memory: CUDA_ERROR_OUT_OF_MEMORY; a device id that does not exist:
+ * CUDA_ERROR_INVALID_DEVICE. */
+/* Reserves size bytes of addresses, aligned to alignment (0: 2 MiB; else a power of two), at
+ * addr when it is free (0: anywhere), on the current context's device (device 0 without one). */
+CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
+                                     unsigned long long flags);
+/* A whole reservation (its start and size), with nothing mapped in it. */
+CUresult CUDAAPI cuMemAddressFree(CUdeviceptr ptr, size_t size);
+CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
+                             unsigned long long flags);
+/* Drops a reference; the memory goes when no reference and no mapping is left. */
+CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle);
+/* Maps size bytes of handle, from offset (0), at ptr inside one reservation, over nothing
+ * mapped. Device work may use the range once access is set (cuMemSetAccess). */
+CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+                          unsigned long long flags);
+/* Whole mappings only. Work queued on the range before still sees the chunk. */
+CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size);
+/* [ptr, ptr + size) must be wholly mapped (it may span several mappings). */
+CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count);
+CUresult CUDAAPI cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location, CUdeviceptr ptr);
+CUresult CUDAAPI cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
+                                               CUmemAllocationGranularity_flags option);
+/* The handle mapped at addr (any address of a mapping), with one more reference. */
+CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr);
+CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
+                                                        CUmemGenericAllocationHandle handle);
 
 /* This library's own: "mempool-emu-" and its version. The driver has no such symbol, so
    a program or loader that finds it knows it runs on the emulator. */

@@ -70,6 +70,12 @@
 //!   `CU_EVENT_DISABLE_TIMING` (`CUDA_ERROR_INVALID_HANDLE`).
 //! - **Streams.** `cuStreamDestroy_v2` returns at once and the queued work still runs.
 //! - **Host functions** of all streams of a device run one at a time on one thread.
+//! - **Virtual memory** (contract §14), as PyTorch's expandable segments use it:
+//!   `cuMemAddressReserve`, `cuMemCreate`, `cuMemMap`, `cuMemSetAccess`, `cuMemUnmap`,
+//!   `cuMemRelease`, `cuMemAddressFree`, `cuMemGetAccess`, `cuMemGetAllocationGranularity`
+//!   (2 MiB), `cuMemRetainAllocationHandle`, `cuMemGetAllocationPropertiesFromHandle`; no
+//!   current context needed. On the `cuda` profile a mapping has no access until
+//!   `cuMemSetAccess`; work queued before an unmapping still reaches the chunk.
 //!
 //! # Settings
 //!

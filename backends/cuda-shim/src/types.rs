@@ -119,3 +119,13 @@ impl PoolPropsExt for CUmemPoolProps {
 }
 
 // The layouts are those of `mempool_cuda::sys`, checked at compile time there.
+
+/// The virtual-memory types and values, as the backend declares them
+/// (`CUmemGenericAllocationHandle`, `CUmemAllocationProp` with its `allocFlags`,
+/// `CUmemAccessDesc`, the granularity options and the access flags).
+pub use mempool_cuda::sys::{
+    CU_MEM_ACCESS_FLAGS_PROT_NONE, CU_MEM_ACCESS_FLAGS_PROT_READ, CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    CU_MEM_ALLOC_GRANULARITY_MINIMUM, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED, CUmemAccess_flags, CUmemAccessDesc,
+    CUmemAllocationGranularity_flags, CUmemAllocationProp, CUmemAllocationProp_allocFlags,
+    CUmemGenericAllocationHandle,
+};

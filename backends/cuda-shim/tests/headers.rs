@@ -61,7 +61,7 @@ fn the_header_declares_exactly_what_the_library_exports() {
         missing.is_empty() && extra.is_empty(),
         "exported, not declared: {missing:?}; declared, not exported: {extra:?}"
     );
-    assert_eq!(exported.len(), 44, "{exported:?}");
+    assert_eq!(exported.len(), 55, "{exported:?}");
     let macros = name_macros(&text);
     assert_eq!(macros.len(), 8, "{macros:?}");
     for (name, target) in macros {
@@ -110,6 +110,11 @@ fn constants() -> Vec<(&'static str, i64)> {
         ("CU_MEMPOOL_ATTR_USED_MEM_CURRENT", CU_MEMPOOL_ATTR_USED_MEM_CURRENT.into()),
         ("CU_MEMPOOL_ATTR_USED_MEM_HIGH", CU_MEMPOOL_ATTR_USED_MEM_HIGH.into()),
         ("CUDA_VERSION", cuda::exports::DRIVER_VERSION.into()),
+        ("CU_MEM_ALLOC_GRANULARITY_MINIMUM", CU_MEM_ALLOC_GRANULARITY_MINIMUM.into()),
+        ("CU_MEM_ALLOC_GRANULARITY_RECOMMENDED", CU_MEM_ALLOC_GRANULARITY_RECOMMENDED.into()),
+        ("CU_MEM_ACCESS_FLAGS_PROT_NONE", CU_MEM_ACCESS_FLAGS_PROT_NONE.into()),
+        ("CU_MEM_ACCESS_FLAGS_PROT_READ", CU_MEM_ACCESS_FLAGS_PROT_READ.into()),
+        ("CU_MEM_ACCESS_FLAGS_PROT_READWRITE", CU_MEM_ACCESS_FLAGS_PROT_READWRITE.into()),
     ]
 }
 
@@ -177,6 +182,29 @@ fn checks() -> String {
         sa(&mut s, format!("offsetof(CUmemPoolProps, {field}) == {offset}"));
     }
     sa(&mut s, format!("sizeof(CUmemPoolProps) == {}", size_of::<P>()));
+    type A = CUmemAllocationProp;
+    type F = CUmemAllocationProp_allocFlags;
+    let flags = offset_of!(A, allocFlags);
+    for (field, offset) in [
+        ("type", offset_of!(A, type_)),
+        ("requestedHandleTypes", offset_of!(A, requestedHandleTypes)),
+        ("location", offset_of!(A, location)),
+        ("location.id", offset_of!(A, location) + offset_of!(CUmemLocation, id)),
+        ("win32HandleMetaData", offset_of!(A, win32HandleMetaData)),
+        ("allocFlags", flags),
+        ("allocFlags.compressionType", flags + offset_of!(F, compressionType)),
+        ("allocFlags.gpuDirectRDMACapable", flags + offset_of!(F, gpuDirectRDMACapable)),
+        ("allocFlags.usage", flags + offset_of!(F, usage)),
+        ("allocFlags.reserved", flags + offset_of!(F, reserved)),
+    ] {
+        sa(&mut s, format!("offsetof(CUmemAllocationProp, {field}) == {offset}"));
+    }
+    sa(&mut s, format!("sizeof(CUmemAllocationProp) == {}", size_of::<A>()));
+    sa(&mut s, format!("offsetof(CUmemAccessDesc, flags) == {}", offset_of!(CUmemAccessDesc, flags)));
+    sa(&mut s, format!("sizeof(CUmemAccessDesc) == {}", size_of::<CUmemAccessDesc>()));
+    sa(&mut s, format!("sizeof(CUmemGenericAllocationHandle) == {}", size_of::<CUmemGenericAllocationHandle>()));
+    sa(&mut s, "sizeof(CUmemAccess_flags) == sizeof(int)".to_string());
+    sa(&mut s, "sizeof(CUmemAllocationGranularity_flags) == sizeof(int)".to_string());
     sa(&mut s, format!("sizeof(((CUmemPoolProps *)0)->reserved) == {}", size_of::<[u8; 54]>()));
     sa(&mut s, "sizeof(CUresult) == sizeof(int)".to_string());
     sa(&mut s, "sizeof(CUmemPool_attribute) == sizeof(int)".to_string());

@@ -1039,6 +1039,9 @@ unsafe impl Send for SendProps {}
 // SAFETY: as above.
 unsafe impl Sync for SendProps {}
 
+#[path = "hostile_rows/vmm.rs"]
+mod vmm_rows;
+
 fn table() -> Table {
     let mut t = Table::default();
     init_device_context_rows(&mut t);
@@ -1047,6 +1050,7 @@ fn table() -> Table {
     memory_rows(&mut t);
     copy_rows(&mut t);
     pool_rows(&mut t);
+    vmm_rows::vmm_rows(&mut t);
     t
 }
 

@@ -98,6 +98,28 @@ fn calls() -> Vec<(&'static str, Call)> {
         ("cuDeviceGetMemPool", || unsafe { cuDeviceGetMemPool(null_mut(), 0) }),
         // SAFETY: refused before any argument is looked at.
         ("cuDeviceSetMemPool", || unsafe { cuDeviceSetMemPool(0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemAddressReserve", || unsafe { cuMemAddressReserve(null_mut(), 0, 0, 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemAddressFree", || unsafe { cuMemAddressFree(0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemCreate", || unsafe { cuMemCreate(null_mut(), 0, std::ptr::null(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemRelease", || unsafe { cuMemRelease(0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemMap", || unsafe { cuMemMap(0, 0, 0, 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemUnmap", || unsafe { cuMemUnmap(0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemSetAccess", || unsafe { cuMemSetAccess(0, 0, std::ptr::null(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemGetAccess", || unsafe { cuMemGetAccess(null_mut(), std::ptr::null(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemGetAllocationGranularity", || unsafe { cuMemGetAllocationGranularity(null_mut(), std::ptr::null(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemRetainAllocationHandle", || unsafe { cuMemRetainAllocationHandle(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemGetAllocationPropertiesFromHandle", || unsafe { cuMemGetAllocationPropertiesFromHandle(null_mut(), 0) }),
     ]
 }
 
@@ -136,7 +158,7 @@ fn before_cu_init_only_the_process_calls_work() {
     // SAFETY: non-null, NUL-terminated, valid until this thread's next call.
     let last = unsafe { CStr::from_ptr(last) }.to_string_lossy().into_owned();
     assert_eq!(last, message(), "the C call gives the thread's last message");
-    assert!(last.starts_with("cuDeviceSetMemPool: "), "the last call refused: {last}");
+    assert!(last.starts_with("cuMemGetAllocationPropertiesFromHandle: "), "the last call refused: {last}");
     let mut version = 0;
     let mut name: *const std::ffi::c_char = std::ptr::null();
     let mut text: *const std::ffi::c_char = std::ptr::null();

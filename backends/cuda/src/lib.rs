@@ -27,6 +27,9 @@
 //!   retained at [`Cuda::open`], made current on whichever thread calls
 //!   (`cuCtxSetCurrent`), and released when the instance's last handle is dropped, so the
 //!   backend is `Send + Sync`.
+//! - [`Cuda`] also implements [`mempool_hal::VirtualMemory`] (contract §14) through
+//!   `cuMemAddressReserve` … `cuMemSetAccess`, passing the driver only the allocation
+//!   handles the instance holds; a driver without the calls answers `NotSupported`.
 //!
 //! What this backend shares with the Ascend backend, written once in `mempool-backend-kit`:
 //! the page-locked staging cache and the staged host copies

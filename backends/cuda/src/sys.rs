@@ -77,6 +77,8 @@ pub const CUDA_ERROR_NO_DEVICE: CUresult = 100;
 pub const CUDA_ERROR_INVALID_DEVICE: CUresult = 101;
 /// `CUDA_ERROR_INVALID_CONTEXT`: no context, or a destroyed one, is current.
 pub const CUDA_ERROR_INVALID_CONTEXT: CUresult = 201;
+/// `CUDA_ERROR_NOT_MAPPED`: an address range that is not mapped.
+pub const CUDA_ERROR_NOT_MAPPED: CUresult = 211;
 /// `CUDA_ERROR_INVALID_HANDLE`: a destroyed or foreign stream, event or pool.
 pub const CUDA_ERROR_INVALID_HANDLE: CUresult = 400;
 /// `CUDA_ERROR_NOT_FOUND`: a named object (a symbol, say) does not exist.
@@ -98,6 +100,9 @@ pub const CUDA_ERROR_INVALID_ADDRESS_SPACE: CUresult = 717;
 pub const CUDA_ERROR_INVALID_PC: CUresult = 718;
 /// `CUDA_ERROR_LAUNCH_FAILED`: work on the device failed.
 pub const CUDA_ERROR_LAUNCH_FAILED: CUresult = 719;
+/// `CUDA_ERROR_NOT_PERMITTED`: the operation is not permitted (a fabric handle without
+/// access to its channel, say).
+pub const CUDA_ERROR_NOT_PERMITTED: CUresult = 800;
 /// `CUDA_ERROR_NOT_SUPPORTED`: the device or driver lacks the feature.
 pub const CUDA_ERROR_NOT_SUPPORTED: CUresult = 801;
 /// `CUDA_ERROR_UNKNOWN`.
@@ -116,6 +121,7 @@ pub fn error_name(rc: CUresult) -> Option<&'static str> {
         CUDA_ERROR_NO_DEVICE => "CUDA_ERROR_NO_DEVICE",
         CUDA_ERROR_INVALID_DEVICE => "CUDA_ERROR_INVALID_DEVICE",
         CUDA_ERROR_INVALID_CONTEXT => "CUDA_ERROR_INVALID_CONTEXT",
+        CUDA_ERROR_NOT_MAPPED => "CUDA_ERROR_NOT_MAPPED",
         CUDA_ERROR_INVALID_HANDLE => "CUDA_ERROR_INVALID_HANDLE",
         CUDA_ERROR_NOT_FOUND => "CUDA_ERROR_NOT_FOUND",
         CUDA_ERROR_NOT_READY => "CUDA_ERROR_NOT_READY",
@@ -126,6 +132,7 @@ pub fn error_name(rc: CUresult) -> Option<&'static str> {
         CUDA_ERROR_INVALID_ADDRESS_SPACE => "CUDA_ERROR_INVALID_ADDRESS_SPACE",
         CUDA_ERROR_INVALID_PC => "CUDA_ERROR_INVALID_PC",
         CUDA_ERROR_LAUNCH_FAILED => "CUDA_ERROR_LAUNCH_FAILED",
+        CUDA_ERROR_NOT_PERMITTED => "CUDA_ERROR_NOT_PERMITTED",
         CUDA_ERROR_NOT_SUPPORTED => "CUDA_ERROR_NOT_SUPPORTED",
         CUDA_ERROR_UNKNOWN => "CUDA_ERROR_UNKNOWN",
         _ => return None,
@@ -305,6 +312,113 @@ impl CUmemPoolProps {
     }
 }
 
+// ---------------------------------------------------------------- virtual memory (contract §14)
+
+/// `CUmemGenericAllocationHandle`: a physical chunk of `cuMemCreate`, an opaque number.
+pub type CUmemGenericAllocationHandle = u64;
+/// `CUmemAllocationGranularity_flags`: which granularity `cuMemGetAllocationGranularity`
+/// answers.
+pub type CUmemAllocationGranularity_flags = c_int;
+/// `CUmemAccess_flags`: what device work may do with a mapped range.
+pub type CUmemAccess_flags = c_int;
+
+/// `CU_MEM_LOCATION_TYPE_INVALID`.
+pub const CU_MEM_LOCATION_TYPE_INVALID: c_int = 0;
+/// `CU_MEM_LOCATION_TYPE_HOST`: host memory (the id is ignored).
+pub const CU_MEM_LOCATION_TYPE_HOST: c_int = 2;
+/// `CU_MEM_LOCATION_TYPE_HOST_NUMA`: host memory of the NUMA node `id`.
+pub const CU_MEM_LOCATION_TYPE_HOST_NUMA: c_int = 3;
+/// `CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT`: host memory of the calling thread's node.
+pub const CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: c_int = 4;
+/// `CU_MEM_HANDLE_TYPE_FABRIC`: a handle shareable across nodes.
+pub const CU_MEM_HANDLE_TYPE_FABRIC: c_int = 0x8;
+/// `CU_MEM_ALLOC_GRANULARITY_MINIMUM`.
+pub const CU_MEM_ALLOC_GRANULARITY_MINIMUM: CUmemAllocationGranularity_flags = 0;
+/// `CU_MEM_ALLOC_GRANULARITY_RECOMMENDED`.
+pub const CU_MEM_ALLOC_GRANULARITY_RECOMMENDED: CUmemAllocationGranularity_flags = 1;
+/// `CU_MEM_ACCESS_FLAGS_PROT_NONE`.
+pub const CU_MEM_ACCESS_FLAGS_PROT_NONE: CUmemAccess_flags = 0;
+/// `CU_MEM_ACCESS_FLAGS_PROT_READ`.
+pub const CU_MEM_ACCESS_FLAGS_PROT_READ: CUmemAccess_flags = 1;
+/// `CU_MEM_ACCESS_FLAGS_PROT_READWRITE`.
+pub const CU_MEM_ACCESS_FLAGS_PROT_READWRITE: CUmemAccess_flags = 3;
+
+/// The `allocFlags` of [`CUmemAllocationProp`]: 8 bytes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CUmemAllocationProp_allocFlags {
+    /// @0: `CUmemAllocationCompType` (none 0, generic 1), as a byte.
+    pub compressionType: u8,
+    /// @1: whether the chunk may be used for GPUDirect RDMA.
+    pub gpuDirectRDMACapable: u8,
+    /// @2: usage flags (`CU_MEM_CREATE_USAGE_TILE_POOL`, ...).
+    pub usage: u16,
+    /// @4: must be zero.
+    pub reserved: [u8; 4],
+}
+
+/// `CUmemAllocationProp`: what `cuMemCreate` creates and `cuMemGetAllocationGranularity`
+/// asks about. 32 bytes, 8-aligned.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CUmemAllocationProp {
+    /// @0: the allocation type ([`CU_MEM_ALLOCATION_TYPE_PINNED`]).
+    pub type_: c_int,
+    /// @4: the shareable handle types wanted, a bit mask.
+    pub requestedHandleTypes: c_int,
+    /// @8: where the chunk lives.
+    pub location: CUmemLocation,
+    /// @16: Windows only; null elsewhere.
+    pub win32HandleMetaData: *mut c_void,
+    /// @24: compression, RDMA and usage flags.
+    pub allocFlags: CUmemAllocationProp_allocFlags,
+}
+
+/// `CUmemAccessDesc`: one entry of `cuMemSetAccess`. 12 bytes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CUmemAccessDesc {
+    /// @0: whose access.
+    pub location: CUmemLocation,
+    /// @8: the access ([`CU_MEM_ACCESS_FLAGS_PROT_READWRITE`], ...).
+    pub flags: CUmemAccess_flags,
+}
+
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<CUmemAllocationProp_allocFlags>() == 8);
+    assert!(offset_of!(CUmemAllocationProp_allocFlags, usage) == 2);
+    assert!(offset_of!(CUmemAllocationProp_allocFlags, reserved) == 4);
+    assert!(size_of::<CUmemAllocationProp>() == 32);
+    assert!(align_of::<CUmemAllocationProp>() == 8);
+    assert!(offset_of!(CUmemAllocationProp, requestedHandleTypes) == 4);
+    assert!(offset_of!(CUmemAllocationProp, location) == 8);
+    assert!(offset_of!(CUmemAllocationProp, win32HandleMetaData) == 16);
+    assert!(offset_of!(CUmemAllocationProp, allocFlags) == 24);
+    assert!(size_of::<CUmemAccessDesc>() == 12);
+    assert!(offset_of!(CUmemAccessDesc, flags) == 8);
+};
+
+impl CUmemAllocationProp {
+    /// Pinned memory on the device `device`, no shareable handle, no flags.
+    pub fn device(device: CUdevice) -> Self {
+        CUmemAllocationProp {
+            type_: CU_MEM_ALLOCATION_TYPE_PINNED,
+            requestedHandleTypes: CU_MEM_HANDLE_TYPE_NONE,
+            location: CUmemLocation { type_: CU_MEM_LOCATION_TYPE_DEVICE, id: device },
+            win32HandleMetaData: std::ptr::null_mut(),
+            allocFlags: CUmemAllocationProp_allocFlags::default(),
+        }
+    }
+}
+
+impl CUmemAccessDesc {
+    /// `flags` for the device `device`.
+    pub fn device(device: CUdevice, flags: CUmemAccess_flags) -> Self {
+        CUmemAccessDesc { location: CUmemLocation { type_: CU_MEM_LOCATION_TYPE_DEVICE, id: device }, flags }
+    }
+}
+
 /// Expands the declaration table ([`for_each_cuda_function!`]): the function-pointer
 /// types ([`fns`]) used by the loader, the list of names and the lazy symbol slots.
 macro_rules! cuda_functions {
@@ -387,6 +501,18 @@ macro_rules! for_each_cuda_function {
             cuDeviceGetDefaultMemPool(pool: *mut CUmemoryPool, device: CUdevice);
             cuDeviceGetMemPool(pool: *mut CUmemoryPool, device: CUdevice);
             cuDeviceSetMemPool(device: CUdevice, pool: CUmemoryPool);
+            // Virtual memory (contract §14).
+            cuMemAddressReserve(ptr: *mut CUdeviceptr, size: usize, alignment: usize, addr: CUdeviceptr, flags: u64);
+            cuMemAddressFree(ptr: CUdeviceptr, size: usize);
+            cuMemCreate(handle: *mut CUmemGenericAllocationHandle, size: usize, prop: *const CUmemAllocationProp, flags: u64);
+            cuMemRelease(handle: CUmemGenericAllocationHandle);
+            cuMemMap(ptr: CUdeviceptr, size: usize, offset: usize, handle: CUmemGenericAllocationHandle, flags: u64);
+            cuMemUnmap(ptr: CUdeviceptr, size: usize);
+            cuMemSetAccess(ptr: CUdeviceptr, size: usize, desc: *const CUmemAccessDesc, count: usize);
+            cuMemGetAccess(flags: *mut u64, location: *const CUmemLocation, ptr: CUdeviceptr);
+            cuMemGetAllocationGranularity(granularity: *mut usize, prop: *const CUmemAllocationProp, option: CUmemAllocationGranularity_flags);
+            cuMemRetainAllocationHandle(handle: *mut CUmemGenericAllocationHandle, addr: *mut c_void);
+            cuMemGetAllocationPropertiesFromHandle(prop: *mut CUmemAllocationProp, handle: CUmemGenericAllocationHandle);
         }
     };
 }
@@ -400,7 +526,7 @@ mod tests {
 
     #[test]
     fn the_table_names_every_call_once() {
-        assert_eq!(FUNCTION_NAMES.len(), 42);
+        assert_eq!(FUNCTION_NAMES.len(), 53);
         let mut sorted = FUNCTION_NAMES.to_vec();
         sorted.sort_unstable();
         sorted.dedup();

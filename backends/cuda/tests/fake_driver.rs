@@ -402,3 +402,21 @@ fn the_backend_works_from_any_thread() {
     }
     dev.destroy_pool(&pool).unwrap();
 }
+
+#[test]
+fn a_driver_without_the_virtual_memory_calls_is_not_supported_naming_the_symbol() {
+    use mempool_hal::{Granularity, Physical, VirtualMemory};
+    let (dev, _, _) = open(&[]);
+    let err = dev.granularity(Granularity::Minimum).unwrap_err();
+    assert_eq!((err.kind(), err.code(), err.op()), (ErrorKind::NotSupported, 801, "cuMemGetAllocationGranularity"));
+    let err = dev.reserve(2 * MIB, 0, None).unwrap_err();
+    assert_eq!((err.kind(), err.code(), err.op()), (ErrorKind::NotSupported, 801, "cuMemAddressReserve"));
+    let err = dev.create_physical(2 * MIB).unwrap_err();
+    assert_eq!((err.kind(), err.code(), err.op()), (ErrorKind::NotSupported, 801, "cuMemCreate"));
+    // A handle the instance never created is refused before any driver call.
+    let err = dev.release_physical(Physical { handle: 0x1234, size: 2 * MIB }).unwrap_err();
+    assert_eq!((err.kind(), err.code(), err.vendor()), (ErrorKind::InvalidParam, 1, Vendor::Cuda));
+    // The rest of the backend still works.
+    let s = dev.create_stream().expect("a stream");
+    dev.synchronize_stream(&s).expect("synchronized");
+}

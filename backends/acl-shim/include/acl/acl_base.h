@@ -76,6 +76,7 @@ typedef void *aclrtAllocatorAddr;
 #define ACL_ERROR_RT_REPORT_TIMEOUT 507012        /* aclrtProcessReport: no callback in time */
 #define ACL_ERROR_RT_STREAM_SYNC_TIMEOUT 507046   /* aclrtSynchronizeStreamWithTimeout expired */
 #define ACL_ERROR_RT_EVENT_SYNC_TIMEOUT 507047    /* aclrtSynchronizeEventWithTimeout expired */
+#define ACL_ERROR_RT_DRV_INTERNAL_ERROR 507899    /* the driver refused: VA not reserved/already mapped, ... */
 
 /* ---------------------------------------------------------------- layout checks */
 

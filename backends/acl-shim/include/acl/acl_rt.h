@@ -319,6 +319,83 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBloc
 /* timeout in ms, -1 for none; no callback in time: ACL_ERROR_RT_REPORT_TIMEOUT. */
 aclError aclrtProcessReport(int32_t timeout);
 
+/* ---------------------------------------------------------------- virtual memory */
+
+/* A reserved address range (aclrtReserveMemAddress) has nothing behind it; a physical chunk
+ * (aclrtMallocPhysical) is device memory with no address; aclrtMapMem puts a chunk behind
+ * part of a range. The granularity of sizes and addresses is 2 MiB (1 GiB for the HUGE1G
+ * kinds). Codes as CANN's: ACL_ERROR_INVALID_PARAM for the checks ACL makes itself (null
+ * pointers, size 0, flags, property fields), ACL_ERROR_RT_PARAM_INVALID for the runtime's
+ * and the driver library's (alignment, offset, a bad access descriptor, an address that is
+ * not a reservation), ACL_ERROR_RT_DRV_INTERNAL_ERROR for the kernel's (an address not
+ * reserved or already mapped, a size not a multiple of the granularity, an unmap of an
+ * address that does not start a mapping). */
+
+/* A physical chunk: an opaque handle the library checks (a freed or made-up handle gets
+ * ACL_ERROR_RT_PARAM_INVALID, never a crash). */
+typedef void *aclrtDrvMemHandle;
+
+/* Option of aclrtMemGetAllocationGranularity: both answer 2 MiB (1 GiB for HUGE1G); any
+ * other value, UNDEF included: ACL_ERROR_RT_FEATURE_NOT_SUPPORT. */
+typedef enum aclrtMemGranularityOptions {
+    ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM = 0,
+    ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED = 1,
+    ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF = 0xFFFF
+} aclrtMemGranularityOptions;
+
+/* aclrtMemAccessDesc.flags: only READWRITE is granted (NONE and READ:
+ * ACL_ERROR_RT_FEATURE_NOT_SUPPORT, as on Atlas A2/A3). */
+typedef enum aclrtMemAccessFlags {
+    ACL_RT_MEM_ACCESS_FLAGS_NONE = 0x0,
+    ACL_RT_MEM_ACCESS_FLAGS_READ = 0x1,
+    ACL_RT_MEM_ACCESS_FLAGS_READWRITE = 0x3
+} aclrtMemAccessFlags;
+
+/* What aclrtMallocPhysical creates: 32 bytes. handleType NONE, allocationType PINNED, a
+ * device location and a device memAttr (ACL_HBM_MEM_HUGE, ...); reserve must be 0. */
+typedef struct aclrtPhysicalMemProp {
+    aclrtMemHandleType handleType;         /* @0 */
+    aclrtMemAllocationType allocationType; /* @4 */
+    aclrtMemAttr memAttr;                  /* @8 */
+    aclrtMemLocation location;             /* @12 */
+    uint64_t reserve;                      /* @24 */
+} aclrtPhysicalMemProp;
+
+/* One entry of aclrtMemSetAccess: 24 bytes. */
+typedef struct aclrtMemAccessDesc {
+    aclrtMemAccessFlags flags; /* @0 */
+    aclrtMemLocation location; /* @4: a device, or the host with id 0 */
+    uint8_t rsv[12];           /* @12 */
+} aclrtMemAccessDesc;
+
+MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtMemGranularityOptions) == 4, "enums are int-sized");
+MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtMemAccessFlags) == 4, "enums are int-sized");
+MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtPhysicalMemProp) == 32, "aclrtPhysicalMemProp is 32 bytes");
+MEMPOOL_HAL_ACL_STATIC_ASSERT(offsetof(aclrtPhysicalMemProp, reserve) == 24, "aclrtPhysicalMemProp.reserve @24");
+MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtMemAccessDesc) == 24, "aclrtMemAccessDesc is 24 bytes");
+
+/* Reserves size bytes of addresses (2 MiB at least), 2 MiB-aligned, on the current device.
+ * alignment must be 0; expectPtr NULL or a free 2 MiB-aligned address; flags 0 or 1 (huge
+ * pages). No current device: ACL_ERROR_RT_INVALID_HANDLE. */
+aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t alignment, void *expectPtr,
+                                uint64_t flags);
+/* The start of a reservation with nothing mapped in it. */
+aclError aclrtReleaseMemAddress(void *virPtr);
+/* size a multiple of the granularity; out of device memory: ACL_ERROR_RT_MEMORY_ALLOCATION. */
+aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size, const aclrtPhysicalMemProp *prop,
+                             uint64_t flags);
+/* A chunk still mapped keeps its memory until its last mapping goes. */
+aclError aclrtFreePhysical(aclrtDrvMemHandle handle);
+/* Maps size bytes of handle at virPtr, inside one reservation, over nothing mapped; offset
+ * and flags must be 0. The mapping is usable at once (read-write for its device). */
+aclError aclrtMapMem(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle handle, uint64_t flags);
+/* The start of a mapping. Work queued on it before still sees the chunk. */
+aclError aclrtUnmapMem(void *virPtr);
+/* Sets access over [virPtr, virPtr + size) for each of the count descriptors. */
+aclError aclrtMemSetAccess(void *virPtr, size_t size, aclrtMemAccessDesc *desc, size_t count);
+aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop, aclrtMemGranularityOptions option,
+                                          size_t *granularity);
+
 /* ---------------------------------------------------------------- last error */
 
 /* The code of the calling thread's last failed call (0 if none); Get forgets it. */

@@ -17,9 +17,10 @@
 //!
 //! One file per object: [`lifecycle`], [`device`], [`context`], [`stream`], [`event`],
 //! [`memory`], [`copy`] (copies and memsets), [`pool`], [`host_func`] (host functions and
-//! callbacks), [`errors`] and [`allocator`] (the external-allocator registry). Every function is re-exported here, so `exports::NAME` names
-//! each C function whatever its file. What every entry point uses (the unwind guard,
-//! errors, pointer checks) is in the crate's bottom layer, `ffi`.
+//! callbacks), [`vmm`] (virtual memory), [`allocator`] (the external-allocator registry)
+//! and [`errors`]. Every function is re-exported here, so `exports::NAME` names each C
+//! function whatever its file. What every entry point uses (the unwind guard, errors,
+//! pointer checks) is in the crate's bottom layer, `ffi`.
 
 #![allow(non_snake_case)]
 
@@ -34,6 +35,7 @@ pub mod lifecycle;
 pub mod memory;
 pub mod pool;
 pub mod stream;
+pub mod vmm;
 
 pub use allocator::*;
 pub use context::*;
@@ -46,6 +48,7 @@ pub use lifecycle::*;
 pub use memory::*;
 pub use pool::*;
 pub use stream::*;
+pub use vmm::*;
 
 /// What the files of this folder share: the bottom layer, the state, and the ACL types.
 mod prelude {

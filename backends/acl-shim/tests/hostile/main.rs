@@ -418,6 +418,7 @@ mod rows_memory;
 mod rows_pool;
 mod rows_runtime;
 mod rows_stream;
+mod rows_vmm;
 
 use races::*;
 use rows_allocator::*;
@@ -426,6 +427,7 @@ use rows_memory::*;
 use rows_pool::*;
 use rows_runtime::*;
 use rows_stream::*;
+use rows_vmm::*;
 
 // ------------------------------------------------------------------ the table
 
@@ -447,6 +449,7 @@ fn table() -> Table {
     event_extra_rows(&mut t);
     callback_rows(&mut t);
     allocator_rows(&mut t);
+    vmm_rows(&mut t);
     t
 }
 
@@ -587,8 +590,8 @@ fn before_init() -> (Vec<String>, usize) {
 fn coverage(rows: &[Row]) -> Vec<String> {
     let exports = exported();
     let mut failures = Vec::new();
-    if exports.len() != 70 {
-        failures.push(format!("{} exports, contracts §8 and §16 list 70: {exports:?}", exports.len()));
+    if exports.len() != 78 {
+        failures.push(format!("{} exports, contracts §8, §14 and §16 list 78: {exports:?}", exports.len()));
     }
     let missing: Vec<_> = exports.iter().filter(|e| !rows.iter().any(|r| r.entry == **e)).collect();
     if !missing.is_empty() {

@@ -10,6 +10,7 @@ mod allocator;
 mod device;
 mod pool;
 mod staging;
+mod vmm;
 
 pub use allocator::{RegisteredAllocator, StreamAllocator};
 pub use device::FALLBACK_GRANULARITY;
@@ -44,6 +45,8 @@ struct Shared {
     /// Page-locked staging buffers for host copies (shared with the host functions that
     /// return them).
     staging: Arc<staging::Staging>,
+    /// The physical chunks of `aclrtMallocPhysical` the instance has not freed.
+    chunks: vmm::Chunks,
 }
 
 impl Shared {
@@ -193,6 +196,7 @@ impl Ascend {
                 instance,
                 granularity: OnceLock::new(),
                 staging: Arc::default(),
+                chunks: vmm::Chunks::default(),
             }),
         })
     }

@@ -25,6 +25,7 @@ pub(crate) mod event;
 pub(crate) mod memory;
 pub(crate) mod pool;
 pub(crate) mod stream;
+pub(crate) mod vmm;
 
 /// The portable kind of an ACL code when the call gives no better context.
 ///
@@ -64,6 +65,9 @@ pub fn code_name(rc: i32) -> Option<&'static str> {
         sys::ACL_ERROR_RT_CONTEXT_RELEASE_ERROR => {
             "ACL_ERROR_RT_CONTEXT_RELEASE_ERROR (a device reset or context release with nothing left to release)"
         }
+        sys::ACL_ERROR_RT_DRV_INTERNAL_ERROR => {
+            "ACL_ERROR_RT_DRV_INTERNAL_ERROR (the driver refused the request: an address not reserved or already mapped, a size not a multiple of the granularity)"
+        }
         _ => return None,
     })
 }
@@ -93,6 +97,13 @@ pub(crate) fn attr_kind(attr: AttrId, rc: i32) -> ErrorKind {
         (_, code::ACL_ERROR_RT_INTERNAL_ERROR) => ErrorKind::InvalidParam,
         _ => kind_of(rc),
     }
+}
+
+/// The kind of a failed virtual-memory call: CANN answers the driver's refusals of an
+/// address or size (not reserved, already mapped, not the start of a mapping, not a
+/// multiple of 2 MiB) with 507899, which is `InvalidParam` there.
+pub(crate) fn vmm_kind(rc: i32) -> ErrorKind {
+    if rc == sys::ACL_ERROR_RT_DRV_INTERNAL_ERROR { ErrorKind::InvalidParam } else { kind_of(rc) }
 }
 
 /// Whether a failed `aclrtMemPoolMallocAsync` is the pool's out-of-memory answer (507000),
@@ -145,7 +156,7 @@ mod tests {
         assert_eq!(kind_of(107_011), ErrorKind::InvalidParam);
         assert_eq!(kind_of(507_007), ErrorKind::NoContext);
         assert_eq!(host_kind(207_001), ErrorKind::HostAllocation);
-        for rc in [207_001, 207_018, 107_011, 507_007] {
+        for rc in [207_001, 207_018, 107_011, 507_007, 507_899] {
             assert!(code_name(rc).is_some_and(|n| n.starts_with("ACL_ERROR_RT_")), "{rc}");
         }
         assert_eq!(code_name(507_000), None);
@@ -159,5 +170,8 @@ mod tests {
         assert_eq!(attr_kind(AttrId(99), 107_000), ErrorKind::UnknownAttribute);
         assert_eq!(attr_kind(AttrId::USED_MEM_CURRENT, 107_000), ErrorKind::ReadOnly);
         assert!(malloc_out_of_memory(507_000));
+        assert_eq!(vmm_kind(507_899), ErrorKind::InvalidParam);
+        assert_eq!(vmm_kind(207_001), ErrorKind::OutOfMemory);
+        assert_eq!(kind_of(507_899), ErrorKind::Internal);
     }
 }

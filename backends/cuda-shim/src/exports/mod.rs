@@ -20,9 +20,10 @@
 //!
 //! One file per object: [`init`], [`device`], [`context`], [`stream`], [`event`],
 //! [`memory`] (page-locked host memory and memory information), [`copy`] (copies and
-//! memsets), [`pool`], [`host_func`] and [`errors`]. Every function is re-exported here,
-//! so `exports::NAME` names each C function whatever its file. What every entry point
-//! uses (the unwind guard, errors, pointer checks) is in the crate's bottom layer, `ffi`.
+//! memsets), [`pool`], [`host_func`], [`vmm`] (virtual memory) and [`errors`]. Every
+//! function is re-exported here, so `exports::NAME` names each C function whatever its
+//! file. What every entry point uses (the unwind guard, errors, pointer checks) is in the
+//! crate's bottom layer, `ffi`.
 //!
 //! # The order of the checks
 //!
@@ -45,6 +46,7 @@ pub mod init;
 pub mod memory;
 pub mod pool;
 pub mod stream;
+pub mod vmm;
 
 pub use context::*;
 pub use copy::*;
@@ -56,6 +58,7 @@ pub use init::*;
 pub use memory::*;
 pub use pool::*;
 pub use stream::*;
+pub use vmm::*;
 
 /// What the files of this folder share: the bottom layer, the state, and the C types.
 mod prelude {

@@ -9,6 +9,7 @@
 mod device;
 mod pool;
 mod staging;
+mod vmm;
 
 pub use device::POOL_GRANULARITY;
 pub use pool::CudaPool;
@@ -62,6 +63,8 @@ struct Shared {
     /// The handles of the pools this instance created, so that a handle of the device's
     /// current pool ([`Cuda::current_pool`]) shares the liveness of the pool it names.
     pools: Mutex<Vec<Weak<Handle>>>,
+    /// The physical chunks of `cuMemCreate` the instance has not released.
+    chunks: vmm::Chunks,
 }
 
 impl Shared {
@@ -270,6 +273,7 @@ impl Cuda {
                 driver_version,
                 staging: Arc::default(),
                 pools: Mutex::default(),
+                chunks: vmm::Chunks::default(),
             }),
         })
     }

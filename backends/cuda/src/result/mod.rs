@@ -38,6 +38,7 @@ pub(crate) mod event;
 pub(crate) mod memory;
 pub(crate) mod pool;
 pub(crate) mod stream;
+pub(crate) mod vmm;
 
 /// The portable kind of a `CUresult` when the call gives no better context (the table of
 /// the [module docs](self)).
