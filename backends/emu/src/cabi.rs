@@ -59,13 +59,17 @@ impl<T: Clone> Handles<T> {
     }
 }
 
-/// One page-locked host allocation (ordinary host memory here). Queued work that uses it
-/// holds a reference, so it is deallocated only when the program has freed it and that
-/// work has run.
+/// One page-locked host allocation (ordinary host memory here), or a host range the
+/// program registered ([`Emulator::registered_host`](crate::Emulator::registered_host)).
+/// Queued work that uses it holds a reference, so an allocation is deallocated only when
+/// the program has freed it and that work has run; a registered range is the program's
+/// memory and is never deallocated here.
 #[derive(Debug)]
 pub struct HostBlock {
     addr: usize,
     layout: std::alloc::Layout,
+    /// Whether this block allocated its memory (and deallocates it when dropped).
+    owned: bool,
 }
 
 impl HostBlock {
@@ -78,10 +82,23 @@ impl HostBlock {
     pub fn size(&self) -> usize {
         self.layout.size()
     }
+
+    /// Whether it is a registered range of the program's own memory (not allocated here).
+    pub fn is_registered(&self) -> bool {
+        !self.owned
+    }
+
+    /// A registered range of `size` bytes at `addr`, the program's memory.
+    pub(crate) fn registered(addr: usize, layout: std::alloc::Layout) -> HostBlock {
+        HostBlock { addr, layout, owned: false }
+    }
 }
 
 impl Drop for HostBlock {
     fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
         // SAFETY: `addr` was returned by `alloc` with `layout` (`HostAllocs::alloc`), and
         // this is the block's only deallocation (it runs once, when the last reference goes).
         unsafe { std::alloc::dealloc(self.addr as *mut u8, self.layout) };
@@ -138,7 +155,7 @@ impl HostAllocs {
             return Err(HostAllocError::NoMemory);
         }
         let addr = p as usize;
-        lock(&self.map).insert(addr, Arc::new(HostBlock { addr, layout }));
+        lock(&self.map).insert(addr, Arc::new(HostBlock { addr, layout, owned: true }));
         Ok(addr)
     }
 

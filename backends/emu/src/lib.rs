@@ -119,6 +119,7 @@
 //! | §12 | cann-open: no release at synchronization | `pool/shared.rs` (`release_at_sync`) |
 //! | §12 | cann-open: destroy does not wait; queued work on the pool fails when it runs | `platform.rs` (`entomb`), `pool/shared.rs` (`give_back`, `with_memory`), `pool/mapping.rs` (`decommit_all`) |
 //! | [§8](mempool_hal::contract::c_abi) | C handles and page-locked host memory of the drop-in libraries | `cabi.rs` |
+//! | [§15](mempool_hal::contract::host_register) | registered host ranges: the table, overlap refused, unregister by start, copies through them as pinned memory | `host_register.rs`, `pool/access.rs` (`registered_side`) |
 //! | - | configuration and its limits; the environment | `config.rs`; `env.rs` |
 //! | - | locks, condition variables, atomics, threads: the standard library's, or loom's for the model check | `sync.rs` |
 //!
@@ -188,6 +189,7 @@ mod config;
 mod device;
 mod env;
 mod event;
+mod host_register;
 mod hostfn;
 mod kernel;
 mod platform;

@@ -77,6 +77,9 @@ pub(crate) struct PoolRegistry {
     /// Address ranges of destroyed pools (for the checker's messages, and to know a
     /// pointer that outlived its pool), with the pool while anything still holds it.
     destroyed: Mutex<Destroyed>,
+    /// The host ranges the program registered (contract §15), which copies reach through
+    /// their device addresses.
+    pub(crate) hosts: crate::host_register::HostRegistrations,
 }
 
 impl PoolRegistry {
