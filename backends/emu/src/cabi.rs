@@ -165,6 +165,15 @@ impl HostAllocs {
         lock(&self.map).remove(&addr).map(drop)
     }
 
+    /// The allocation (start, size) that `[addr, addr + len)` overlaps, if any: a range
+    /// registered over page-locked memory is refused (contract §15).
+    pub fn overlapping(&self, addr: usize, len: usize) -> Option<(usize, usize)> {
+        let end = addr.saturating_add(len);
+        let map = lock(&self.map);
+        let (_, b) = map.range(..end).next_back()?;
+        (b.addr + b.size() > addr).then(|| (b.addr, b.size()))
+    }
+
     /// Where `[addr, addr + len)` lies.
     pub fn lookup(&self, addr: usize, len: usize) -> HostRange {
         let map = lock(&self.map);
@@ -205,6 +214,10 @@ mod tests {
         assert!(matches!(a.lookup(p + 8, 16), HostRange::Pinned(b) if b.addr() == p && b.size() == 4096));
         assert!(matches!(a.lookup(p + 4090, 16), HostRange::Overrun { base, size: 4096 } if base == p));
         assert!(matches!(a.lookup(p + 4096, 16), HostRange::Pageable));
+        assert_eq!(a.overlapping(p - 8, 9), Some((p, 4096)), "its first byte");
+        assert_eq!(a.overlapping(p + 4095, 1), Some((p, 4096)), "its last byte");
+        assert_eq!(a.overlapping(p - 8, 8), None);
+        assert_eq!(a.overlapping(p + 4096, 8), None);
         let kept = match a.lookup(p, 1) {
             HostRange::Pinned(b) => b,
             other => panic!("{other:?}"),

@@ -17,7 +17,7 @@
 //!
 //! One file per object: [`lifecycle`], [`device`], [`context`], [`stream`], [`event`],
 //! [`memory`], [`copy`] (copies and memsets), [`pool`], [`host_func`] (host functions and
-//! callbacks) and [`errors`]. Every function is re-exported here, so `exports::NAME` names
+//! callbacks), [`host_register`] (registered host memory) and [`errors`]. Every function is re-exported here, so `exports::NAME` names
 //! each C function whatever its file. What every entry point uses (the unwind guard,
 //! errors, pointer checks) is in the crate's bottom layer, `ffi`.
 
@@ -29,6 +29,7 @@ pub mod device;
 pub mod errors;
 pub mod event;
 pub mod host_func;
+pub mod host_register;
 pub mod lifecycle;
 pub mod memory;
 pub mod pool;
@@ -40,6 +41,7 @@ pub use device::*;
 pub use errors::*;
 pub use event::*;
 pub use host_func::*;
+pub use host_register::*;
 pub use lifecycle::*;
 pub use memory::*;
 pub use pool::*;

@@ -21,6 +21,7 @@ use mempool_hal::{Error, ErrorKind, Result, code};
 pub(crate) mod context;
 pub(crate) mod device;
 pub(crate) mod event;
+pub(crate) mod host_register;
 pub(crate) mod memory;
 pub(crate) mod pool;
 pub(crate) mod stream;
@@ -47,6 +48,8 @@ pub fn kind_of(rc: i32) -> ErrorKind {
         sys::ACL_ERROR_RT_CONTEXT_RELEASE_ERROR => ErrorKind::NoContext,
         code::ACL_ERROR_COMPILING_STUB_MODE => ErrorKind::Unavailable,
         code::ACL_ERROR_RT_STREAM_SYNC_TIMEOUT | code::ACL_ERROR_RT_EVENT_SYNC_TIMEOUT => ErrorKind::NotReady,
+        code::ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED => ErrorKind::InvalidParam,
+        code::ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED => ErrorKind::InvalidPointer,
         _ => ErrorKind::Internal,
     }
 }
@@ -62,6 +65,12 @@ pub fn code_name(rc: i32) -> Option<&'static str> {
         }
         sys::ACL_ERROR_RT_CONTEXT_RELEASE_ERROR => {
             "ACL_ERROR_RT_CONTEXT_RELEASE_ERROR (a device reset or context release with nothing left to release)"
+        }
+        code::ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED => {
+            "ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED (the host range overlaps one registered already)"
+        }
+        code::ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED => {
+            "ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED (no registered host range starts there)"
         }
         _ => return None,
     })
@@ -144,7 +153,9 @@ mod tests {
         assert_eq!(kind_of(107_011), ErrorKind::InvalidParam);
         assert_eq!(kind_of(507_007), ErrorKind::NoContext);
         assert_eq!(host_kind(207_001), ErrorKind::HostAllocation);
-        for rc in [207_001, 207_018, 107_011, 507_007] {
+        assert_eq!(kind_of(507_910), ErrorKind::InvalidParam);
+        assert_eq!(kind_of(507_911), ErrorKind::InvalidPointer);
+        for rc in [207_001, 207_018, 107_011, 507_007, 507_910, 507_911] {
             assert!(code_name(rc).is_some_and(|n| n.starts_with("ACL_ERROR_RT_")), "{rc}");
         }
         assert_eq!(code_name(507_000), None);
