@@ -15,6 +15,12 @@ pub use crate::ffi::{
     CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_READY, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY,
     CUDA_ERROR_UNKNOWN, CUDA_SUCCESS, CUresult,
 };
+pub use crate::ffi::{CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED};
+/// The flags of `cuMemHostRegister` (contract §15), as the backend declares them.
+pub use mempool_cuda::sys::{
+    CU_MEMHOSTREGISTER_DEVICEMAP, CU_MEMHOSTREGISTER_IOMEMORY, CU_MEMHOSTREGISTER_PORTABLE,
+    CU_MEMHOSTREGISTER_READ_ONLY,
+};
 use std::ffi::{c_int, c_uint};
 
 /// A device ordinal (`CUdevice`, an `int`).

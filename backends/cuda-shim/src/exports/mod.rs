@@ -20,7 +20,8 @@
 //!
 //! One file per object: [`init`], [`device`], [`context`], [`stream`], [`event`],
 //! [`memory`] (page-locked host memory and memory information), [`copy`] (copies and
-//! memsets), [`pool`], [`host_func`] and [`errors`]. Every function is re-exported here,
+//! memsets), [`pool`], [`host_func`], [`host_register`] (registered host memory) and
+//! [`errors`]. Every function is re-exported here,
 //! so `exports::NAME` names each C function whatever its file. What every entry point
 //! uses (the unwind guard, errors, pointer checks) is in the crate's bottom layer, `ffi`.
 //!
@@ -41,6 +42,7 @@ pub mod device;
 pub mod errors;
 pub mod event;
 pub mod host_func;
+pub mod host_register;
 pub mod init;
 pub mod memory;
 pub mod pool;
@@ -52,6 +54,7 @@ pub use device::*;
 pub use errors::*;
 pub use event::*;
 pub use host_func::*;
+pub use host_register::*;
 pub use init::*;
 pub use memory::*;
 pub use pool::*;
