@@ -9,6 +9,9 @@
 //! - [`MockDevice`] mocks [`Device`] with `Stream = `[`MockStream`], `Event = `[`MockEvent`]
 //!   and `Pool = `[`MockMemPool`].
 //! - [`MockMemPool`] mocks [`MemPool`] with `Stream = `[`MockStream`].
+//! - [`MockDevice`] also mocks [`HostRegistration`](mempool_hal::HostRegistration)
+//!   (`expect_register_host`, `expect_unregister_host`; `register_host` is an `unsafe fn`,
+//!   as on the trait).
 //! - [`MockStream`] and [`MockEvent`] are plain ids: tests make them with `MockStream(1)`
 //!   and compare them in predicates.
 //!
@@ -84,6 +87,8 @@ use mempool_hal::{
     AttrId, Device, DevicePtr, Error, EventStatus, HostBuffer, HostFn, MemInfo, MemPool, OomInfo, PoolProps, PoolStats,
     RawAttrValue, Result, StreamStatus,
 };
+// Host registration (contract §15).
+use mempool_hal::{HostRegisterFlags, HostRegistration};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -191,6 +196,12 @@ mockall::mock! {
         fn memcpy_d2d_async(&self, dst: DevicePtr, src: DevicePtr, len: u64, stream: &MockStream) -> Result<()>;
         fn memset_async(&self, dst: DevicePtr, value: u8, len: u64, stream: &MockStream) -> Result<()>;
         fn launch_host_func(&self, stream: &MockStream, f: HostFn) -> Result<()>;
+    }
+
+    // Host registration (contract §15): `expect_register_host`, `expect_unregister_host`.
+    impl HostRegistration for Device {
+        unsafe fn register_host(&self, ptr: *mut u8, len: usize, flags: HostRegisterFlags) -> Result<DevicePtr>;
+        fn unregister_host(&self, ptr: *mut u8) -> Result<()>;
     }
 }
 
