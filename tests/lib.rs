@@ -215,7 +215,41 @@ pub fn check_scenario_names<H: Harness>(names: &[&str]) {
 /// the contract page it checks. A scenario that needs a capability the harness lacks is a
 /// failure here, never a silent pass: the harnesses that run this way support every one.
 pub fn run_scenario<H: Harness>(name: &str, harness: &H) {
-    let scenarios = mempool_conformance::scenarios::<H>();
+    run_scenario_of(&mempool_conformance::scenarios::<H>(), name, harness);
+}
+
+/// [`run_scenario`] for the host registration scenario `name` (contract §15).
+pub fn run_host_register_scenario<H: Harness>(name: &str, harness: &H)
+where
+    H::Device: mempool_hal::HostRegistration,
+{
+    run_scenario_of(&mempool_conformance::host_register_scenarios::<H>(), name, harness);
+}
+
+/// Checks that `names` are the host registration scenarios of the suite, in order.
+pub fn check_host_register_names<H: Harness>(names: &[&str])
+where
+    H::Device: mempool_hal::HostRegistration,
+{
+    let suite: Vec<_> = mempool_conformance::host_register_scenarios::<H>().iter().map(|s| s.name).collect();
+    assert_eq!(names, suite, "the tests' host registration list and the suite's table differ");
+}
+
+/// The host registration scenarios (contract §15), for a macro that makes one test each.
+#[macro_export]
+macro_rules! each_host_register_scenario {
+    ($m:ident) => {
+        $m! {
+            h01_registered_range_copies_both_ways,
+            h02_overlapping_registration_refused,
+            h03_unregister_names_the_start,
+            h04_register_again_after_unregister,
+        }
+    };
+}
+
+/// Runs scenario `name` of `scenarios` against `harness` ([`run_scenario`]).
+fn run_scenario_of<H: Harness>(scenarios: &[mempool_conformance::Scenario<H>], name: &str, harness: &H) {
     let scenario = scenarios.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no scenario {name}"));
     let missing: Vec<_> = scenario.needs.iter().chain(scenario.optional).filter(|&&c| !harness.supports(c)).collect();
     assert!(missing.is_empty(), "{name}: the harness lacks {missing:?}, so it cannot run every check");

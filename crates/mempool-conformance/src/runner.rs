@@ -3,6 +3,7 @@
 use crate::harness::{Capability, Harness};
 use crate::scenarios::*;
 use crate::{Failure, ScenarioResult};
+use mempool_hal::HostRegistration;
 use Capability::{
     BlockingHostFunctions as Blocking, CheckedFree, ForeignHandles, ObserveExecutionWithoutSync, Threads,
 };
@@ -21,7 +22,8 @@ pub const KIND_PARTIAL: &str = "partial";
 
 /// One scenario of [contract §10](mempool_hal::contract::conformance), for a backend `H`.
 pub struct Scenario<H: Harness> {
-    /// Its number in [contract §10](mempool_hal::contract::conformance) (1-30).
+    /// Its number in [contract §10](mempool_hal::contract::conformance) (1-30), or in its
+    /// family's table ([`host_register_scenarios`]: 1-4).
     pub number: u8,
     /// Its test name, `sNN_snake_name` (the name of its function in [`scenarios`](mod@crate::scenarios)).
     pub name: &'static str,
@@ -129,6 +131,30 @@ pub fn scenarios<H: Harness>() -> Vec<Scenario<H>> {
     }
 }
 
+/// The host registration scenarios ([contract §15](mempool_hal::contract::host_register)),
+/// for a backend whose device implements [`HostRegistration`], in order. Numbered apart
+/// from §10's thirty (`hNN_` names).
+pub fn host_register_scenarios<H: Harness>() -> Vec<Scenario<H>>
+where
+    H::Device: HostRegistration,
+{
+    table! {
+        1 h01_registered_range_copies_both_ways host_register [] [];
+        2 h02_overlapping_registration_refused host_register [] [];
+        3 h03_unregister_names_the_start host_register [] [];
+        4 h04_register_again_after_unregister host_register [] [];
+    }
+}
+
+/// One libtest-mimic trial per host registration scenario ([`host_register_scenarios`]),
+/// named `{prefix}::{name}`, as [`trials`] makes them.
+pub fn host_register_trials<H: Harness>(prefix: &str, harness: Arc<H>) -> Vec<Trial>
+where
+    H::Device: HostRegistration,
+{
+    trials_of(prefix, harness, host_register_scenarios::<H>())
+}
+
 /// Why a scenario is not run: "not run: backend lacks capability A" (or
 /// "capabilities A, B").
 fn not_run_message(missing: &[Capability]) -> String {
@@ -144,7 +170,12 @@ fn not_run_message(missing: &[Capability]) -> String {
 /// "not run: backend lacks capability X" rather than pass. A scenario that runs without
 /// some optional checks has kind `partial`.
 pub fn trials<H: Harness>(prefix: &str, harness: Arc<H>) -> Vec<Trial> {
-    scenarios::<H>()
+    trials_of(prefix, harness, scenarios::<H>())
+}
+
+/// One trial per scenario of `table` (see [`trials`]).
+fn trials_of<H: Harness>(prefix: &str, harness: Arc<H>, table: Vec<Scenario<H>>) -> Vec<Trial> {
+    table
         .into_iter()
         .map(|scenario| {
             let name = format!("{prefix}::{}", scenario.name);
