@@ -14,6 +14,10 @@
 //! The rules it checks: contract §8 (`mempool_hal::contract::c_abi`).
 
 use mempool_ascend::sys::{
+    ACL_HOST_REG_IOMEMORY, ACL_HOST_REG_MAPPED, ACL_HOST_REG_PINNED, ACL_HOST_REG_READONLY, ACL_HOST_REGISTER_IOMEMORY,
+    ACL_HOST_REGISTER_MAPPED, ACL_HOST_REGISTER_READONLY,
+};
+use mempool_ascend::sys::{
     ACL_CALLBACK_BLOCK, ACL_CALLBACK_NO_BLOCK, ACL_CONTINUE_ON_FAILURE, ACL_DEVICE, ACL_ERROR_INVALID_FILE,
     ACL_ERROR_REPEAT_FINALIZE, ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
     ACL_ERROR_RT_INVALID_MEMORY_TYPE, ACL_ERROR_RT_REPORT_TIMEOUT, ACL_ERROR_RT_STREAM_NO_CB_REG,
@@ -97,10 +101,14 @@ const PROTOTYPES: &[(&str, &str, &str)] = &[
     ("aclrtUnSubscribeReport", "aclError", "uint64_t, aclrtStream"),
     ("aclrtGetLastError", "aclError", "aclrtLastErrLevel"),
     ("aclrtPeekAtLastError", "aclError", "aclrtLastErrLevel"),
+    // Host registration (contract §15).
+    ("aclrtHostRegister", "aclError", "void *, uint64_t, aclrtHostRegisterType, void **"),
+    ("aclrtHostRegisterV2", "aclError", "void *, uint64_t, uint32_t"),
+    ("aclrtHostUnregister", "aclError", "void *"),
 ];
 
 /// The enum types of the ABI: all int-sized, as the Rust side's `c_int` aliases.
-const ENUMS: [&str; 12] = [
+const ENUMS: [&str; 13] = [
     "aclrtMemcpyKind",
     "aclrtMemMallocPolicy",
     "aclrtMemAttr",
@@ -113,6 +121,7 @@ const ENUMS: [&str; 12] = [
     "aclrtStreamStatus",
     "aclrtCallbackBlockType",
     "aclrtLastErrLevel",
+    "aclrtHostRegisterType",
 ];
 
 /// The size of a field, named by a projection.
@@ -196,6 +205,11 @@ fn constants() -> Vec<(String, i64)> {
         ("ACL_ERROR_RT_INVALID_MEMORY_TYPE", ACL_ERROR_RT_INVALID_MEMORY_TYPE),
         ("ACL_ERROR_RT_STREAM_SYNC_TIMEOUT", code::ACL_ERROR_RT_STREAM_SYNC_TIMEOUT),
         ("ACL_ERROR_RT_EVENT_SYNC_TIMEOUT", code::ACL_ERROR_RT_EVENT_SYNC_TIMEOUT),
+        ("ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED", code::ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED),
+        ("ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED", code::ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED),
+        ("ACL_HOST_REGISTER_MAPPED", ACL_HOST_REGISTER_MAPPED),
+        ("ACL_HOST_REGISTER_IOMEMORY", ACL_HOST_REGISTER_IOMEMORY),
+        ("ACL_HOST_REGISTER_READONLY", ACL_HOST_REGISTER_READONLY),
         ("ACL_MEMCPY_HOST_TO_HOST", ACL_MEMCPY_HOST_TO_HOST),
         ("ACL_MEMCPY_HOST_TO_DEVICE", ACL_MEMCPY_HOST_TO_DEVICE),
         ("ACL_MEMCPY_DEVICE_TO_HOST", ACL_MEMCPY_DEVICE_TO_HOST),
@@ -268,6 +282,10 @@ fn constants() -> Vec<(String, i64)> {
         ("ACL_STREAM_FAST_SYNC", ACL_STREAM_FAST_SYNC),
         ("ACL_STREAM_PERSISTENT", ACL_STREAM_PERSISTENT),
         ("ACL_STREAM_HUGE", ACL_STREAM_HUGE),
+        ("ACL_HOST_REG_MAPPED", ACL_HOST_REG_MAPPED),
+        ("ACL_HOST_REG_IOMEMORY", ACL_HOST_REG_IOMEMORY),
+        ("ACL_HOST_REG_READONLY", ACL_HOST_REG_READONLY),
+        ("ACL_HOST_REG_PINNED", ACL_HOST_REG_PINNED),
         // Flags the library accepts and ignores, with CANN's values.
         ("ACL_EVENT_DEVICE_USE_ONLY", 0x10),
         ("ACL_EVENT_EXTERNAL", 0x20),
@@ -606,7 +624,7 @@ fn the_headers_declare_exactly_what_the_library_exports() {
         missing.is_empty() && extra.is_empty(),
         "exported but not declared: {missing:?}; declared but not exported: {extra:?}"
     );
-    assert_eq!(exported_names.len(), 60);
+    assert_eq!(exported_names.len(), 63);
 
     // The expected prototypes are the exported Rust signatures, spelled in C.
     let expected: BTreeSet<_> =

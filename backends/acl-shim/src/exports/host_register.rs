@@ -22,6 +22,7 @@
 
 use super::prelude::*;
 use mempool_hal::{HostRegisterFlags, HostRegistration};
+use sys::aclrtHostRegisterType;
 
 use sys::{ACL_HOST_REG_MAPPED as MAPPED, ACL_HOST_REG_PINNED as PINNED};
 /// The type bits and flags IOMEMORY and READONLY (the same values in V1 and V2).
@@ -62,7 +63,7 @@ fn register(ptr: *mut c_void, size: u64, read_only: bool, op: &'static str) -> m
 pub unsafe extern "C" fn aclrtHostRegister(
     ptr: *mut c_void,
     size: u64,
-    type_: sys::aclrtHostRegisterType,
+    type_: aclrtHostRegisterType,
     dev_ptr: *mut *mut c_void,
 ) -> aclError {
     const OP: &str = "aclrtHostRegister";
