@@ -45,6 +45,9 @@ fn register(p: *mut c_void, bytesize: usize, flags: c_uint, op: &'static str) ->
         return Err(err(CUDA_ERROR_NOT_SUPPORTED, op, "CU_MEMHOSTREGISTER_IOMEMORY: host memory here is no I/O memory"));
     }
     let device = s.current(op)?;
+    if (p as usize).checked_add(bytesize).is_none() {
+        return Err(err(CUDA_ERROR_INVALID_VALUE, op, format!("[{p:p}, +{bytesize}) wraps the address space")));
+    }
     if let Some((base, n)) = s.host_allocs.overlapping(p as usize, bytesize) {
         return Err(err(
             CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
