@@ -1039,6 +1039,11 @@ unsafe impl Send for SendProps {}
 // SAFETY: as above.
 unsafe impl Sync for SendProps {}
 
+// Host registration (contract §15).
+#[path = "hostile_rows/host_register.rs"]
+mod rows_host_register;
+use rows_host_register::host_register_rows;
+
 fn table() -> Table {
     let mut t = Table::default();
     init_device_context_rows(&mut t);
@@ -1047,6 +1052,7 @@ fn table() -> Table {
     memory_rows(&mut t);
     copy_rows(&mut t);
     pool_rows(&mut t);
+    host_register_rows(&mut t);
     t
 }
 
