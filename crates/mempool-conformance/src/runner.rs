@@ -3,11 +3,11 @@
 use crate::harness::{Capability, Harness};
 use crate::scenarios::*;
 use crate::{Failure, ScenarioResult};
-use mempool_hal::HostRegistration;
 use Capability::{
     BlockingHostFunctions as Blocking, CheckedFree, ForeignHandles, ObserveExecutionWithoutSync, Threads,
 };
 use libtest_mimic::{Arguments, Conclusion, Trial};
+use mempool_hal::HostRegistration;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;

@@ -34,10 +34,9 @@ const READONLY: u32 = sys::ACL_HOST_REG_READONLY;
 fn register(ptr: *mut c_void, size: u64, read_only: bool, op: &'static str) -> mempool_hal::Result<*mut c_void> {
     let s = shim(op)?;
     let device = current(op)?;
-    let len = usize::try_from(size)
-        .ok()
-        .filter(|&n| (ptr as usize).checked_add(n).is_some())
-        .ok_or_else(|| err(code::ACL_ERROR_RT_PARAM_INVALID, op, format!("[{ptr:p}, +{size}) wraps the address space")))?;
+    let len = usize::try_from(size).ok().filter(|&n| (ptr as usize).checked_add(n).is_some()).ok_or_else(|| {
+        err(code::ACL_ERROR_RT_PARAM_INVALID, op, format!("[{ptr:p}, +{size}) wraps the address space"))
+    })?;
     if let Some((base, n)) = s.host_allocs.overlapping(ptr as usize, len) {
         return Err(err(
             code::ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED,

@@ -28,8 +28,10 @@ use mempool_emu::cabi::HostRange;
 use mempool_hal::{HostRegisterFlags, HostRegistration, code};
 
 /// The flag bits the driver knows.
-const KNOWN_FLAGS: c_uint =
-    CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
+const KNOWN_FLAGS: c_uint = CU_MEMHOSTREGISTER_PORTABLE
+    | CU_MEMHOSTREGISTER_DEVICEMAP
+    | CU_MEMHOSTREGISTER_IOMEMORY
+    | CU_MEMHOSTREGISTER_READ_ONLY;
 
 /// The one body of both register names.
 fn register(p: *mut c_void, bytesize: usize, flags: c_uint, op: &'static str) -> mempool_hal::Result<()> {
@@ -42,7 +44,11 @@ fn register(p: *mut c_void, bytesize: usize, flags: c_uint, op: &'static str) ->
         return Err(err(CUDA_ERROR_INVALID_VALUE, op, format!("Flags {flags:#x} has bits outside 0xF")));
     }
     if flags & CU_MEMHOSTREGISTER_IOMEMORY != 0 {
-        return Err(err(CUDA_ERROR_NOT_SUPPORTED, op, "CU_MEMHOSTREGISTER_IOMEMORY: host memory here is no I/O memory"));
+        return Err(err(
+            CUDA_ERROR_NOT_SUPPORTED,
+            op,
+            "CU_MEMHOSTREGISTER_IOMEMORY: host memory here is no I/O memory",
+        ));
     }
     let device = s.current(op)?;
     if (p as usize).checked_add(bytesize).is_none() {
@@ -132,7 +138,11 @@ pub unsafe extern "C" fn cuMemHostUnregister(p: *mut c_void) -> CUresult {
 ///
 /// See the module docs of [`exports`](super).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuMemHostGetDevicePointer_v2(pdptr: *mut CUdeviceptr, p: *mut c_void, flags: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuMemHostGetDevicePointer_v2(
+    pdptr: *mut CUdeviceptr,
+    p: *mut c_void,
+    flags: c_uint,
+) -> CUresult {
     const OP: &str = "cuMemHostGetDevicePointer_v2";
     ffi(OP, || {
         let s = shim(OP)?;
