@@ -9,7 +9,7 @@
 //! - [`MockDevice`] mocks [`Device`] with `Stream = `[`MockStream`], `Event = `[`MockEvent`]
 //!   and `Pool = `[`MockMemPool`].
 //! - [`MockMemPool`] mocks [`MemPool`] with `Stream = `[`MockStream`].
-//! - [`MockDevice`] also mocks [`HostRegistration`](mempool_hal::HostRegistration)
+//! - [`MockDevice`] also mocks [`HostRegistration`]
 //!   (`expect_register_host`, `expect_unregister_host`; `register_host` is an `unsafe fn`,
 //!   as on the trait).
 //! - [`MockStream`] and [`MockEvent`] are plain ids: tests make them with `MockStream(1)`
