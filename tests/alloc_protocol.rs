@@ -55,7 +55,7 @@ const ALLOC_VARS: [&str; 6] = [
 const LOADER_VARS: [&str; 3] = ["ASCEND_HOME_PATH", "MEMPOOL_CUDA_LIBRARY", "MEMPOOL_ALLOC_LIBRARY"];
 
 /// The fewest rows the hostile variant must print.
-const HOSTILE_ROWS_MIN: usize = 38;
+const HOSTILE_ROWS_MIN: usize = 44;
 
 /// The runtime a program is built for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

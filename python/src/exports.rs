@@ -49,6 +49,8 @@ exports![
     mempool_dump_snapshot,
     mempool_last_error,
     mempool_backend,
+    mempool_register_stream_allocator,
+    mempool_unregister_stream_allocator,
 ];
 
 /// Whether `a` and `b` are the same text (a `const` comparison).

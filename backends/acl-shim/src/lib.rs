@@ -106,6 +106,11 @@
 //!   host-to-host copy on a host). A sync copy takes the kind as given, but refuses (107000)
 //!   a side named host that lies in device memory. Nothing is copied raw through a device
 //!   range: freed ranges are refused, never read or written.
+//! - **External allocators.** `aclrtAllocatorCreateDesc` … `aclrtAllocatorGetByStream`
+//!   (contract §16): descriptors are checked registry handles, one registration per
+//!   stream (the last wins, copied at registration), fetched by stream as CANN's operator
+//!   layer does; every check answers 100000, a registration on a stream handle that is not
+//!   a live stream 107017, and destroying a stream drops its registration.
 //! - **Last error.** `aclrtGetLastError` / `aclrtPeekAtLastError` answer the code of the
 //!   calling thread's last failed call; Get then forgets it.
 //!
@@ -148,7 +153,8 @@
 //! # C and C++ headers
 //!
 //! `backends/acl-shim/include/acl/` holds the project's own CANN-compatible headers:
-//! `acl/acl.h` (which includes `acl/acl_base.h` and `acl/acl_rt.h`) and
+//! `acl/acl.h` (which includes `acl/acl_base.h` and `acl/acl_rt.h`, which includes
+//! `acl/acl_rt_allocator.h`, the external-allocator registry) and
 //! `acl/acl_rt_memory_soma.h` for the pool API. They declare exactly the functions this
 //! library exports, with CANN's names, types, values and struct layouts, so a program
 //! written for CANN builds unchanged (C99 or later, C++11 or later; 64-bit targets):
@@ -163,6 +169,7 @@
 
 #![deny(missing_docs)]
 
+mod allocators;
 pub mod exports;
 mod ffi;
 mod heap;

@@ -53,6 +53,8 @@ pub(crate) struct Shim {
     pub(crate) host_func_streams: Mutex<HashSet<usize>>,
     /// Callback subscriptions (`aclrtSubscribeReport`).
     pub(crate) reports: crate::report::Reports,
+    /// The external-allocator registry (`aclrtAllocator*`).
+    pub(crate) allocators: crate::allocators::Allocators,
 }
 
 impl Shim {
@@ -77,6 +79,7 @@ impl Shim {
             failure_modes: Mutex::new(HashMap::new()),
             host_func_streams: Mutex::new(HashSet::new()),
             reports: crate::report::Reports::default(),
+            allocators: crate::allocators::Allocators::new(),
         })
     }
 
@@ -108,12 +111,13 @@ impl Shim {
     }
 
     /// Forgets what the library keeps about stream handle `h` of `device` (its failure
-    /// mode, its host-function mark, its callback subscription): the stream is being
-    /// destroyed.
+    /// mode, its host-function mark, its callback subscription, its registered
+    /// allocator): the stream is being destroyed.
     pub(crate) fn forget_stream(&self, device: u32, h: usize) {
         self.failure_modes.lock().unwrap_or_else(PoisonError::into_inner).remove(&(device, h));
         self.host_func_streams.lock().unwrap_or_else(PoisonError::into_inner).remove(&h);
         self.reports.forget(device, h);
+        self.allocators.by_stream().remove(&h);
     }
 
     /// The emulator of `device` (checked by the callers).

@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const CRATE: &str = env!("CARGO_MANIFEST_DIR");
-const HEADERS: [&str; 4] = ["acl.h", "acl_base.h", "acl_rt.h", "acl_rt_memory_soma.h"];
+const HEADERS: [&str; 5] = ["acl.h", "acl_base.h", "acl_rt.h", "acl_rt_allocator.h", "acl_rt_memory_soma.h"];
 
 /// Every exported function as CANN declares it: name, return type, parameter types.
 const PROTOTYPES: &[(&str, &str, &str)] = &[
@@ -101,6 +101,26 @@ const PROTOTYPES: &[(&str, &str, &str)] = &[
     ("aclrtUnSubscribeReport", "aclError", "uint64_t, aclrtStream"),
     ("aclrtGetLastError", "aclError", "aclrtLastErrLevel"),
     ("aclrtPeekAtLastError", "aclError", "aclrtLastErrLevel"),
+    // The external-allocator registry (acl/acl_rt_allocator.h).
+    ("aclrtAllocatorCreateDesc", "aclrtAllocatorDesc", "void"),
+    ("aclrtAllocatorDestroyDesc", "aclError", "aclrtAllocatorDesc"),
+    ("aclrtAllocatorSetObjToDesc", "aclError", "aclrtAllocatorDesc, aclrtAllocator"),
+    ("aclrtAllocatorSetAllocFuncToDesc", "aclError", "aclrtAllocatorDesc, aclrtAllocatorAllocFunc"),
+    ("aclrtAllocatorSetFreeFuncToDesc", "aclError", "aclrtAllocatorDesc, aclrtAllocatorFreeFunc"),
+    ("aclrtAllocatorSetAllocAdviseFuncToDesc", "aclError", "aclrtAllocatorDesc, aclrtAllocatorAllocAdviseFunc"),
+    (
+        "aclrtAllocatorSetGetAddrFromBlockFuncToDesc",
+        "aclError",
+        "aclrtAllocatorDesc, aclrtAllocatorGetAddrFromBlockFunc",
+    ),
+    ("aclrtAllocatorRegister", "aclError", "aclrtStream, aclrtAllocatorDesc"),
+    ("aclrtAllocatorUnregister", "aclError", "aclrtStream"),
+    (
+        "aclrtAllocatorGetByStream",
+        "aclError",
+        "aclrtStream, aclrtAllocatorDesc *, aclrtAllocator *, aclrtAllocatorAllocFunc *, aclrtAllocatorFreeFunc *, \
+         aclrtAllocatorAllocAdviseFunc *, aclrtAllocatorGetAddrFromBlockFunc *",
+    ),
     // Host registration (contract §15).
     ("aclrtHostRegister", "aclError", "void *, uint64_t, aclrtHostRegisterType, void **"),
     ("aclrtHostRegisterV2", "aclError", "void *, uint64_t, uint32_t"),
@@ -563,9 +583,22 @@ fn cpp_program(checks: &str) -> String {
         writeln!(t, "static_assert(std::is_same<{a}, {b}>::value, \"{a} is {b}\");").unwrap();
     };
     same(&mut types, "aclError", "int");
-    for h in ["aclrtStream", "aclrtEvent", "aclrtContext", "aclrtMemPool"] {
+    for h in [
+        "aclrtStream",
+        "aclrtEvent",
+        "aclrtContext",
+        "aclrtMemPool",
+        "aclrtAllocatorDesc",
+        "aclrtAllocator",
+        "aclrtAllocatorBlock",
+        "aclrtAllocatorAddr",
+    ] {
         same(&mut types, h, "void *");
     }
+    same(&mut types, "aclrtAllocatorAllocFunc", "void *(*)(void *, size_t)");
+    same(&mut types, "aclrtAllocatorFreeFunc", "void (*)(void *, void *)");
+    same(&mut types, "aclrtAllocatorAllocAdviseFunc", "void *(*)(void *, size_t, void *)");
+    same(&mut types, "aclrtAllocatorGetAddrFromBlockFunc", "void *(*)(void *)");
     same(&mut types, "aclrtHostFunc", "void (*)(void *)");
     same(&mut types, "aclrtCallback", "void (*)(void *)");
     for Field(st, f, _, _, ty) in fields() {
@@ -624,7 +657,7 @@ fn the_headers_declare_exactly_what_the_library_exports() {
         missing.is_empty() && extra.is_empty(),
         "exported but not declared: {missing:?}; declared but not exported: {extra:?}"
     );
-    assert_eq!(exported_names.len(), 63);
+    assert_eq!(exported_names.len(), 73);
 
     // The expected prototypes are the exported Rust signatures, spelled in C.
     let expected: BTreeSet<_> =

@@ -91,5 +91,8 @@ pub mod probe;
 pub mod result;
 pub mod sys;
 
-pub use backend::{Ascend, AscendEvent, AscendPool, AscendStream, FALLBACK_GRANULARITY, StagingStats};
+pub use backend::{
+    Ascend, AscendEvent, AscendPool, AscendStream, FALLBACK_GRANULARITY, RegisteredAllocator, StagingStats,
+    StreamAllocator,
+};
 pub use loader::{ENV_LIBRARY, LoadOptions, Runtime, finalize, load};

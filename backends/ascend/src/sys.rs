@@ -7,6 +7,9 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
+mod allocator;
+pub use allocator::*;
+
 /// `aclError`: 0 is success.
 pub type aclError = c_int;
 /// `aclrtStream`.
@@ -220,6 +223,8 @@ macro_rules! acl_functions {
             pub aclGetRecentErrMsg: std::sync::OnceLock<Option<fn_aclGetRecentErrMsg>>,
             /// `aclrtGetSocName`.
             pub aclrtGetSocName: std::sync::OnceLock<Option<fn_aclrtGetSocName>>,
+            /// The external-allocator registry's calls ([`AllocatorSymbols`]).
+            pub allocator: AllocatorSymbols,
         }
     };
 }

@@ -23,6 +23,8 @@ pub enum HandleKind {
     Pool = 3,
     /// A context.
     Context = 4,
+    /// An external-allocator descriptor (`aclrtAllocatorDesc`).
+    AllocatorDesc = 9,
 }
 
 static NEXT_ID: AtomicUsize = AtomicUsize::new(1);

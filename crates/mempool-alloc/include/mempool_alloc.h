@@ -132,6 +132,20 @@ const char *mempool_last_error(void);
  * or NULL when initialization failed (the reason is in mempool_last_error()). */
 const char *mempool_backend(void);
 
+/* Registers the library's pool of `device` (through its small-block layer) as the external
+ * allocator of `stream` in CANN's registry (aclrtAllocatorRegister), so that CANN's operators
+ * on `stream` take their workspaces from it, in the stream's order; a registration the
+ * library made on the stream before is replaced. 0 on success; -1 (the reason is in
+ * mempool_last_error()) for NULL, an unknown device, a stream the runtime refuses, a runtime
+ * without the registry, or a backend other than Ascend. */
+int mempool_register_stream_allocator(int device, void *stream);
+
+/* Drops the library's registration on `stream` (aclrtAllocatorUnregister, unless another
+ * allocator was registered on it since); the workspaces still handed out are freed in the
+ * stream's order, so call it once no queued operator holds one. 0 on success; -1 when the
+ * library registered nothing there, or for an unknown device. */
+int mempool_unregister_stream_allocator(int device, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -72,6 +72,7 @@ cfg_if::cfg_if! {
 
         impl Backend for Ascend {
             const NULL: NullStream = NullStream::Own { synchronous: true };
+            const ALLOCATOR_REGISTRY: bool = true;
 
             unsafe fn borrow(&self, raw: usize) -> Result<AscendStream, AllocError> {
                 // SAFETY: the caller's promise: a stream of the runtime the framework
@@ -82,6 +83,14 @@ cfg_if::cfg_if! {
 
             fn preserving<T>(&self, f: impl FnOnce() -> T) -> T {
                 self.runtime().preserving_current(f)
+            }
+
+            fn register_allocator(
+                &self,
+                stream: &AscendStream,
+                layer: std::sync::Arc<mempool_small::SmallBlocks<'static, Ascend>>,
+            ) -> Result<Box<dyn std::any::Any + Send + Sync>, AllocError> {
+                Ok(Box::new(self.register_stream_allocator(stream, layer)?))
             }
         }
     }

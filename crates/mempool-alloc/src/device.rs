@@ -40,6 +40,9 @@ where
     /// What NULL means.
     const NULL: NullStream;
 
+    /// Whether the runtime has an external-allocator registry ([`Backend::register_allocator`]).
+    const ALLOCATOR_REGISTRY: bool = false;
+
     /// Wraps a framework's raw stream handle, without taking ownership.
     ///
     /// # Safety
@@ -52,6 +55,18 @@ where
     /// the library is called from the framework's threads, which rely on their own.
     fn preserving<T>(&self, f: impl FnOnce() -> T) -> T {
         f()
+    }
+
+    /// Registers `layer` as the external allocator of `stream` in the runtime's registry
+    /// (CANN's `aclrtAllocatorRegister`); the value returned unregisters it when dropped.
+    /// Only the Ascend runtime has such a registry: the default refuses.
+    fn register_allocator(
+        &self,
+        stream: &Self::Stream,
+        layer: Arc<SmallBlocks<'static, Self>>,
+    ) -> Result<Box<dyn std::any::Any + Send + Sync>, AllocError> {
+        let _ = (stream, layer);
+        Err(registry::no_registry())
     }
 }
 
@@ -74,7 +89,13 @@ pub(crate) trait Pool: Send + Sync {
     fn reset_peak(&self) -> Result<(), AllocError>;
     /// The live allocations, for a snapshot's segments.
     fn live(&self) -> Vec<LiveBlock>;
+    /// Registers the device's layer as the external allocator of the raw stream `stream`.
+    fn register_allocator(&self, stream: usize) -> Result<(), AllocError>;
+    /// Drops the library's registration on the raw stream `stream`; `false` if it had none.
+    fn unregister_allocator(&self, stream: usize) -> Result<bool, AllocError>;
 }
+
+mod registry;
 
 /// A live allocation: its size, its stream, and the other streams that used it.
 struct Live {
@@ -112,7 +133,10 @@ where
     index: i64,
     dev: Arc<D>,
     pool: Arc<D::Pool>,
-    layer: SmallBlocks<'static, D>,
+    layer: Arc<SmallBlocks<'static, D>>,
+    /// The layer's registrations as streams' external allocators (CANN's registry), by raw
+    /// stream handle; dropping one unregisters it.
+    registrations: Mutex<FxHashMap<usize, Box<dyn std::any::Any + Send + Sync>>>,
     /// The device's memory, for the memory fraction.
     total: u64,
     /// The pool's granularity.
@@ -142,7 +166,7 @@ where
             flags.apply(&*pool)?;
         }
         let threshold = settings.small_threshold.unwrap_or(size).min(size);
-        let layer = SmallBlocks::new_shared(Arc::clone(&dev), Arc::clone(&pool), threshold)?;
+        let layer = Arc::new(SmallBlocks::new_shared(Arc::clone(&dev), Arc::clone(&pool), threshold)?);
         let mut streams = FxHashMap::default();
         if let NullStream::Own { .. } = D::NULL {
             streams.insert(0, dev.create_stream()?);
@@ -153,6 +177,7 @@ where
             dev,
             pool,
             layer,
+            registrations: Mutex::new(FxHashMap::default()),
             total,
             gran,
             inner: Mutex::new(Inner { streams, live: FxHashMap::default(), deferred: Vec::new(), spare: Vec::new() }),
@@ -530,6 +555,14 @@ where
         let device = u32::try_from(self.index).unwrap_or(u32::MAX);
         let inner = self.lock();
         inner.live.iter().map(|(&addr, l)| LiveBlock { device, addr, size: l.size, stream: l.stream }).collect()
+    }
+
+    fn register_allocator(&self, stream: usize) -> Result<(), AllocError> {
+        self.dev.preserving(|| self.register_allocator_here(stream))
+    }
+
+    fn unregister_allocator(&self, stream: usize) -> Result<bool, AllocError> {
+        self.dev.preserving(|| self.unregister_allocator_here(stream))
     }
 }
 

@@ -71,6 +71,9 @@ pub enum AllocError {
         /// The reason: the memory fraction's cap, or the backend's error.
         why: String,
     },
+    /// A call the backend cannot serve.
+    #[error("{0}")]
+    Unsupported(String),
     /// The backend's error.
     #[error(transparent)]
     Backend(#[from] Error),

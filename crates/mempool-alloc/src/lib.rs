@@ -103,6 +103,7 @@ pub use exports::{
     mempool_free, mempool_init, mempool_last_error, mempool_on_oom, mempool_record_history, mempool_record_stream,
     mempool_reset_peak_stats, mempool_set_memory_fraction, mempool_stats,
 };
+pub use exports::{mempool_register_stream_allocator, mempool_unregister_stream_allocator};
 pub use ffi::last_error;
 
 /// Whether the allocation history is being recorded (`mempool_record_history`): the one

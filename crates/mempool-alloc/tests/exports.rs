@@ -188,7 +188,30 @@ fn rows() -> Vec<Row> {
             true
         }),
         ("reset_peak_unknown_device", true, |_| mempool_reset_peak_stats(99) == -1),
+        // The emulator has no external-allocator registry: a clear refusal, nothing kept.
+        ("register_allocator_on_the_emulator", true, |_| {
+            register(1, 0x1000) == -1 && last().is_some_and(|m| m.contains("no external-allocator registry"))
+        }),
+        ("register_allocator_null_stream", true, |_| register(1, 0) == -1),
+        ("register_allocator_unknown_device", true, |_| register(99, 0x1000) == -1),
+        ("register_allocator_negative_device", true, |_| register(-1, 0x1000) == -1),
+        ("unregister_allocator_never_registered", true, |_| unregister(1, 0x1000) == -1),
+        ("unregister_allocator_null_stream", true, |_| unregister(1, 0) == -1),
+        ("unregister_allocator_unknown_device", true, |_| unregister(99, 0x1000) == -1),
     ]
+}
+
+/// `mempool_register_stream_allocator` with a raw stream value.
+fn register(device: c_int, stream: usize) -> c_int {
+    // SAFETY: the stream value is refused or handed to the backend, which checks it; the
+    // emulator takes no raw stream.
+    unsafe { mempool_register_stream_allocator(device, stream as *mut c_void) }
+}
+
+/// `mempool_unregister_stream_allocator` with a raw stream value.
+fn unregister(device: c_int, stream: usize) -> c_int {
+    // SAFETY: the stream value is only looked up among the library's registrations.
+    unsafe { mempool_unregister_stream_allocator(device, stream as *mut c_void) }
 }
 
 /// Sets a bad fraction; the answer is right when a reason was given and the limit stayed

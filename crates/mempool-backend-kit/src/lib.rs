@@ -1,5 +1,7 @@
 //! Pieces the FFI backends (`mempool-ascend`, `mempool-cuda`) share, written once:
 //!
+//! - [`callbacks`]: a pool and one of its streams behind C allocator callbacks (the
+//!   object and functions CANN's external-allocator registry takes);
 //! - [`staging`]: the cache of page-locked staging buffers that keeps host copies
 //!   asynchronous, generic over how a backend allocates and frees such a buffer
 //!   ([`staging::PinnedBuffer`]), and the staged copies, generic over how it queues a copy
@@ -19,6 +21,7 @@
 
 #![deny(missing_docs)]
 
+pub mod callbacks;
 pub mod context;
 pub mod handle;
 pub mod pool;

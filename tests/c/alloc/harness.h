@@ -313,6 +313,7 @@ typedef const char *(*text_fn)(void);
 typedef void (*checked_fn)(bool);
 typedef int (*history_fn)(size_t);
 typedef int (*dump_fn)(const char *);
+typedef int (*register_fn)(int, void *);
 
 static struct {
     alloc_fn alloc;
@@ -329,6 +330,8 @@ static struct {
     text_fn backend;
     history_fn record_history;
     dump_fn dump_snapshot;
+    register_fn register_allocator;
+    register_fn unregister_allocator;
 } lib;
 
 /* Resolves `name` into the function pointer at `slot` (`size` bytes). */
@@ -364,6 +367,8 @@ static int lib_open(const char *path)
     ok &= LIB_SYM(h, last_error, "mempool_last_error") & LIB_SYM(h, backend, "mempool_backend");
     ok &= LIB_SYM(h, record_history, "mempool_record_history");
     ok &= LIB_SYM(h, dump_snapshot, "mempool_dump_snapshot");
+    ok &= LIB_SYM(h, register_allocator, "mempool_register_stream_allocator");
+    ok &= LIB_SYM(h, unregister_allocator, "mempool_unregister_stream_allocator");
     return ok;
 }
 

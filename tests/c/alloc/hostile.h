@@ -58,6 +58,12 @@ enum row_id {
     DUMP_NULL,
     DUMP_MISSING_FOLDER,
     HISTORY_GOOD,
+    REGISTER_NULL_STREAM,
+    REGISTER_DEVICE_99,
+    REGISTER_DEVICE_MINUS_1,
+    UNREGISTER_NEVER_REGISTERED,
+    UNREGISTER_DEVICE_99,
+    REGISTER_STREAM,
     ROWS
 };
 
@@ -106,6 +112,18 @@ static const struct {
     {"dump_snapshot(NULL)", MINUS_ONE},
     {"dump_snapshot into a missing folder", MINUS_ONE},
     {"record_history(1000) then record_history(0) (good)", SUCCEEDS},
+    {"register_stream_allocator(0, NULL)", MINUS_ONE},
+    {"register_stream_allocator(99, s)", MINUS_ONE},
+    {"register_stream_allocator(-1, s)", MINUS_ONE},
+    {"unregister_stream_allocator(0, s) with nothing registered", MINUS_ONE},
+    {"unregister_stream_allocator(99, s)", MINUS_ONE},
+#ifdef FLAVOUR_ACL
+    /* CANN's runtime has the registry: registered, then unregistered. */
+    {"register_stream_allocator(0, s) then unregister (good)", SUCCEEDS},
+#else
+    /* CUDA has no external-allocator registry. */
+    {"register_stream_allocator(0, s) on CUDA (no registry)", MINUS_ONE},
+#endif
 };
 
 #define LIVE_SIZE (MIB + 7)
@@ -233,6 +251,16 @@ static void row_call(row_ctx *c)
     case DUMP_NULL: c->ret = lib.dump_snapshot(NULL); break;
     case DUMP_MISSING_FOLDER: c->ret = lib.dump_snapshot("/nonexistent-mempool-folder/x.pickle"); break;
     case HISTORY_GOOD: c->ret = lib.record_history(1000) | lib.record_history(0); break;
+    case REGISTER_NULL_STREAM: c->ret = lib.register_allocator(0, NULL); break;
+    case REGISTER_DEVICE_99: c->ret = lib.register_allocator(99, c->s); break;
+    case REGISTER_DEVICE_MINUS_1: c->ret = lib.register_allocator(-1, c->s); break;
+    case UNREGISTER_NEVER_REGISTERED: c->ret = lib.unregister_allocator(0, c->s); break;
+    case UNREGISTER_DEVICE_99: c->ret = lib.unregister_allocator(99, c->s); break;
+#ifdef FLAVOUR_ACL
+    case REGISTER_STREAM: c->ret = lib.register_allocator(0, c->s) | lib.unregister_allocator(0, c->s); break;
+#else
+    case REGISTER_STREAM: c->ret = lib.register_allocator(0, c->s); break;
+#endif
     case ROWS: break;
     }
     const char *e = lib.last_error();

@@ -40,6 +40,13 @@ typedef void *aclrtStream;
 typedef void *aclrtEvent;
 typedef void *aclrtContext;
 
+/* The external-allocator registry's handles (acl/acl_rt_allocator.h): a descriptor is a
+ * checked registry id; the other three are the program's own values, passed through. */
+typedef void *aclrtAllocatorDesc;
+typedef void *aclrtAllocator;
+typedef void *aclrtAllocatorBlock;
+typedef void *aclrtAllocatorAddr;
+
 /* ---------------------------------------------------------------- error codes */
 
 #define ACL_SUCCESS 0

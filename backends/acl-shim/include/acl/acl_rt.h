@@ -3,7 +3,8 @@
  * around its memory pools: process initialization and the per-thread error message,
  * devices, contexts, streams, events, synchronous memory, copies, memsets, host functions
  * and memory information, with the enumerations and structures they use (and that
- * `acl/acl_rt_memory_soma.h` builds on). Including this header alone is enough to call any
+ * `acl/acl_rt_memory_soma.h` builds on). It includes `acl/acl_rt_allocator.h` (the
+ * external-allocator registry), as CANN's does. Including this header alone is enough to call any
  * of them, as with CANN.
  *
  * Written for this project. Names, values, types and prototypes match CANN's `acl/acl_rt.h`
@@ -18,6 +19,7 @@
 #include <stdint.h>
 
 #include "acl_base.h"
+#include "acl_rt_allocator.h"
 
 #ifdef __cplusplus
 extern "C" {

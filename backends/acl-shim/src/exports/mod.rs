@@ -17,12 +17,14 @@
 //!
 //! One file per object: [`lifecycle`], [`device`], [`context`], [`stream`], [`event`],
 //! [`memory`], [`copy`] (copies and memsets), [`pool`], [`host_func`] (host functions and
-//! callbacks), [`host_register`] (registered host memory) and [`errors`]. Every function is re-exported here, so `exports::NAME` names
+//! callbacks), [`host_register`] (registered host memory), [`errors`] and [`allocator`] (the
+//! external-allocator registry). Every function is re-exported here, so `exports::NAME` names
 //! each C function whatever its file. What every entry point uses (the unwind guard,
 //! errors, pointer checks) is in the crate's bottom layer, `ffi`.
 
 #![allow(non_snake_case)]
 
+pub mod allocator;
 pub mod context;
 pub mod copy;
 pub mod device;
@@ -35,6 +37,7 @@ pub mod memory;
 pub mod pool;
 pub mod stream;
 
+pub use allocator::*;
 pub use context::*;
 pub use copy::*;
 pub use device::*;

@@ -412,6 +412,7 @@ fn fixture(stack: usize, buf: usize) -> Fx {
 extern "C" fn ignore_args(_: *mut c_void) {}
 
 mod races;
+mod rows_allocator;
 mod rows_device;
 mod rows_host_register;
 mod rows_memory;
@@ -420,6 +421,7 @@ mod rows_runtime;
 mod rows_stream;
 
 use races::*;
+use rows_allocator::*;
 use rows_device::*;
 use rows_host_register::*;
 use rows_memory::*;
@@ -446,6 +448,7 @@ fn table() -> Table {
     stream_extra_rows(&mut t);
     event_extra_rows(&mut t);
     callback_rows(&mut t);
+    allocator_rows(&mut t);
     host_register_rows(&mut t);
     t
 }
@@ -527,10 +530,16 @@ fn error_table(rows: &[Row]) -> Vec<String> {
     failures
 }
 
-/// The exported functions: the declaration table of `mempool_ascend::sys`, which the
-/// library's exports are checked against at compile time, and `aclGetRecentErrMsg`.
+/// The exported functions: the declaration tables of `mempool_ascend::sys` (the main one
+/// and the external-allocator registry's), which the library's exports are checked
+/// against at compile time, `aclGetRecentErrMsg` and `aclrtGetSocName`.
 fn exported() -> Vec<&'static str> {
-    FUNCTION_NAMES.iter().copied().chain(["aclGetRecentErrMsg", "aclrtGetSocName"]).collect()
+    FUNCTION_NAMES
+        .iter()
+        .copied()
+        .chain(["aclGetRecentErrMsg", "aclrtGetSocName"])
+        .chain(ALLOCATOR_FUNCTION_NAMES.iter().copied())
+        .collect()
 }
 
 /// Names each row's trial `row::<entry>(<input>)`, with ` #n` after a name that repeats.
@@ -581,8 +590,8 @@ fn before_init() -> (Vec<String>, usize) {
 fn coverage(rows: &[Row]) -> Vec<String> {
     let exports = exported();
     let mut failures = Vec::new();
-    if exports.len() != 63 {
-        failures.push(format!("{} exports, contracts §8 and §15 list 63: {exports:?}", exports.len()));
+    if exports.len() != 73 {
+        failures.push(format!("{} exports, contracts §8, §15 and §16 list 73: {exports:?}", exports.len()));
     }
     let missing: Vec<_> = exports.iter().filter(|e| !rows.iter().any(|r| r.entry == **e)).collect();
     if !missing.is_empty() {

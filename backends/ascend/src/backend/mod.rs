@@ -6,11 +6,13 @@
 
 #![deny(unsafe_code)]
 
+mod allocator;
 mod device;
 mod host_register;
 mod pool;
 mod staging;
 
+pub use allocator::{RegisteredAllocator, StreamAllocator};
 pub use device::FALLBACK_GRANULARITY;
 pub use pool::AscendPool;
 pub use staging::StagingStats;

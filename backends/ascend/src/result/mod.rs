@@ -18,6 +18,7 @@ use crate::sys;
 use mempool_hal::attr::{Access, AttrId};
 use mempool_hal::{Error, ErrorKind, Result, code};
 
+pub(crate) mod allocator;
 pub(crate) mod context;
 pub(crate) mod device;
 pub(crate) mod event;

@@ -1,7 +1,8 @@
 //! The C functions of `libmempool_alloc.so`, one file per concern: [`alloc`] (allocation
 //! and free), [`streams`] (record-stream), [`cache`] (init, empty cache, the memory
 //! fraction, out-of-memory observers), [`stats`] (statistics, peaks), [`history`] (the
-//! allocation history and memory snapshots) and [`errors`] (the last error, the backend). `include/mempool_alloc.h` declares them; the crate's
+//! allocation history and memory snapshots), [`errors`] (the last error, the backend) and
+//! [`registry`] (the pool as a stream's allocator in CANN's registry). `include/mempool_alloc.h` declares them; the crate's
 //! `header` test checks that it declares exactly these.
 //!
 //! Every function runs in `ffi::guard` (`src/ffi.rs`): it clears the calling thread's last
@@ -33,6 +34,7 @@ pub mod alloc;
 pub mod cache;
 pub mod errors;
 pub mod history;
+pub mod registry;
 pub mod stats;
 pub mod streams;
 
@@ -42,11 +44,12 @@ pub use cache::{
 };
 pub use errors::{mempool_backend, mempool_last_error};
 pub use history::{mempool_dump_snapshot, mempool_record_history};
+pub use registry::{mempool_register_stream_allocator, mempool_unregister_stream_allocator};
 pub use stats::{mempool_reset_peak_stats, mempool_stats};
 pub use streams::mempool_record_stream;
 
 /// Every export, in the header's order: the table the header test checks.
-pub const EXPORTS: [&str; 14] = [
+pub const EXPORTS: [&str; 16] = [
     "mempool_alloc",
     "mempool_free",
     "mempool_init",
@@ -61,4 +64,6 @@ pub const EXPORTS: [&str; 14] = [
     "mempool_dump_snapshot",
     "mempool_last_error",
     "mempool_backend",
+    "mempool_register_stream_allocator",
+    "mempool_unregister_stream_allocator",
 ];
