@@ -57,3 +57,29 @@ mod vmm {
         check_vmm_scenario_names::<EmuHarness>(SCENARIOS);
     }
 }
+
+/// The host registration scenarios (contract §15) over the emulator, in both execution
+/// modes (the profile changes nothing for them).
+mod host_register {
+    use super::*;
+    use mempool_tests::{check_host_register_names, run_host_register_scenario};
+
+    macro_rules! host_register_tests {
+        ($($name:ident),* $(,)?) => {
+            const SCENARIOS: &[&str] = &[$(stringify!($name)),*];
+            $(
+                #[rstest]
+                fn $name(#[values(Threaded, Deferred)] mode: ExecutionMode) {
+                    run_host_register_scenario(stringify!($name), &EmuHarness { mode, profile: Documented });
+                }
+            )*
+        };
+    }
+
+    mempool_tests::each_host_register_scenario!(host_register_tests);
+
+    #[test]
+    fn every_host_register_scenario_runs() {
+        check_host_register_names::<EmuHarness>(SCENARIOS);
+    }
+}

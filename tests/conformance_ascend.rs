@@ -73,3 +73,33 @@ mod vmm {
         check_vmm_scenario_names::<AscendHarness>(SCENARIOS);
     }
 }
+
+/// The host registration scenarios (contract §15) through the Ascend backend over the
+/// drop-in library, on both profiles, each in a child process of its own.
+mod host_register {
+    use super::*;
+    use mempool_tests::{check_host_register_names, run_host_register_scenario};
+
+    macro_rules! host_register_tests {
+        ($($name:ident),* $(,)?) => {
+            const SCENARIOS: &[&str] = &[$(stringify!($name)),*];
+            $(
+                #[rstest]
+                fn $name(#[values(Documented, CannOpen)] profile: Profile) {
+                    let home = mempool_tests::shim_home();
+                    mempool_tests::on_profile_with(profile, &mempool_tests::shim_conformance_env(&home), |profile| {
+                        mempool_tests::check_shim_conformance_runtime(profile);
+                        run_host_register_scenario(stringify!($name), &AscendHarness { checked_free: true, profile });
+                    });
+                }
+            )*
+        };
+    }
+
+    mempool_tests::each_host_register_scenario!(host_register_tests);
+
+    #[test]
+    fn every_host_register_scenario_runs() {
+        check_host_register_names::<AscendHarness>(SCENARIOS);
+    }
+}

@@ -76,3 +76,33 @@ mod vmm {
         check_vmm_scenario_names::<CudaHarness>(SCENARIOS);
     }
 }
+
+/// The host registration scenarios (contract §15) through the CUDA backend over the CPU
+/// `libcuda.so.1`, on each device, each in a child process of its own.
+mod host_register {
+    use super::*;
+    use mempool_tests::{check_host_register_names, run_host_register_scenario};
+
+    macro_rules! host_register_tests {
+        ($($name:ident),* $(,)?) => {
+            const SCENARIOS: &[&str] = &[$(stringify!($name)),*];
+            $(
+                #[rstest]
+                fn $name(#[values(0, 1)] device: u32) {
+                    let home = mempool_tests::cuda_shim_home();
+                    mempool_tests::on_profile_with(Profile::Cuda, &mempool_tests::cuda_conformance_env(&home), |profile| {
+                        mempool_tests::check_cuda_conformance_runtime();
+                        run_host_register_scenario(stringify!($name), &CudaHarness { profile, device });
+                    });
+                }
+            )*
+        };
+    }
+
+    mempool_tests::each_host_register_scenario!(host_register_tests);
+
+    #[test]
+    fn every_host_register_scenario_runs() {
+        check_host_register_names::<CudaHarness>(SCENARIOS);
+    }
+}

@@ -250,6 +250,36 @@ where
     run_from(&mempool_conformance::vmm_scenarios::<H>(), name, harness);
 }
 
+/// [`run_scenario`] for the host registration scenario `name` (contract §15).
+pub fn run_host_register_scenario<H: Harness>(name: &str, harness: &H)
+where
+    H::Device: mempool_hal::HostRegistration,
+{
+    run_from(&mempool_conformance::host_register_scenarios::<H>(), name, harness);
+}
+
+/// Checks that `names` are the host registration scenarios of the suite, in order.
+pub fn check_host_register_names<H: Harness>(names: &[&str])
+where
+    H::Device: mempool_hal::HostRegistration,
+{
+    let suite: Vec<_> = mempool_conformance::host_register_scenarios::<H>().iter().map(|s| s.name).collect();
+    assert_eq!(names, suite, "the tests' host registration list and the suite's table differ");
+}
+
+/// The host registration scenarios (contract §15), for a macro that makes one test each.
+#[macro_export]
+macro_rules! each_host_register_scenario {
+    ($m:ident) => {
+        $m! {
+            h01_registered_range_copies_both_ways,
+            h02_overlapping_registration_refused,
+            h03_unregister_names_the_start,
+            h04_register_again_after_unregister,
+        }
+    };
+}
+
 /// Runs scenario `name` of `scenarios` (see [`run_scenario`]).
 fn run_from<H: Harness>(scenarios: &[mempool_conformance::Scenario<H>], name: &str, harness: &H) {
     let scenario = scenarios.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no scenario {name}"));

@@ -20,6 +20,9 @@
 //!   kind whose host side it is, and DEFAULT) accept it, synchronous and async, and async
 //!   work on it runs in stream order. It stays allocated until that work has run, even if
 //!   `aclrtFreeHost` comes first.
+//! - A range registered with `aclrtHostRegister` / `aclrtHostRegisterV2` is page-locked
+//!   memory too until `aclrtHostUnregister` (contract §15): copies on it are queued in
+//!   stream order, and its device address (the host address) reaches it.
 //! - An async copy whose host side is pageable memory (plain `malloc`, the stack)
 //!   synchronizes its stream (the host observes it) and is done before the call returns,
 //!   so the program may reuse its buffer at once.

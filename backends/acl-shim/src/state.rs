@@ -83,8 +83,9 @@ impl Shim {
         })
     }
 
-    /// Where `[addr, addr + len)` lies: in one `aclrtMallocHost` allocation (`Some`, kept
-    /// for queued work), or in pageable memory (`None`).
+    /// Where `[addr, addr + len)` lies: in one `aclrtMallocHost` allocation or one range
+    /// registered with `aclrtHostRegister*` (`Some`, kept for queued work), or in pageable
+    /// memory (`None`).
     ///
     /// # Errors
     ///
@@ -100,7 +101,12 @@ impl Shim {
                 ),
             )),
             HostRange::Pinned(b) => Ok(Some(b)),
-            HostRange::Pageable => Ok(None),
+            // A range registered with `aclrtHostRegister*` is page-locked memory too; one
+            // that runs past its registration is pageable.
+            HostRange::Pageable => match self.devices[0].registered_host(addr, len) {
+                HostRange::Pinned(b) => Ok(Some(b)),
+                HostRange::Overrun { .. } | HostRange::Pageable => Ok(None),
+            },
         }
     }
 

@@ -28,6 +28,8 @@ use mempool_ascend::sys::{
     ACL_ERROR_RT_DRV_INTERNAL_ERROR, ACL_RT_MEM_ACCESS_FLAGS_NONE, ACL_RT_MEM_ACCESS_FLAGS_READ,
     ACL_RT_MEM_ACCESS_FLAGS_READWRITE, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED,
     ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF, aclrtMemAccessDesc, aclrtPhysicalMemProp,
+    ACL_HOST_REG_IOMEMORY, ACL_HOST_REG_MAPPED, ACL_HOST_REG_PINNED, ACL_HOST_REG_READONLY, ACL_HOST_REGISTER_IOMEMORY,
+    ACL_HOST_REGISTER_MAPPED, ACL_HOST_REGISTER_READONLY,
 };
 use mempool_hal::{AllocationType, HandleType, LocationType, attr::ATTRIBUTES, code};
 use std::collections::BTreeSet;
@@ -131,10 +133,14 @@ const PROTOTYPES: &[(&str, &str, &str)] = &[
     ("aclrtUnmapMem", "aclError", "void *"),
     ("aclrtMemSetAccess", "aclError", "void *, size_t, aclrtMemAccessDesc *, size_t"),
     ("aclrtMemGetAllocationGranularity", "aclError", "aclrtPhysicalMemProp *, aclrtMemGranularityOptions, size_t *"),
+    // Host registration (contract §15).
+    ("aclrtHostRegister", "aclError", "void *, uint64_t, aclrtHostRegisterType, void **"),
+    ("aclrtHostRegisterV2", "aclError", "void *, uint64_t, uint32_t"),
+    ("aclrtHostUnregister", "aclError", "void *"),
 ];
 
 /// The enum types of the ABI: all int-sized, as the Rust side's `c_int` aliases.
-const ENUMS: [&str; 14] = [
+const ENUMS: [&str; 15] = [
     "aclrtMemcpyKind",
     "aclrtMemMallocPolicy",
     "aclrtMemAttr",
@@ -149,6 +155,7 @@ const ENUMS: [&str; 14] = [
     "aclrtLastErrLevel",
     "aclrtMemGranularityOptions",
     "aclrtMemAccessFlags",
+    "aclrtHostRegisterType",
 ];
 
 /// The size of a field, named by a projection.
@@ -239,6 +246,11 @@ fn constants() -> Vec<(String, i64)> {
         ("ACL_ERROR_RT_INVALID_MEMORY_TYPE", ACL_ERROR_RT_INVALID_MEMORY_TYPE),
         ("ACL_ERROR_RT_STREAM_SYNC_TIMEOUT", code::ACL_ERROR_RT_STREAM_SYNC_TIMEOUT),
         ("ACL_ERROR_RT_EVENT_SYNC_TIMEOUT", code::ACL_ERROR_RT_EVENT_SYNC_TIMEOUT),
+        ("ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED", code::ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED),
+        ("ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED", code::ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED),
+        ("ACL_HOST_REGISTER_MAPPED", ACL_HOST_REGISTER_MAPPED),
+        ("ACL_HOST_REGISTER_IOMEMORY", ACL_HOST_REGISTER_IOMEMORY),
+        ("ACL_HOST_REGISTER_READONLY", ACL_HOST_REGISTER_READONLY),
         ("ACL_MEMCPY_HOST_TO_HOST", ACL_MEMCPY_HOST_TO_HOST),
         ("ACL_MEMCPY_HOST_TO_DEVICE", ACL_MEMCPY_HOST_TO_DEVICE),
         ("ACL_MEMCPY_DEVICE_TO_HOST", ACL_MEMCPY_DEVICE_TO_HOST),
@@ -319,6 +331,10 @@ fn constants() -> Vec<(String, i64)> {
         ("ACL_STREAM_FAST_SYNC", ACL_STREAM_FAST_SYNC),
         ("ACL_STREAM_PERSISTENT", ACL_STREAM_PERSISTENT),
         ("ACL_STREAM_HUGE", ACL_STREAM_HUGE),
+        ("ACL_HOST_REG_MAPPED", ACL_HOST_REG_MAPPED),
+        ("ACL_HOST_REG_IOMEMORY", ACL_HOST_REG_IOMEMORY),
+        ("ACL_HOST_REG_READONLY", ACL_HOST_REG_READONLY),
+        ("ACL_HOST_REG_PINNED", ACL_HOST_REG_PINNED),
         // Flags the library accepts and ignores, with CANN's values.
         ("ACL_EVENT_DEVICE_USE_ONLY", 0x10),
         ("ACL_EVENT_EXTERNAL", 0x20),
@@ -671,7 +687,7 @@ fn the_headers_declare_exactly_what_the_library_exports() {
         missing.is_empty() && extra.is_empty(),
         "exported but not declared: {missing:?}; declared but not exported: {extra:?}"
     );
-    assert_eq!(exported_names.len(), 78);
+    assert_eq!(exported_names.len(), 81);
 
     // The expected prototypes are the exported Rust signatures, spelled in C.
     let expected: BTreeSet<_> =

@@ -43,6 +43,24 @@ pub type aclrtLastErrLevel = c_int;
 /// The callback type of `aclrtLaunchCallback`.
 pub type aclrtCallback = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 
+// Host registration (contract §15).
+/// `aclrtHostRegisterType`: how `aclrtHostRegister` maps a host range.
+pub type aclrtHostRegisterType = c_int;
+/// `ACL_HOST_REGISTER_MAPPED`: the range is mapped for the device (the default).
+pub const ACL_HOST_REGISTER_MAPPED: aclrtHostRegisterType = 0;
+/// `ACL_HOST_REGISTER_IOMEMORY`: the range is I/O memory.
+pub const ACL_HOST_REGISTER_IOMEMORY: aclrtHostRegisterType = 0x4;
+/// `ACL_HOST_REGISTER_READONLY`: device work only reads the range.
+pub const ACL_HOST_REGISTER_READONLY: aclrtHostRegisterType = 0x8;
+/// `ACL_HOST_REG_MAPPED`, a flag of `aclrtHostRegisterV2`.
+pub const ACL_HOST_REG_MAPPED: u32 = 0x2;
+/// `ACL_HOST_REG_IOMEMORY`, a flag of `aclrtHostRegisterV2`.
+pub const ACL_HOST_REG_IOMEMORY: u32 = 0x4;
+/// `ACL_HOST_REG_READONLY`, a flag of `aclrtHostRegisterV2`.
+pub const ACL_HOST_REG_READONLY: u32 = 0x8;
+/// `ACL_HOST_REG_PINNED`, a flag of `aclrtHostRegisterV2`: page-locks pageable memory.
+pub const ACL_HOST_REG_PINNED: u32 = 0x1000_0000;
+
 /// `ACL_MEMCPY_HOST_TO_HOST`.
 pub const ACL_MEMCPY_HOST_TO_HOST: aclrtMemcpyKind = 0;
 /// `ACL_MEMCPY_HOST_TO_DEVICE`.
@@ -407,6 +425,10 @@ macro_rules! for_each_acl_function {
             aclrtUnmapMem(virPtr: *mut c_void);
             aclrtMemSetAccess(virPtr: *mut c_void, size: usize, desc: *mut aclrtMemAccessDesc, count: usize);
             aclrtMemGetAllocationGranularity(prop: *mut aclrtPhysicalMemProp, option: aclrtMemGranularityOptions, granularity: *mut usize);
+            // Host registration (contract §15); optional: an older runtime lacks them.
+            aclrtHostRegister(ptr: *mut c_void, size: u64, type_: aclrtHostRegisterType, dev_ptr: *mut *mut c_void);
+            aclrtHostRegisterV2(ptr: *mut c_void, size: u64, flag: u32);
+            aclrtHostUnregister(ptr: *mut c_void);
         }
     };
 }
@@ -432,6 +454,6 @@ mod tests {
         assert_eq!((c.location.id, c.location.type_, c.maxSize), (3, 1, 12345));
         assert_eq!(mempool_hal::PoolProps::from(&c), p);
         assert!(FUNCTION_NAMES.contains(&"aclrtMemPoolTrimTo"));
-        assert_eq!(FUNCTION_NAMES.len(), 66);
+        assert_eq!(FUNCTION_NAMES.len(), 69);
     }
 }

@@ -53,6 +53,8 @@ typedef enum cudaError_enum {
     CUDA_ERROR_INVALID_CONTEXT = 201,
     CUDA_ERROR_INVALID_HANDLE = 400,
     CUDA_ERROR_NOT_READY = 600,
+    CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
+    CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
     CUDA_ERROR_NOT_SUPPORTED = 801,
     CUDA_ERROR_UNKNOWN = 999
 } CUresult;
@@ -132,6 +134,12 @@ typedef struct CUmemPoolProps_st {
     unsigned char reserved[54];            /* @34: must be zero */
 } CUmemPoolProps;
 
+/* Flags of cuMemHostRegister (bits, combined with |). */
+#define CU_MEMHOSTREGISTER_PORTABLE 0x01
+#define CU_MEMHOSTREGISTER_DEVICEMAP 0x02
+#define CU_MEMHOSTREGISTER_IOMEMORY 0x04
+#define CU_MEMHOSTREGISTER_READ_ONLY 0x08
+
 #ifdef __cplusplus
 #define MEMPOOL_CUDA_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
 #else
@@ -200,6 +208,8 @@ MEMPOOL_CUDA_STATIC_ASSERT(sizeof(CUmemAccessDesc) == 12, "CUmemAccessDesc is 12
 #define cuMemcpyDtoDAsync cuMemcpyDtoDAsync_v2
 #define cuMemAllocHost cuMemAllocHost_v2
 #define cuMemGetInfo cuMemGetInfo_v2
+#define cuMemHostRegister cuMemHostRegister_v2
+#define cuMemHostGetDevicePointer cuMemHostGetDevicePointer_v2
 
 /* ------------------------------------------------------------------ functions */
 
@@ -249,6 +259,15 @@ CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t
 CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize);
 CUresult CUDAAPI cuMemFreeHost(void *p);
 CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total);
+
+/* Registered host memory: a range the program allocated, page-locked for copies until it
+ * is unregistered; its device address is the host address. cuMemHostRegister is also
+ * exported under its legacy name (the same call), which this declaration names once the
+ * macro above has renamed it. */
+CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags);
+CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags);
+CUresult CUDAAPI cuMemHostUnregister(void *p);
+CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags);
 
 /* Result codes. */
 CUresult CUDAAPI cuGetErrorName(CUresult error, const char **pStr);

@@ -30,6 +30,10 @@ pub const CUDA_ERROR_INVALID_DEVICE: CUresult = 101;
 pub const CUDA_ERROR_INVALID_CONTEXT: CUresult = 201;
 /// A null, garbage, destroyed or wrong-kind stream, event or pool handle.
 pub const CUDA_ERROR_INVALID_HANDLE: CUresult = 400;
+/// A host range that overlaps one registered already, or `cuMemAllocHost` memory.
+pub const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: CUresult = 712;
+/// An unregister of a pointer that no registration knows.
+pub const CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: CUresult = 713;
 /// The work a query asks about has not completed yet.
 pub const CUDA_ERROR_NOT_READY: CUresult = 600;
 /// The operation is not supported by this library.
@@ -78,6 +82,8 @@ fn kind_of(code: CUresult) -> ErrorKind {
         CUDA_ERROR_INVALID_HANDLE => ErrorKind::InvalidHandle,
         CUDA_ERROR_NOT_READY => ErrorKind::NotReady,
         CUDA_ERROR_NOT_SUPPORTED => ErrorKind::NotSupported,
+        CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED => ErrorKind::InvalidParam,
+        CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED => ErrorKind::InvalidPointer,
         _ => ErrorKind::Internal,
     }
 }

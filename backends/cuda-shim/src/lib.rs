@@ -65,6 +65,10 @@
 //!   allocated until the queued work using it has run, even if `cuMemFreeHost` comes
 //!   first. An async copy with pageable host memory waits for the stream's earlier work
 //!   and copies before it returns.
+//! - **Host registration** (contract §15). `cuMemHostRegister_v2` (and `cuMemHostRegister`)
+//!   makes a malloc'd range page-locked memory for the copies until `cuMemHostUnregister`;
+//!   `cuMemHostGetDevicePointer_v2` answers the host pointer, usable as a `CUdeviceptr`.
+//!   Overlap: 712; a pointer never registered: 713; an interior one: 1.
 //! - **Events.** An event never recorded is complete for `cuEventQuery` and
 //!   `cuEventSynchronize`; `cuEventElapsedTime` refuses it, and events made with
 //!   `CU_EVENT_DISABLE_TIMING` (`CUDA_ERROR_INVALID_HANDLE`).

@@ -27,3 +27,6 @@ const _: unsafe extern "C" fn() -> *const std::ffi::c_char = exports::mempool_cu
 // the name `mempool_cuda::sys::SHIM_LAST_ERROR` with this type.
 const _: mempool_cuda::sys::ShimLastError = exports::mempool_cuda_shim_last_error;
 const _: () = assert!(matches!(mempool_cuda::sys::SHIM_LAST_ERROR.as_bytes(), b"mempool_cuda_shim_last_error"));
+
+// Outside the table: the legacy name of `cuMemHostRegister_v2`, the same call.
+const _: mempool_cuda::sys::fns::cuMemHostRegister_v2 = exports::cuMemHostRegister;

@@ -525,8 +525,9 @@ impl Shim {
         }
     }
 
-    /// Where `[addr, addr + len)` lies: in one `cuMemAllocHost` allocation (`Some`, kept
-    /// for queued work), or in pageable memory (`None`).
+    /// Where `[addr, addr + len)` lies: in one `cuMemAllocHost` allocation or one range
+    /// registered with `cuMemHostRegister` (`Some`, kept for queued work), or in pageable
+    /// memory (`None`).
     ///
     /// # Errors
     ///
@@ -542,7 +543,12 @@ impl Shim {
                 ),
             )),
             HostRange::Pinned(b) => Ok(Some(b)),
-            HostRange::Pageable => Ok(None),
+            // A range registered with `cuMemHostRegister` is page-locked memory too; one
+            // that runs past its registration is pageable.
+            HostRange::Pageable => match self.devices[0].registered_host(addr, len) {
+                HostRange::Pinned(b) => Ok(Some(b)),
+                HostRange::Overrun { .. } | HostRange::Pageable => Ok(None),
+            },
         }
     }
 }

@@ -61,9 +61,9 @@ fn the_header_declares_exactly_what_the_library_exports() {
         missing.is_empty() && extra.is_empty(),
         "exported, not declared: {missing:?}; declared, not exported: {extra:?}"
     );
-    assert_eq!(exported.len(), 55, "{exported:?}");
+    assert_eq!(exported.len(), 59, "{exported:?}");
     let macros = name_macros(&text);
-    assert_eq!(macros.len(), 8, "{macros:?}");
+    assert_eq!(macros.len(), 10, "{macros:?}");
     for (name, target) in macros {
         assert_eq!(target, format!("{name}_v2"), "the macro {name}");
         assert!(declared_set.contains(&target), "{name} names {target}, which is not declared");
@@ -81,6 +81,12 @@ fn constants() -> Vec<(&'static str, i64)> {
         ("CUDA_ERROR_INVALID_CONTEXT", CUDA_ERROR_INVALID_CONTEXT.into()),
         ("CUDA_ERROR_INVALID_HANDLE", CUDA_ERROR_INVALID_HANDLE.into()),
         ("CUDA_ERROR_NOT_READY", CUDA_ERROR_NOT_READY.into()),
+        ("CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED.into()),
+        ("CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED.into()),
+        ("CU_MEMHOSTREGISTER_PORTABLE", CU_MEMHOSTREGISTER_PORTABLE.into()),
+        ("CU_MEMHOSTREGISTER_DEVICEMAP", CU_MEMHOSTREGISTER_DEVICEMAP.into()),
+        ("CU_MEMHOSTREGISTER_IOMEMORY", CU_MEMHOSTREGISTER_IOMEMORY.into()),
+        ("CU_MEMHOSTREGISTER_READ_ONLY", CU_MEMHOSTREGISTER_READ_ONLY.into()),
         ("CUDA_ERROR_NOT_SUPPORTED", CUDA_ERROR_NOT_SUPPORTED.into()),
         ("CUDA_ERROR_UNKNOWN", CUDA_ERROR_UNKNOWN.into()),
         ("CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING", CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING.into()),

@@ -1041,6 +1041,10 @@ unsafe impl Sync for SendProps {}
 
 #[path = "hostile_rows/vmm.rs"]
 mod vmm_rows;
+// Host registration (contract §15).
+#[path = "hostile_rows/host_register.rs"]
+mod rows_host_register;
+use rows_host_register::host_register_rows;
 
 fn table() -> Table {
     let mut t = Table::default();
@@ -1051,6 +1055,7 @@ fn table() -> Table {
     copy_rows(&mut t);
     pool_rows(&mut t);
     vmm_rows::vmm_rows(&mut t);
+    host_register_rows(&mut t);
     t
 }
 

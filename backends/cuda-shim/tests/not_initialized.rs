@@ -120,6 +120,15 @@ fn calls() -> Vec<(&'static str, Call)> {
         ("cuMemRetainAllocationHandle", || unsafe { cuMemRetainAllocationHandle(null_mut(), null_mut()) }),
         // SAFETY: refused before any argument is looked at.
         ("cuMemGetAllocationPropertiesFromHandle", || unsafe { cuMemGetAllocationPropertiesFromHandle(null_mut(), 0) }),
+        // Host registration (contract §15).
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemHostRegister_v2", || unsafe { cuMemHostRegister_v2(null_mut(), 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemHostRegister", || unsafe { cuMemHostRegister(null_mut(), 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemHostUnregister", || unsafe { cuMemHostUnregister(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemHostGetDevicePointer_v2", || unsafe { cuMemHostGetDevicePointer_v2(null_mut(), null_mut(), 0) }),
     ]
 }
 
@@ -158,7 +167,8 @@ fn before_cu_init_only_the_process_calls_work() {
     // SAFETY: non-null, NUL-terminated, valid until this thread's next call.
     let last = unsafe { CStr::from_ptr(last) }.to_string_lossy().into_owned();
     assert_eq!(last, message(), "the C call gives the thread's last message");
-    assert!(last.starts_with("cuMemGetAllocationPropertiesFromHandle: "), "the last call refused: {last}");
+    let last_call = calls().last().map(|c| c.0).expect("calls");
+    assert!(last.starts_with(&format!("{last_call}: ")), "the last call refused: {last}");
     let mut version = 0;
     let mut name: *const std::ffi::c_char = std::ptr::null();
     let mut text: *const std::ffi::c_char = std::ptr::null();

@@ -88,6 +88,12 @@ pub const CUDA_ERROR_NOT_FOUND: CUresult = 500;
 pub const CUDA_ERROR_NOT_READY: CUresult = 600;
 /// `CUDA_ERROR_ILLEGAL_ADDRESS`: work on the device touched an address it may not.
 pub const CUDA_ERROR_ILLEGAL_ADDRESS: CUresult = 700;
+/// `CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED`: a host range that overlaps one registered
+/// already (or page-locked memory from `cuMemAllocHost`).
+pub const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: CUresult = 712;
+/// `CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED`: an unregister of a pointer no registration
+/// knows.
+pub const CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: CUresult = 713;
 /// `CUDA_ERROR_HARDWARE_STACK_ERROR`: work on the device corrupted its stack.
 pub const CUDA_ERROR_HARDWARE_STACK_ERROR: CUresult = 714;
 /// `CUDA_ERROR_ILLEGAL_INSTRUCTION`: work on the device ran an illegal instruction.
@@ -124,6 +130,8 @@ pub fn error_name(rc: CUresult) -> Option<&'static str> {
         CUDA_ERROR_NOT_MAPPED => "CUDA_ERROR_NOT_MAPPED",
         CUDA_ERROR_INVALID_HANDLE => "CUDA_ERROR_INVALID_HANDLE",
         CUDA_ERROR_NOT_FOUND => "CUDA_ERROR_NOT_FOUND",
+        CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED => "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
+        CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED => "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED",
         CUDA_ERROR_NOT_READY => "CUDA_ERROR_NOT_READY",
         CUDA_ERROR_ILLEGAL_ADDRESS => "CUDA_ERROR_ILLEGAL_ADDRESS",
         CUDA_ERROR_HARDWARE_STACK_ERROR => "CUDA_ERROR_HARDWARE_STACK_ERROR",
@@ -419,6 +427,16 @@ impl CUmemAccessDesc {
     }
 }
 
+// Host registration (contract §15).
+/// `CU_MEMHOSTREGISTER_PORTABLE`: the registration is seen by every context.
+pub const CU_MEMHOSTREGISTER_PORTABLE: c_uint = 0x01;
+/// `CU_MEMHOSTREGISTER_DEVICEMAP`: the range is mapped into the device's address space.
+pub const CU_MEMHOSTREGISTER_DEVICEMAP: c_uint = 0x02;
+/// `CU_MEMHOSTREGISTER_IOMEMORY`: the range is I/O memory.
+pub const CU_MEMHOSTREGISTER_IOMEMORY: c_uint = 0x04;
+/// `CU_MEMHOSTREGISTER_READ_ONLY`: device work only reads the range.
+pub const CU_MEMHOSTREGISTER_READ_ONLY: c_uint = 0x08;
+
 /// Expands the declaration table ([`for_each_cuda_function!`]): the function-pointer
 /// types ([`fns`]) used by the loader, the list of names and the lazy symbol slots.
 macro_rules! cuda_functions {
@@ -513,6 +531,10 @@ macro_rules! for_each_cuda_function {
             cuMemGetAllocationGranularity(granularity: *mut usize, prop: *const CUmemAllocationProp, option: CUmemAllocationGranularity_flags);
             cuMemRetainAllocationHandle(handle: *mut CUmemGenericAllocationHandle, addr: *mut c_void);
             cuMemGetAllocationPropertiesFromHandle(prop: *mut CUmemAllocationProp, handle: CUmemGenericAllocationHandle);
+            // Host registration (contract §15); optional: a driver without them still loads.
+            cuMemHostRegister_v2(p: *mut c_void, bytes: usize, flags: c_uint);
+            cuMemHostUnregister(p: *mut c_void);
+            cuMemHostGetDevicePointer_v2(dptr: *mut CUdeviceptr, p: *mut c_void, flags: c_uint);
         }
     };
 }
@@ -526,7 +548,7 @@ mod tests {
 
     #[test]
     fn the_table_names_every_call_once() {
-        assert_eq!(FUNCTION_NAMES.len(), 53);
+        assert_eq!(FUNCTION_NAMES.len(), 56);
         let mut sorted = FUNCTION_NAMES.to_vec();
         sorted.sort_unstable();
         sorted.dedup();

@@ -61,13 +61,17 @@ impl<T: Clone> Handles<T> {
     }
 }
 
-/// One page-locked host allocation (ordinary host memory here). Queued work that uses it
-/// holds a reference, so it is deallocated only when the program has freed it and that
-/// work has run.
+/// One page-locked host allocation (ordinary host memory here), or a host range the
+/// program registered ([`Emulator::registered_host`](crate::Emulator::registered_host)).
+/// Queued work that uses it holds a reference, so an allocation is deallocated only when
+/// the program has freed it and that work has run; a registered range is the program's
+/// memory and is never deallocated here.
 #[derive(Debug)]
 pub struct HostBlock {
     addr: usize,
     layout: std::alloc::Layout,
+    /// Whether this block allocated its memory (and deallocates it when dropped).
+    owned: bool,
 }
 
 impl HostBlock {
@@ -80,10 +84,23 @@ impl HostBlock {
     pub fn size(&self) -> usize {
         self.layout.size()
     }
+
+    /// Whether it is a registered range of the program's own memory (not allocated here).
+    pub fn is_registered(&self) -> bool {
+        !self.owned
+    }
+
+    /// A registered range of `size` bytes at `addr`, the program's memory.
+    pub(crate) fn registered(addr: usize, layout: std::alloc::Layout) -> HostBlock {
+        HostBlock { addr, layout, owned: false }
+    }
 }
 
 impl Drop for HostBlock {
     fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
         // SAFETY: `addr` was returned by `alloc` with `layout` (`HostAllocs::alloc`), and
         // this is the block's only deallocation (it runs once, when the last reference goes).
         unsafe { std::alloc::dealloc(self.addr as *mut u8, self.layout) };
@@ -140,7 +157,7 @@ impl HostAllocs {
             return Err(HostAllocError::NoMemory);
         }
         let addr = p as usize;
-        lock(&self.map).insert(addr, Arc::new(HostBlock { addr, layout }));
+        lock(&self.map).insert(addr, Arc::new(HostBlock { addr, layout, owned: true }));
         Ok(addr)
     }
 
@@ -148,6 +165,15 @@ impl HostAllocs {
     /// work using it has run (now, if none). `None` when no allocation starts there.
     pub fn free(&self, addr: usize) -> Option<()> {
         lock(&self.map).remove(&addr).map(drop)
+    }
+
+    /// The allocation (start, size) that `[addr, addr + len)` overlaps, if any: a range
+    /// registered over page-locked memory is refused (contract §15).
+    pub fn overlapping(&self, addr: usize, len: usize) -> Option<(usize, usize)> {
+        let end = addr.saturating_add(len);
+        let map = lock(&self.map);
+        let (_, b) = map.range(..end).next_back()?;
+        (b.addr + b.size() > addr).then(|| (b.addr, b.size()))
     }
 
     /// Where `[addr, addr + len)` lies.
@@ -190,6 +216,10 @@ mod tests {
         assert!(matches!(a.lookup(p + 8, 16), HostRange::Pinned(b) if b.addr() == p && b.size() == 4096));
         assert!(matches!(a.lookup(p + 4090, 16), HostRange::Overrun { base, size: 4096 } if base == p));
         assert!(matches!(a.lookup(p + 4096, 16), HostRange::Pageable));
+        assert_eq!(a.overlapping(p - 8, 9), Some((p, 4096)), "its first byte");
+        assert_eq!(a.overlapping(p + 4095, 1), Some((p, 4096)), "its last byte");
+        assert_eq!(a.overlapping(p - 8, 8), None);
+        assert_eq!(a.overlapping(p + 4096, 8), None);
         let kept = match a.lookup(p, 1) {
             HostRange::Pinned(b) => b,
             other => panic!("{other:?}"),

@@ -11,6 +11,9 @@
 //! - [`MockMemPool`] mocks [`MemPool`] with `Stream = `[`MockStream`].
 //! - [`MockDevice`] also mocks [`VirtualMemory`]
 //!   (`expect_reserve`, `expect_create_physical`, `expect_map`, ...).
+//! - [`MockDevice`] also mocks [`HostRegistration`]
+//!   (`expect_register_host`, `expect_unregister_host`; `register_host` is an `unsafe fn`,
+//!   as on the trait).
 //! - [`MockStream`] and [`MockEvent`] are plain ids: tests make them with `MockStream(1)`
 //!   and compare them in predicates.
 //!
@@ -87,6 +90,8 @@ use mempool_hal::{
     AttrId, Device, DevicePtr, Error, EventStatus, HostBuffer, HostFn, MemInfo, MemPool, OomInfo, PoolProps, PoolStats,
     RawAttrValue, Result, StreamStatus,
 };
+// Host registration (contract §15).
+use mempool_hal::{HostRegisterFlags, HostRegistration};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -206,6 +211,12 @@ mockall::mock! {
         fn map(&self, at: DevicePtr, size: u64, offset: u64, chunk: Physical) -> Result<Mapping>;
         fn unmap(&self, mapping: Mapping) -> Result<()>;
         fn set_access(&self, at: DevicePtr, size: u64, access: Access) -> Result<()>;
+    }
+
+    // Host registration (contract §15): `expect_register_host`, `expect_unregister_host`.
+    impl HostRegistration for Device {
+        unsafe fn register_host(&self, ptr: *mut u8, len: usize, flags: HostRegisterFlags) -> Result<DevicePtr>;
+        fn unregister_host(&self, ptr: *mut u8) -> Result<()>;
     }
 }
 

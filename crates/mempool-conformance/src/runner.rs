@@ -7,7 +7,7 @@ use Capability::{
     BlockingHostFunctions as Blocking, CheckedFree, ForeignHandles, ObserveExecutionWithoutSync, Threads,
 };
 use libtest_mimic::{Arguments, Conclusion, Trial};
-use mempool_hal::VirtualMemory;
+use mempool_hal::{HostRegistration, VirtualMemory};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -23,7 +23,7 @@ pub const KIND_PARTIAL: &str = "partial";
 /// One scenario of [contract §10](mempool_hal::contract::conformance), for a backend `H`.
 pub struct Scenario<H: Harness> {
     /// Its number in [contract §10](mempool_hal::contract::conformance) (1-30), or in its
-    /// extension's table ([`vmm_scenarios`]).
+    /// extension's table ([`vmm_scenarios`], [`host_register_scenarios`]: 1-4).
     pub number: u8,
     /// Its test name, `sNN_snake_name` (the name of its function in [`scenarios`](mod@crate::scenarios)).
     pub name: &'static str,
@@ -169,6 +169,30 @@ where
     H::Device: VirtualMemory,
 {
     trials_of(prefix, harness, vmm_scenarios::<H>())
+}
+
+/// The host registration scenarios ([contract §15](mempool_hal::contract::host_register)),
+/// for a backend whose device implements [`HostRegistration`], in order. Numbered apart
+/// from §10's thirty (`hNN_` names).
+pub fn host_register_scenarios<H: Harness>() -> Vec<Scenario<H>>
+where
+    H::Device: HostRegistration,
+{
+    table! {
+        1 h01_registered_range_copies_both_ways host_register [] [];
+        2 h02_overlapping_registration_refused host_register [] [];
+        3 h03_unregister_names_the_start host_register [] [];
+        4 h04_register_again_after_unregister host_register [] [];
+    }
+}
+
+/// One libtest-mimic trial per host registration scenario ([`host_register_scenarios`]),
+/// named `{prefix}::{name}`, as [`trials`] makes them.
+pub fn host_register_trials<H: Harness>(prefix: &str, harness: Arc<H>) -> Vec<Trial>
+where
+    H::Device: HostRegistration,
+{
+    trials_of(prefix, harness, host_register_scenarios::<H>())
 }
 
 /// One trial per scenario of `table` (see [`trials`]).

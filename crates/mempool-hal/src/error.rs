@@ -43,6 +43,12 @@ pub mod code {
     pub const ACL_ERROR_RT_STREAM_SYNC_TIMEOUT: i32 = 507_046;
     /// An event synchronization with a time limit ran out of time.
     pub const ACL_ERROR_RT_EVENT_SYNC_TIMEOUT: i32 = 507_047;
+
+    // Host registration (contract §15).
+    /// A host range that overlaps one registered already (`aclrtHostRegister*`).
+    pub const ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED: i32 = 507_910;
+    /// An unregister of an address that is not the start of a registered host range.
+    pub const ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED: i32 = 507_911;
 }
 
 /// `""` for ACL codes (as messages have always read), `"CUDA "` for a `CUresult`.

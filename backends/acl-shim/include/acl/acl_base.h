@@ -77,6 +77,8 @@ typedef void *aclrtAllocatorAddr;
 #define ACL_ERROR_RT_STREAM_SYNC_TIMEOUT 507046   /* aclrtSynchronizeStreamWithTimeout expired */
 #define ACL_ERROR_RT_EVENT_SYNC_TIMEOUT 507047    /* aclrtSynchronizeEventWithTimeout expired */
 #define ACL_ERROR_RT_DRV_INTERNAL_ERROR 507899    /* the driver refused: VA not reserved/already mapped, ... */
+#define ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED 507910 /* host range overlaps a registered one */
+#define ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED 507911     /* no registered host range starts there */
 
 /* ---------------------------------------------------------------- layout checks */
 

@@ -83,6 +83,19 @@ typedef enum aclrtLastErrLevel {
 
 /* Direction of aclrtMemcpy / aclrtMemcpyAsync. The library takes 0-5; other values,
  * the two device-to-device kinds 6 and 7 included: ACL_ERROR_INVALID_PARAM. */
+/* How aclrtHostRegister maps a host range (bits; IOMEMORY and READONLY may be combined). */
+typedef enum aclrtHostRegisterType {
+    ACL_HOST_REGISTER_MAPPED = 0,
+    ACL_HOST_REGISTER_IOMEMORY = 0x4,
+    ACL_HOST_REGISTER_READONLY = 0x8
+} aclrtHostRegisterType;
+
+/* Flags of aclrtHostRegisterV2: at least one, no other bit. */
+#define ACL_HOST_REG_MAPPED 0x2U
+#define ACL_HOST_REG_IOMEMORY 0x4U
+#define ACL_HOST_REG_READONLY 0x8U
+#define ACL_HOST_REG_PINNED 0x10000000U
+
 typedef enum aclrtMemcpyKind {
     ACL_MEMCPY_HOST_TO_HOST = 0,
     ACL_MEMCPY_HOST_TO_DEVICE = 1,
@@ -290,6 +303,15 @@ aclError aclrtFree(void *devPtr);
 /* Ordinary host memory, 64-byte aligned. */
 aclError aclrtMallocHost(void **hostPtr, size_t size);
 aclError aclrtFreeHost(void *hostPtr);
+
+/* Registered host memory: a range the program allocated, page-locked for copies and
+ * memsets (queued in stream order) until it is unregistered. Its device address (*devPtr)
+ * is the host address here. Overlapping a registered range or aclrtMallocHost memory:
+ * ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED; unregistering anything but a registered
+ * range's start: ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED. All three need a current context. */
+aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterType type, void **devPtr);
+aclError aclrtHostRegisterV2(void *ptr, uint64_t size, uint32_t flag);
+aclError aclrtHostUnregister(void *ptr);
 
 /* count == 0: success, nothing done; count > destMax: ACL_ERROR_INVALID_PARAM. */
 aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,

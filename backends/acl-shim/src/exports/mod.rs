@@ -17,10 +17,11 @@
 //!
 //! One file per object: [`lifecycle`], [`device`], [`context`], [`stream`], [`event`],
 //! [`memory`], [`copy`] (copies and memsets), [`pool`], [`host_func`] (host functions and
-//! callbacks), [`vmm`] (virtual memory), [`allocator`] (the external-allocator registry)
-//! and [`errors`]. Every function is re-exported here, so `exports::NAME` names each C
-//! function whatever its file. What every entry point uses (the unwind guard, errors,
-//! pointer checks) is in the crate's bottom layer, `ffi`.
+//! callbacks), [`vmm`] (virtual memory), [`host_register`] (registered host memory),
+//! [`allocator`] (the external-allocator registry) and [`errors`]. Every function is
+//! re-exported here, so `exports::NAME` names each C function whatever its file. What
+//! every entry point uses (the unwind guard, errors, pointer checks) is in the crate's
+//! bottom layer, `ffi`.
 
 #![allow(non_snake_case)]
 
@@ -31,6 +32,7 @@ pub mod device;
 pub mod errors;
 pub mod event;
 pub mod host_func;
+pub mod host_register;
 pub mod lifecycle;
 pub mod memory;
 pub mod pool;
@@ -44,6 +46,7 @@ pub use device::*;
 pub use errors::*;
 pub use event::*;
 pub use host_func::*;
+pub use host_register::*;
 pub use lifecycle::*;
 pub use memory::*;
 pub use pool::*;

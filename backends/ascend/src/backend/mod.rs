@@ -8,6 +8,7 @@
 
 mod allocator;
 mod device;
+mod host_register;
 mod pool;
 mod staging;
 mod vmm;

@@ -22,6 +22,7 @@ pub(crate) mod allocator;
 pub(crate) mod context;
 pub(crate) mod device;
 pub(crate) mod event;
+pub(crate) mod host_register;
 pub(crate) mod memory;
 pub(crate) mod pool;
 pub(crate) mod stream;
@@ -49,6 +50,8 @@ pub fn kind_of(rc: i32) -> ErrorKind {
         sys::ACL_ERROR_RT_CONTEXT_RELEASE_ERROR => ErrorKind::NoContext,
         code::ACL_ERROR_COMPILING_STUB_MODE => ErrorKind::Unavailable,
         code::ACL_ERROR_RT_STREAM_SYNC_TIMEOUT | code::ACL_ERROR_RT_EVENT_SYNC_TIMEOUT => ErrorKind::NotReady,
+        code::ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED => ErrorKind::InvalidParam,
+        code::ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED => ErrorKind::InvalidPointer,
         _ => ErrorKind::Internal,
     }
 }
@@ -67,6 +70,12 @@ pub fn code_name(rc: i32) -> Option<&'static str> {
         }
         sys::ACL_ERROR_RT_DRV_INTERNAL_ERROR => {
             "ACL_ERROR_RT_DRV_INTERNAL_ERROR (the driver refused the request: an address not reserved or already mapped, a size not a multiple of the granularity)"
+        }
+        code::ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED => {
+            "ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED (the host range overlaps one registered already)"
+        }
+        code::ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED => {
+            "ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED (no registered host range starts there)"
         }
         _ => return None,
     })
@@ -156,7 +165,9 @@ mod tests {
         assert_eq!(kind_of(107_011), ErrorKind::InvalidParam);
         assert_eq!(kind_of(507_007), ErrorKind::NoContext);
         assert_eq!(host_kind(207_001), ErrorKind::HostAllocation);
-        for rc in [207_001, 207_018, 107_011, 507_007, 507_899] {
+        assert_eq!(kind_of(507_910), ErrorKind::InvalidParam);
+        assert_eq!(kind_of(507_911), ErrorKind::InvalidPointer);
+        for rc in [207_001, 207_018, 107_011, 507_007, 507_899, 507_910, 507_911] {
             assert!(code_name(rc).is_some_and(|n| n.starts_with("ACL_ERROR_RT_")), "{rc}");
         }
         assert_eq!(code_name(507_000), None);

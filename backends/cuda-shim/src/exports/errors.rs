@@ -8,7 +8,7 @@ use super::prelude::*;
 use std::ffi::CStr;
 
 /// Every code this library returns: its name and a description of our own.
-const CODES: [(CUresult, &CStr, &CStr); 10] = [
+const CODES: [(CUresult, &CStr, &CStr); 12] = [
     (CUDA_SUCCESS, c"CUDA_SUCCESS", c"no error"),
     (CUDA_ERROR_INVALID_VALUE, c"CUDA_ERROR_INVALID_VALUE", c"an argument is out of its range or a pointer is null"),
     (CUDA_ERROR_OUT_OF_MEMORY, c"CUDA_ERROR_OUT_OF_MEMORY", c"the memory asked for could not be allocated"),
@@ -25,6 +25,16 @@ const CODES: [(CUresult, &CStr, &CStr); 10] = [
         c"the handle is not a live stream, event or pool of the right kind",
     ),
     (CUDA_ERROR_NOT_READY, c"CUDA_ERROR_NOT_READY", c"the work asked about has not completed yet"),
+    (
+        CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+        c"CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
+        c"the host range overlaps a registered range or page-locked memory",
+    ),
+    (
+        CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
+        c"CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED",
+        c"the pointer does not start a registered host range",
+    ),
     (CUDA_ERROR_NOT_SUPPORTED, c"CUDA_ERROR_NOT_SUPPORTED", c"the operation is not supported"),
     (CUDA_ERROR_UNKNOWN, c"CUDA_ERROR_UNKNOWN", c"an internal error occurred"),
 ];

@@ -20,10 +20,10 @@
 //!
 //! One file per object: [`init`], [`device`], [`context`], [`stream`], [`event`],
 //! [`memory`] (page-locked host memory and memory information), [`copy`] (copies and
-//! memsets), [`pool`], [`host_func`], [`vmm`] (virtual memory) and [`errors`]. Every
-//! function is re-exported here, so `exports::NAME` names each C function whatever its
-//! file. What every entry point uses (the unwind guard, errors, pointer checks) is in the
-//! crate's bottom layer, `ffi`.
+//! memsets), [`pool`], [`host_func`], [`vmm`] (virtual memory), [`host_register`]
+//! (registered host memory) and [`errors`]. Every function is re-exported here, so
+//! `exports::NAME` names each C function whatever its file. What every entry point uses
+//! (the unwind guard, errors, pointer checks) is in the crate's bottom layer, `ffi`.
 //!
 //! # The order of the checks
 //!
@@ -42,6 +42,7 @@ pub mod device;
 pub mod errors;
 pub mod event;
 pub mod host_func;
+pub mod host_register;
 pub mod init;
 pub mod memory;
 pub mod pool;
@@ -54,6 +55,7 @@ pub use device::*;
 pub use errors::*;
 pub use event::*;
 pub use host_func::*;
+pub use host_register::*;
 pub use init::*;
 pub use memory::*;
 pub use pool::*;

@@ -7,6 +7,7 @@
 #![deny(unsafe_code)]
 
 mod device;
+mod host_register;
 mod pool;
 mod staging;
 mod vmm;

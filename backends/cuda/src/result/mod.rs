@@ -35,6 +35,7 @@ use mempool_hal::{Error, ErrorKind, Result};
 pub(crate) mod context;
 pub(crate) mod device;
 pub(crate) mod event;
+pub(crate) mod host_register;
 pub(crate) mod memory;
 pub(crate) mod pool;
 pub(crate) mod stream;

@@ -127,12 +127,40 @@ fn resolve_side(
         }
         CopySide::Host(p) => Ok(ResolvedSide::Host(p as usize)),
         CopySide::Device(d) => {
-            let r = resolve(registry, checker, d, len, write, op)?;
+            let r = match resolve(registry, checker, d, len, write, op) {
+                Ok(r) => r,
+                Err(e) => return registered_side(registry, d, len, write, op).unwrap_or(Err(e)),
+            };
             let side = ResolvedSide::Device(r.mem.clone(), d.addr());
             ranges.push(r);
             Ok(side)
         }
     }
+}
+
+/// A device side that names a registered host range (contract §15): its host address, or
+/// an error for a write to a read-only one or a range that runs past its end; `None` when
+/// no registered range holds it.
+fn registered_side(
+    registry: &PoolRegistry,
+    d: DevicePtr,
+    len: u64,
+    write: bool,
+    op: &'static str,
+) -> Option<Result<ResolvedSide>> {
+    let addr = usize::try_from(d.addr()).ok()?;
+    let f = registry.hosts.find(addr, usize::try_from(len).unwrap_or(usize::MAX))?;
+    let (base, size) = (f.block.addr(), f.block.size());
+    Some(if f.overrun {
+        Err(Error::invalid_pointer(
+            op,
+            format!("[{d}, +{len}) runs past the registered host range [{base:#x}, +{size})"),
+        ))
+    } else if write && f.read_only {
+        Err(Error::invalid_param(op, format!("{d} lies in the host range [{base:#x}, +{size}) registered read-only")))
+    } else {
+        Ok(ResolvedSide::Host(addr))
+    })
 }
 
 /// Checks one access to `[t.addr, t.addr + t.len)` of `pool` (whose state is `blocks`)

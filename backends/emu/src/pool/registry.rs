@@ -81,6 +81,9 @@ pub(crate) struct PoolRegistry {
     /// The device memory outside pools: reserved ranges of virtual memory and the chunks
     /// mapped there (`vmm/`).
     pub(crate) vmm: Arc<VmmSpace>,
+    /// The host ranges the program registered (contract §15), which copies reach through
+    /// their device addresses.
+    pub(crate) hosts: crate::host_register::HostRegistrations,
 }
 
 impl PoolRegistry {

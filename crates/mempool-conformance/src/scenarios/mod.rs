@@ -15,12 +15,14 @@
 //! [`Harness::device`]: crate::Harness::device
 
 mod alloc_free_stats;
+mod host_register;
 mod lifetime_handles;
 mod properties_attributes;
 mod release_trim;
 mod vmm;
 
 pub use alloc_free_stats::*;
+pub use host_register::*;
 pub use lifetime_handles::*;
 pub use properties_attributes::*;
 pub use release_trim::*;
