@@ -129,7 +129,7 @@
 //! | [§8](mempool_hal::contract::c_abi) | C handles and page-locked host memory of the drop-in libraries | `cabi.rs` |
 //! | [§14](mempool_hal::contract::vmm) | virtual memory: reserved ranges, chunks, mappings, access; each call's checks and codes; lookups by address | `vmm/space.rs`, `vmm/chunk.rs`, `vmm/range.rs`, `vmm/emulator.rs` |
 //! | §14, §11 | work on virtual memory: resolved to its chunks when enqueued, refused where unmapped or inaccessible; an unmapping under queued work | `pool/access.rs` (`resolve`, `Memory`), `vmm/mapped.rs`, `vmm/emulator.rs` (`unmap`) |
-//! | [§15](mempool_hal::contract::host_register) | registered host ranges: the table, overlap refused, unregister by start, copies through them as pinned memory | `host_register.rs`, `pool/access.rs` (`registered_side`) |
+//! | [§15](mempool_hal::contract::host_register) | registered host ranges: the table, overlap refused, unregister by start, copies through them as pinned memory | `host_register/mod.rs` (the table), `host_register/emulator.rs` (the trait), `pool/access.rs` (`registered_side`) |
 //! | - | configuration and its limits; the environment | `config.rs`; `env.rs` |
 //! | - | locks, condition variables, atomics, threads: the standard library's, or loom's for the model check | `sync.rs` |
 //!
