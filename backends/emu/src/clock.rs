@@ -90,14 +90,23 @@ impl Chunk {
 /// A version of a lineage: `(id, version)`.
 type Version = (u64, u64);
 
-/// Up to [`OVER`] entries, by stream, each the highest raise noted.
-#[derive(Debug, Clone, Copy, Default)]
-struct Over {
+/// Up to `N` entries, by stream, each the highest raise noted.
+#[derive(Debug, Clone, Copy)]
+struct Few<const N: usize> {
     n: u32,
-    e: [(u64, u64); OVER],
+    e: [(u64, u64); N],
 }
 
-impl Over {
+/// A clock's entries above its origin ([`OVER`] at most).
+type Over = Few<OVER>;
+
+impl<const N: usize> Default for Few<N> {
+    fn default() -> Few<N> {
+        Few { n: 0, e: [(0, 0); N] }
+    }
+}
+
+impl<const N: usize> Few<N> {
     fn entries(&self) -> &[(u64, u64)] {
         &self.e[..self.n as usize]
     }
@@ -109,7 +118,7 @@ impl Over {
             e.1 = e.1.max(p);
             return true;
         }
-        if n == OVER {
+        if n == N {
             return false;
         }
         self.e[n] = (s, p);
@@ -118,13 +127,23 @@ impl Over {
     }
 }
 
+/// The chunks of a clock: `(key, chunk)` by key, every chunk naming at least one stream.
+type Spine = Vec<(u64, Arc<Chunk>)>;
+
+/// How many entries a clock holds above its spine before it writes them into chunks.
+const EXTRA: usize = 6;
+
 /// For each stream id, the highest position of that stream known to be ordered before
 /// the point this clock describes. Absent streams are at position 0. See the module
 /// docs for the layout.
 #[derive(Debug)]
 pub(crate) struct Clock {
-    /// `(key, chunk)` by key, every chunk naming at least one stream.
-    chunks: Vec<(u64, Arc<Chunk>)>,
+    /// The chunks, shared with the clocks this one was built from or gave.
+    spine: Arc<Spine>,
+    /// Entries above the spine's (or of streams it does not name), not yet written into
+    /// chunks: the clock's entries are the spine's raised to these.
+    extra: Few<EXTRA>,
+    /// The number of entries and the sum of their positions.
     len: usize,
     sum: u128,
     /// This clock's lineage and version.
@@ -138,7 +157,16 @@ pub(crate) struct Clock {
 
 impl Default for Clock {
     fn default() -> Clock {
-        Clock { chunks: Vec::new(), len: 0, sum: 0, id: fresh_lineage(), ver: 0, origin: None, over: Over::default() }
+        Clock {
+            spine: Arc::new(Vec::new()),
+            extra: Few::default(),
+            len: 0,
+            sum: 0,
+            id: fresh_lineage(),
+            ver: 0,
+            origin: None,
+            over: Over::default(),
+        }
     }
 }
 
@@ -163,13 +191,39 @@ fn split(stream: u64) -> (u64, usize) {
     (stream / WIDTH as u64, (stream % WIDTH as u64) as usize)
 }
 
+/// Raises `stream` to at least `pos` in `spine`, copying the chunk if it is shared.
+fn raise_in(spine: &mut Spine, stream: u64, pos: u64) {
+    let (key, i) = split(stream);
+    let c = match spine.binary_search_by_key(&key, |c| c.0) {
+        Ok(c) => c,
+        Err(c) => {
+            spine.insert(c, (key, Arc::new(Chunk::empty())));
+            c
+        }
+    };
+    Arc::make_mut(&mut spine[c].1).raise(i, pos);
+}
+
+/// Whether `stream` is named in `spine`, and its position there.
+fn lookup_in(spine: &Spine, stream: u64) -> (bool, u64) {
+    let (key, i) = split(stream);
+    match spine.binary_search_by_key(&key, |c| c.0) {
+        Ok(c) => {
+            let ch = &spine[c].1;
+            (ch.mask & (1 << i) != 0, ch.pos[i])
+        }
+        Err(_) => (false, 0),
+    }
+}
+
 impl Clock {
     /// The next version of this clock's lineage, with the same entries (shared): what a
     /// change of this clock produces, and the caller puts in its place.
     #[inline]
     fn successor(&self) -> Clock {
         Clock {
-            chunks: self.chunks.clone(),
+            spine: Arc::clone(&self.spine),
+            extra: self.extra,
             len: self.len,
             sum: self.sum,
             id: self.id,
@@ -179,39 +233,54 @@ impl Clock {
         }
     }
 
+    /// Whether the clock names `stream`, and its position.
+    fn lookup(&self, stream: u64) -> (bool, u64) {
+        match self.extra.entries().iter().find(|e| e.0 == stream) {
+            Some(e) => (true, e.1),
+            None => lookup_in(&self.spine, stream),
+        }
+    }
+
     /// The known position of `stream`.
     pub(crate) fn get(&self, stream: u64) -> u64 {
-        let (key, i) = split(stream);
-        match self.chunks.binary_search_by_key(&key, |c| c.0) {
-            Ok(c) => self.chunks[c].1.pos[i],
-            Err(_) => 0,
+        self.lookup(stream).1
+    }
+
+    /// The spine with the extra entries written in.
+    fn written(&self) -> Spine {
+        let mut spine = (*self.spine).clone();
+        for &(s, p) in self.extra.entries() {
+            raise_in(&mut spine, s, p);
+        }
+        spine
+    }
+
+    /// Writes the extra entries into chunks (copying those shared).
+    fn write_extra(&mut self) {
+        if self.extra.n != 0 {
+            let extra = std::mem::take(&mut self.extra);
+            let spine = Arc::make_mut(&mut self.spine);
+            for &(s, p) in extra.entries() {
+                raise_in(spine, s, p);
+            }
         }
     }
 
     /// Raises the entry of `stream` to at least `pos`, in this version (no new one);
     /// whether that changed anything.
     fn raise_here(&mut self, stream: u64, pos: u64) -> bool {
-        let (key, i) = split(stream);
-        let c = match self.chunks.binary_search_by_key(&key, |c| c.0) {
-            Ok(c) => {
-                let ch = &self.chunks[c].1;
-                if ch.mask & (1 << i) != 0 && ch.pos[i] >= pos {
-                    return false;
-                }
-                c
-            }
-            Err(c) => {
-                self.chunks.insert(c, (key, Arc::new(Chunk::empty())));
-                c
-            }
-        };
-        let ch = Arc::make_mut(&mut self.chunks[c].1);
-        let (was_named, old) = (ch.mask & (1 << i) != 0, ch.pos[i]);
-        ch.raise(i, pos);
-        if !was_named {
+        let (named, old) = self.lookup(stream);
+        if named && old >= pos {
+            return false;
+        }
+        if !named {
             self.len += 1;
         }
         self.sum += u128::from(pos - old);
+        if !self.extra.note(stream, pos) {
+            self.write_extra();
+            self.extra.note(stream, pos);
+        }
         if self.origin.is_some() && !self.over.note(stream, pos) {
             self.forget_origin();
         }
@@ -237,61 +306,69 @@ impl Clock {
 
     /// This clock raised to `other` and to `point`, as the next version of this clock,
     /// which the caller puts in its place; `None` when that changes nothing.
-    pub(crate) fn merged(&self, other: &Clock, point: (u64, u64)) -> Option<Clock> {
+    pub(crate) fn merged(&self, other: &Clock, point: (u64, u64)) -> Option<Arc<Clock>> {
         let c = self.join(other, Some(point));
         // The join covers this clock entry by entry: equal when nothing grew.
-        (c.len != self.len || c.sum != self.sum).then_some(c)
+        (c.len != self.len || c.sum != self.sum).then(|| Arc::new(c))
     }
 
     /// The join of this clock, `other` and `point`, as the next version of this clock.
-    #[inline]
+    #[inline(always)]
     fn join(&self, other: &Clock, mut point: Option<(u64, u64)>) -> Clock {
-        let mut c = if other.id == self.id && other.ver <= self.ver {
+        let (mut c, raises): (Clock, &[(u64, u64)]) = if other.id == self.id && other.ver <= self.ver {
             // An earlier version of this lineage: covered.
-            self.successor()
+            (self.successor(), &[])
         } else if self.origin.is_some_and(|(id, v)| other.id == id && other.ver >= v) {
             // `other` covers the origin: the join is `other` with this clock's few
             // entries above the origin raised, each noted above `other` when it raises it.
-            let mut c = Clock {
-                chunks: other.chunks.clone(),
-                len: other.len,
-                sum: other.sum,
-                id: self.id,
-                ver: self.ver + 1,
+            let c = Clock {
                 origin: Some((other.id, other.ver)),
                 over: Over::default(),
+                id: self.id,
+                ver: self.ver + 1,
+                ..other.successor()
             };
-            // The point with them, in one raise when it is of a stream among them.
-            let mut raises = self.over;
-            if point.is_some_and(|(s, p)| raises.note(s, p)) {
-                point = None;
-            }
-            for &(s, p) in raises.entries() {
-                c.raise_here(s, p);
-            }
-            c
+            (c, self.over.entries())
         } else if other.origin.is_some_and(|(id, v)| self.id == id && self.ver >= v) {
             // This clock covers `other`'s origin: the join raises `other`'s few entries.
-            let mut c = self.successor();
-            for &(s, p) in other.over.entries() {
-                c.raise_here(s, p);
-            }
-            c
+            (self.successor(), other.over.entries())
         } else {
-            self.join_chunks(other)
+            (self.join_chunks(other), &[])
         };
+        for &(s, mut p) in raises {
+            // The point with them, in one raise when it is of the same stream.
+            if let Some((_, q)) = point.filter(|q| q.0 == s) {
+                p = p.max(q);
+                point = None;
+            }
+            c.raise_here(s, p);
+        }
         if let Some((s, p)) = point {
             c.raise_here(s, p);
         }
         c
     }
 
-    /// The join by chunks: the chunks of one side alone, or pointer-equal, or covering
-    /// the other side's, are shared; the others are joined entry by entry. The result's
-    /// origin is `other` when this clock holds at most [`OVER`] entries above it, else
-    /// this clock's own when `other` raises few enough entries.
+    /// The join by chunks (of the spines with their extra entries written in): the chunks
+    /// of one side alone, or pointer-equal, or covering the other side's, are shared; the
+    /// others are joined entry by entry. The result's origin is `other` when this clock
+    /// holds at most [`OVER`] entries above it, else this clock's own when `other` raises
+    /// few enough entries.
     fn join_chunks(&self, other: &Clock) -> Clock {
-        let mut chunks = Vec::with_capacity(self.chunks.len().max(other.chunks.len()));
+        let (wa, wb);
+        let a: &Spine = if self.extra.n == 0 {
+            &self.spine
+        } else {
+            wa = self.written();
+            &wa
+        };
+        let b: &Spine = if other.extra.n == 0 {
+            &other.spine
+        } else {
+            wb = other.written();
+            &wb
+        };
+        let mut chunks = Vec::with_capacity(a.len().max(b.len()));
         // Entries of this clock above `other` (`None` once more than OVER) and of
         // `other` above this clock.
         let mut above_other = Some(Over::default());
@@ -308,7 +385,6 @@ impl Clock {
                 }
             }
         };
-        let (a, b) = (&self.chunks, &other.chunks);
         let (mut i, mut j) = (0, 0);
         while i < a.len() || j < b.len() {
             let ka = a.get(i).map_or(u64::MAX, |c| c.0);
@@ -370,7 +446,7 @@ impl Clock {
             }
             _ => (None, Over::default()),
         };
-        Clock { chunks, len, sum, id: self.id, ver: self.ver + 1, origin, over }
+        Clock { spine: Arc::new(chunks), extra: Few::default(), len, sum, id: self.id, ver: self.ver + 1, origin, over }
     }
 
     /// How many streams the clock names.
@@ -382,8 +458,9 @@ impl Clock {
     /// lineage (the clock no longer covers its earlier versions) with no origin.
     pub(crate) fn retain(&mut self, mut keep: impl FnMut(u64, u64) -> bool) {
         let mut changed = false;
-        let mut chunks = Vec::with_capacity(self.chunks.len());
-        for (key, ch) in &self.chunks {
+        let spine = self.written();
+        let mut chunks = Vec::with_capacity(spine.len());
+        for (key, ch) in &spine {
             let mut mask = ch.mask;
             for i in 0..WIDTH {
                 if mask & (1 << i) != 0 && !keep(key * WIDTH as u64 + i as u64, ch.pos[i]) {
@@ -406,7 +483,8 @@ impl Clock {
         if changed {
             self.len = chunks.iter().map(|c| c.1.mask.count_ones() as usize).sum();
             self.sum = chunks.iter().map(|c| c.1.sum).sum();
-            self.chunks = chunks;
+            self.spine = Arc::new(chunks);
+            self.extra = Few::default();
             self.id = fresh_lineage();
             self.ver = 0;
             self.forget_origin();
@@ -414,9 +492,11 @@ impl Clock {
     }
 
     /// The entries, sorted by stream id.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.chunks.iter().flat_map(|(key, ch)| {
-            (0..WIDTH).filter(|i| ch.mask & (1 << i) != 0).map(move |i| (key * WIDTH as u64 + i as u64, ch.pos[i]))
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, u64)> + use<> {
+        let spine = if self.extra.n == 0 { Arc::clone(&self.spine) } else { Arc::new(self.written()) };
+        (0..spine.len()).flat_map(move |c| {
+            let (key, mask, pos) = (spine[c].0, spine[c].1.mask, spine[c].1.pos);
+            (0..WIDTH).filter(move |&i| mask & (1 << i) != 0).map(move |i| (key * WIDTH as u64 + i as u64, pos[i]))
         })
     }
 }

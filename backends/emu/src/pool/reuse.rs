@@ -190,7 +190,7 @@ pub(crate) fn choose(
             if let Some(block) = blocks.best_other(len, b.id, |_, _| true) {
                 let (src, tags) = blocks.cached_tags(block);
                 if let Some(clock) = st.clock.merged(&tags.clock, (src.id, tags.pos)) {
-                    st.clock = Arc::new(clock);
+                    st.clock = clock;
                 }
                 if src.completed() < tags.dep_real {
                     let target = tags.dep_real;
