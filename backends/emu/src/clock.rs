@@ -2,34 +2,39 @@
 //! what the host has observed complete ([`HostClock`]).
 //!
 //! A [`Clock`] answers as a plain vector clock (a position per stream, absent streams at
-//! 0), but is built so that copying one costs nothing and a join costs what changed:
+//! 0), but is built so that a copy costs nothing and a join costs what changed rather
+//! than the number of streams (`tests/benches/graph.rs`: a pipeline's hand-offs, a ring):
 //!
-//! - **Shared chunks.** The entries live in chunks of [`WIDTH`] consecutive stream ids,
-//!   each an immutable [`Arc`] shared by every clock that has the same entries there. A
-//!   clock is a short sorted list of chunks (its *spine*); changing an entry copies one
-//!   chunk, and a join keeps (shares) the chunk of the side that covers the other, so
-//!   clocks that descend from one another keep sharing the chunks nobody changed, and a
-//!   join skips the chunks that are pointer-equal.
+//! - **A shared spine of chunks.** The entries live in chunks of [`WIDTH`] consecutive
+//!   stream ids, each an immutable [`Arc`]; the sorted list of a clock's chunks (its
+//!   *spine*) is an `Arc` too, shared by every clock built from it. On top of the spine a
+//!   clock keeps up to [`EXTRA`] entries not yet written into chunks; one more writes
+//!   them (copying the chunks they fall in, and the spine, when shared). A join by chunks
+//!   keeps the chunk of the side that covers the other, so clocks built from one another
+//!   keep sharing the chunks nobody changed, and skips chunks that are pointer-equal.
 //! - **Lineages and origins.** A stream's successive clocks form a *lineage*: one id, a
-//!   version raised at every change, and contents that only grow (a change that drops
+//!   version raised at every change, and entries that only grow (a change that drops
 //!   entries, a pruning, starts a new lineage; so does a copy made for another use), so a
-//!   later version covers every earlier one. Each clock may also name an *origin*, a
-//!   version of some lineage, with the few entries (at most [`OVER`]) it holds above that
-//!   version: the clock is at most the origin joined with those entries. A stream
-//!   waiting for an event recorded by the stream its clock came from last time (a
-//!   pipeline's hand-offs, a ring) then knows without reading the entries that the
-//!   record covers everything it has but those few: the join is the record's clock
-//!   (shared) with those entries raised.
+//!   later version covers every earlier one. A clock may also name an *origin*, a version
+//!   of some lineage, with the few entries (at most [`OVER`]) it holds above that version:
+//!   the clock is at most the origin joined with those entries. When a stream waits for a
+//!   record of the lineage its clock came from (made at or after its origin), the record
+//!   covers everything the stream has but those few entries: the join is the record's
+//!   clock, spine shared, with those entries and the record's point raised, found from the
+//!   ids without reading the entries. The converse (the record's origin is a version of
+//!   the waiting stream's lineage) costs the record's few entries the same way.
 //! - **Exact "nothing changed".** Each clock keeps its number of entries and the sum of
 //!   its positions; a join covers both sides entry by entry, so it equals this clock
 //!   exactly when both numbers are unchanged.
 //!
-//! Costs, with `n` the streams a clock names: `get` is two binary searches (over `n /
-//! WIDTH` chunks, then none); a copy shares the spine's chunks (`n / WIDTH` reference
-//! counts); a join whose origin matches costs the spine plus a chunk per entry raised
-//! (`n / WIDTH + k · WIDTH` for `k` entries changed above the record, `k` at most
-//! [`OVER`] + 1), and any other join `n / WIDTH` plus `WIDTH` per chunk that differs on
-//! both sides.
+//! Costs, with `n` the streams a clock names, `k` the entries a join raises above the
+//! record (at most [`OVER`] + 1 when the origin matches): `get` is a look at the extra
+//! entries and two binary searches; a record shares the clock (an `Arc`); a join whose
+//! origin matches costs `O(k)` and, once every few joins (when the extra entries
+//! overflow), a copy of the spine (`n / WIDTH` references) and of a chunk per entry
+//! written (`WIDTH` positions each); any other join costs `n / WIDTH` plus `WIDTH` per
+//! chunk that differs on both sides. A synchronization copies the stream's clock (an
+//! `Arc` of the spine) but still visits every entry to mark what the host observed.
 
 use crate::sync::{Mutex, MutexGuard, PoisonError};
 use std::sync::Arc;
