@@ -1,134 +1,508 @@
 //! Vector clocks: how far a point of one stream is ordered after every other stream, and
 //! what the host has observed complete ([`HostClock`]).
+//!
+//! A [`Clock`] answers as a plain vector clock (a position per stream, absent streams at
+//! 0), but is built so that a copy costs nothing and a join costs what changed rather
+//! than the number of streams (`tests/benches/graph.rs`: a pipeline's hand-offs, a ring):
+//!
+//! - **A shared spine of chunks.** The entries live in chunks of [`WIDTH`] consecutive
+//!   stream ids, each an immutable [`Arc`]; the sorted list of a clock's chunks (its
+//!   *spine*) is an `Arc` too, shared by every clock built from it. On top of the spine a
+//!   clock keeps up to [`EXTRA`] entries not yet written into chunks; one more writes
+//!   them (copying the chunks they fall in, and the spine, when shared). A join by chunks
+//!   keeps the chunk of the side that covers the other, so clocks built from one another
+//!   keep sharing the chunks nobody changed, and skips chunks that are pointer-equal.
+//! - **Lineages and origins.** A stream's successive clocks form a *lineage*: one id, a
+//!   version raised at every change, and entries that only grow (a change that drops
+//!   entries, a pruning, starts a new lineage; so does a copy made for another use), so a
+//!   later version covers every earlier one. A clock may also name an *origin*, a version
+//!   of some lineage, with the few entries (at most [`OVER`]) it holds above that version:
+//!   the clock is at most the origin joined with those entries. When a stream waits for a
+//!   record of the lineage its clock came from (made at or after its origin), the record
+//!   covers everything the stream has but those few entries: the join is the record's
+//!   clock, spine shared, with those entries and the record's point raised, found from the
+//!   ids without reading the entries. The converse (the record's origin is a version of
+//!   the waiting stream's lineage) costs the record's few entries the same way.
+//! - **Exact "nothing changed".** Each clock keeps its number of entries and the sum of
+//!   its positions; a join covers both sides entry by entry, so it equals this clock
+//!   exactly when both numbers are unchanged.
+//!
+//! Costs, with `n` the streams a clock names, `k` the entries a join raises above the
+//! record (at most [`OVER`] + 1 when the origin matches): `get` is a look at the extra
+//! entries and two binary searches; a record shares the clock (an `Arc`); a join whose
+//! origin matches costs `O(k)` and, once every few joins (when the extra entries
+//! overflow), a copy of the spine (`n / WIDTH` references) and of a chunk per entry
+//! written (`WIDTH` positions each); any other join costs `n / WIDTH` plus `WIDTH` per
+//! chunk that differs on both sides. A synchronization copies the stream's clock (an
+//! `Arc` of the spine) but still visits every entry to mark what the host observed.
 
 use crate::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// How many consecutive stream ids one chunk holds.
+const WIDTH: usize = 32;
+
+/// How many entries a clock may hold above its origin before it forgets the origin.
+const OVER: usize = 4;
+
+/// Lineage ids: unique for the life of the process. A standard atomic under loom too
+/// (`sync.rs`): ids are only compared for equality, and nothing waits on them.
+static NEXT_LINEAGE: AtomicU64 = AtomicU64::new(1);
+
+fn fresh_lineage() -> u64 {
+    NEXT_LINEAGE.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The positions of [`WIDTH`] consecutive streams, immutable once shared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Chunk {
+    /// Which of the streams the clock names (bit `i`: stream `key * WIDTH + i`).
+    mask: u32,
+    /// The sum of the named positions.
+    sum: u128,
+    /// The positions; 0 for streams not named.
+    pos: [u64; WIDTH],
+}
+
+impl Chunk {
+    fn empty() -> Chunk {
+        Chunk { mask: 0, sum: 0, pos: [0; WIDTH] }
+    }
+
+    /// Whether every stream `other` names is named here, at least as high.
+    fn covers(&self, other: &Chunk) -> bool {
+        other.mask & !self.mask == 0 && self.pos.iter().zip(&other.pos).all(|(a, b)| a >= b)
+    }
+
+    /// Raises slot `i` to at least `p`; whether that changed anything.
+    fn raise(&mut self, i: usize, p: u64) -> bool {
+        let bit = 1u32 << i;
+        if self.mask & bit != 0 {
+            if self.pos[i] >= p {
+                return false;
+            }
+            self.sum += u128::from(p - self.pos[i]);
+        } else {
+            self.mask |= bit;
+            self.sum += u128::from(p);
+        }
+        self.pos[i] = p;
+        true
+    }
+}
+
+/// A version of a lineage: `(id, version)`.
+type Version = (u64, u64);
+
+/// Up to `N` entries, by stream, each the highest raise noted.
+#[derive(Debug, Clone, Copy)]
+struct Few<const N: usize> {
+    n: u32,
+    e: [(u64, u64); N],
+}
+
+/// A clock's entries above its origin ([`OVER`] at most).
+type Over = Few<OVER>;
+
+impl<const N: usize> Default for Few<N> {
+    fn default() -> Few<N> {
+        Few { n: 0, e: [(0, 0); N] }
+    }
+}
+
+impl<const N: usize> Few<N> {
+    fn entries(&self) -> &[(u64, u64)] {
+        &self.e[..self.n as usize]
+    }
+
+    /// Notes entry `(s, p)`; false when there is no room left.
+    fn note(&mut self, s: u64, p: u64) -> bool {
+        let n = self.n as usize;
+        if let Some(e) = self.e[..n].iter_mut().find(|e| e.0 == s) {
+            e.1 = e.1.max(p);
+            return true;
+        }
+        if n == N {
+            return false;
+        }
+        self.e[n] = (s, p);
+        self.n += 1;
+        true
+    }
+}
+
+/// The chunks of a clock: `(key, chunk)` by key, every chunk naming at least one stream.
+type Spine = Vec<(u64, Arc<Chunk>)>;
+
+/// How many entries a clock holds above its spine before it writes them into chunks.
+const EXTRA: usize = 6;
 
 /// For each stream id, the highest position of that stream known to be ordered before
-/// the point this clock describes. Absent streams are at position 0.
-///
-/// Kept as a small vector sorted by stream id: clocks are copied on every event record
-/// and merged on every wait, and real programs use a handful of streams.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// the point this clock describes. Absent streams are at position 0. See the module
+/// docs for the layout.
+#[derive(Debug)]
 pub(crate) struct Clock {
-    entries: Vec<(u64, u64)>,
+    /// The chunks, shared with the clocks this one was built from or gave.
+    spine: Arc<Spine>,
+    /// Entries above the spine's (or of streams it does not name), not yet written into
+    /// chunks: the clock's entries are the spine's raised to these.
+    extra: Few<EXTRA>,
+    /// The number of entries and the sum of their positions.
+    len: usize,
+    sum: u128,
+    /// This clock's lineage and version.
+    id: u64,
+    ver: u64,
+    /// A version this clock is at most, joined with `over` (each entry at most this
+    /// clock's); `None`: unknown.
+    origin: Option<Version>,
+    over: Over,
+}
+
+impl Default for Clock {
+    fn default() -> Clock {
+        Clock {
+            spine: Arc::new(Vec::new()),
+            extra: Few::default(),
+            len: 0,
+            sum: 0,
+            id: fresh_lineage(),
+            ver: 0,
+            origin: None,
+            over: Over::default(),
+        }
+    }
+}
+
+/// A copy starts a lineage of its own (two copies may grow apart), with the same entries
+/// (shared) and the same origin.
+impl Clone for Clock {
+    fn clone(&self) -> Clock {
+        Clock { id: fresh_lineage(), ver: 0, ..self.successor() }
+    }
+}
+
+impl PartialEq for Clock {
+    fn eq(&self, other: &Clock) -> bool {
+        self.len == other.len && self.sum == other.sum && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Clock {}
+
+/// The chunk key and slot of `stream`.
+fn split(stream: u64) -> (u64, usize) {
+    (stream / WIDTH as u64, (stream % WIDTH as u64) as usize)
+}
+
+/// Raises `stream` to at least `pos` in `spine`, copying the chunk if it is shared.
+fn raise_in(spine: &mut Spine, stream: u64, pos: u64) {
+    let (key, i) = split(stream);
+    let c = match spine.binary_search_by_key(&key, |c| c.0) {
+        Ok(c) => c,
+        Err(c) => {
+            spine.insert(c, (key, Arc::new(Chunk::empty())));
+            c
+        }
+    };
+    Arc::make_mut(&mut spine[c].1).raise(i, pos);
+}
+
+/// Whether `stream` is named in `spine`, and its position there.
+fn lookup_in(spine: &Spine, stream: u64) -> (bool, u64) {
+    let (key, i) = split(stream);
+    match spine.binary_search_by_key(&key, |c| c.0) {
+        Ok(c) => {
+            let ch = &spine[c].1;
+            (ch.mask & (1 << i) != 0, ch.pos[i])
+        }
+        Err(_) => (false, 0),
+    }
 }
 
 impl Clock {
+    /// The next version of this clock's lineage, with the same entries (shared): what a
+    /// change of this clock produces, and the caller puts in its place.
+    #[inline]
+    fn successor(&self) -> Clock {
+        Clock {
+            spine: Arc::clone(&self.spine),
+            extra: self.extra,
+            len: self.len,
+            sum: self.sum,
+            id: self.id,
+            ver: self.ver + 1,
+            origin: self.origin,
+            over: self.over,
+        }
+    }
+
+    /// Whether the clock names `stream`, and its position.
+    fn lookup(&self, stream: u64) -> (bool, u64) {
+        match self.extra.entries().iter().find(|e| e.0 == stream) {
+            Some(e) => (true, e.1),
+            None => lookup_in(&self.spine, stream),
+        }
+    }
+
     /// The known position of `stream`.
     pub(crate) fn get(&self, stream: u64) -> u64 {
-        match self.entries.binary_search_by_key(&stream, |e| e.0) {
-            Ok(i) => self.entries[i].1,
-            Err(_) => 0,
+        self.lookup(stream).1
+    }
+
+    /// The spine with the extra entries written in.
+    fn written(&self) -> Spine {
+        let mut spine = (*self.spine).clone();
+        for &(s, p) in self.extra.entries() {
+            raise_in(&mut spine, s, p);
+        }
+        spine
+    }
+
+    /// Writes the extra entries into chunks (copying those shared).
+    fn write_extra(&mut self) {
+        if self.extra.n != 0 {
+            let extra = std::mem::take(&mut self.extra);
+            let spine = Arc::make_mut(&mut self.spine);
+            for &(s, p) in extra.entries() {
+                raise_in(spine, s, p);
+            }
         }
     }
 
-    /// Raises the entry of `stream` to at least `pos`.
-    pub(crate) fn raise(&mut self, stream: u64, pos: u64) {
-        match self.entries.binary_search_by_key(&stream, |e| e.0) {
-            Ok(i) => self.entries[i].1 = self.entries[i].1.max(pos),
-            Err(i) => self.entries.insert(i, (stream, pos)),
+    /// Raises the entry of `stream` to at least `pos`, in this version (no new one);
+    /// whether that changed anything.
+    fn raise_here(&mut self, stream: u64, pos: u64) -> bool {
+        let (named, old) = self.lookup(stream);
+        if named && old >= pos {
+            return false;
         }
-    }
-
-    /// Raises every entry to at least `other`'s: one pass over both sorted lists, in
-    /// place when `other` names no stream this clock lacks.
-    pub(crate) fn merge(&mut self, other: &Clock) {
-        if other.entries.len() * 8 < self.entries.len() {
-            // A few entries into a long clock: a search each.
-            for &(s, p) in &other.entries {
-                self.raise(s, p);
-            }
-            return;
+        if !named {
+            self.len += 1;
         }
-        let (a, b) = (&mut self.entries, &other.entries);
-        if a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.0 == y.0) {
-            // The same streams (dense clocks): entry by entry.
-            for (x, y) in a.iter_mut().zip(b) {
-                x.1 = x.1.max(y.1);
-            }
-            return;
+        self.sum += u128::from(pos - old);
+        if !self.extra.note(stream, pos) {
+            self.write_extra();
+            self.extra.note(stream, pos);
         }
-        let (mut i, mut j) = (0, 0);
-        while i < a.len() && j < b.len() {
-            if a[i].0 < b[j].0 {
-                i += 1;
-            } else if a[i].0 == b[j].0 {
-                a[i].1 = a[i].1.max(b[j].1);
-                i += 1;
-                j += 1;
-            } else {
-                break;
-            }
-        }
-        if j == b.len() {
-            return;
-        }
-        if i == a.len() {
-            a.extend_from_slice(&b[j..]);
-            return;
-        }
-        // `other` names a stream missing here before this clock's end: merge into a new list.
-        let mut out = Vec::with_capacity(a.len() + b.len() - j);
-        out.extend_from_slice(&a[..i]);
-        while i < a.len() && j < b.len() {
-            let (x, y) = (a[i], b[j]);
-            if x.0 < y.0 {
-                out.push(x);
-                i += 1;
-            } else if x.0 > y.0 {
-                out.push(y);
-                j += 1;
-            } else {
-                out.push((x.0, x.1.max(y.1)));
-                i += 1;
-                j += 1;
-            }
-        }
-        out.extend_from_slice(&a[i..]);
-        out.extend_from_slice(&b[j..]);
-        *a = out;
-    }
-
-    /// Whether every entry of `other` is at most this clock's (merging it changes nothing).
-    pub(crate) fn covers(&self, other: &Clock) -> bool {
-        let a = &self.entries;
-        let mut i = 0;
-        for &(s, p) in &other.entries {
-            while i < a.len() && a[i].0 < s {
-                i += 1;
-            }
-            if i == a.len() || a[i].0 != s || a[i].1 < p {
-                return false;
-            }
+        if self.origin.is_some() && !self.over.note(stream, pos) {
+            self.forget_origin();
         }
         true
     }
 
-    /// This clock raised to `other` and to `point`, as a new clock; `None` when that
-    /// changes nothing.
-    pub(crate) fn merged(&self, other: &Clock, point: (u64, u64)) -> Option<Clock> {
-        if self.covers(other) && self.get(point.0) >= point.1 {
-            return None;
+    fn forget_origin(&mut self) {
+        self.origin = None;
+        self.over = Over::default();
+    }
+
+    /// Raises the entry of `stream` to at least `pos`.
+    pub(crate) fn raise(&mut self, stream: u64, pos: u64) {
+        if self.raise_here(stream, pos) {
+            self.ver += 1;
         }
-        let mut c = self.clone();
-        c.merge(other);
-        c.raise(point.0, point.1);
-        Some(c)
+    }
+
+    /// Raises every entry to at least `other`'s.
+    pub(crate) fn merge(&mut self, other: &Clock) {
+        *self = self.join(other, None);
+    }
+
+    /// This clock raised to `other` and to `point`, as the next version of this clock,
+    /// which the caller puts in its place; `None` when that changes nothing.
+    pub(crate) fn merged(&self, other: &Clock, point: (u64, u64)) -> Option<Arc<Clock>> {
+        let c = self.join(other, Some(point));
+        // The join covers this clock entry by entry: equal when nothing grew.
+        (c.len != self.len || c.sum != self.sum).then(|| Arc::new(c))
+    }
+
+    /// The join of this clock, `other` and `point`, as the next version of this clock.
+    #[inline(always)]
+    fn join(&self, other: &Clock, mut point: Option<(u64, u64)>) -> Clock {
+        let (mut c, raises): (Clock, &[(u64, u64)]) = if other.id == self.id && other.ver <= self.ver {
+            // An earlier version of this lineage: covered.
+            (self.successor(), &[])
+        } else if self.origin.is_some_and(|(id, v)| other.id == id && other.ver >= v) {
+            // `other` covers the origin: the join is `other` with this clock's few
+            // entries above the origin raised, each noted above `other` when it raises it.
+            let c = Clock {
+                origin: Some((other.id, other.ver)),
+                over: Over::default(),
+                id: self.id,
+                ver: self.ver + 1,
+                ..other.successor()
+            };
+            (c, self.over.entries())
+        } else if other.origin.is_some_and(|(id, v)| self.id == id && self.ver >= v) {
+            // This clock covers `other`'s origin: the join raises `other`'s few entries.
+            (self.successor(), other.over.entries())
+        } else {
+            (self.join_chunks(other), &[])
+        };
+        for &(s, mut p) in raises {
+            // The point with them, in one raise when it is of the same stream.
+            if let Some((_, q)) = point.filter(|q| q.0 == s) {
+                p = p.max(q);
+                point = None;
+            }
+            c.raise_here(s, p);
+        }
+        if let Some((s, p)) = point {
+            c.raise_here(s, p);
+        }
+        c
+    }
+
+    /// The join by chunks (of the spines with their extra entries written in): the chunks
+    /// of one side alone, or pointer-equal, or covering the other side's, are shared; the
+    /// others are joined entry by entry. The result's origin is `other` when this clock
+    /// holds at most [`OVER`] entries above it, else this clock's own when `other` raises
+    /// few enough entries.
+    fn join_chunks(&self, other: &Clock) -> Clock {
+        let (wa, wb);
+        let a: &Spine = if self.extra.n == 0 {
+            &self.spine
+        } else {
+            wa = self.written();
+            &wa
+        };
+        let b: &Spine = if other.extra.n == 0 {
+            &other.spine
+        } else {
+            wb = other.written();
+            &wb
+        };
+        let mut chunks = Vec::with_capacity(a.len().max(b.len()));
+        // Entries of this clock above `other` (`None` once more than OVER) and of
+        // `other` above this clock.
+        let mut above_other = Some(Over::default());
+        let mut above_self = Some(Over::default());
+        let note_all = |over: &mut Option<Over>, key: u64, ch: &Chunk, than: Option<&Chunk>| {
+            for i in 0..WIDTH {
+                let named = ch.mask & (1 << i) != 0;
+                if named && than.is_none_or(|t| t.mask & (1 << i) == 0 || t.pos[i] < ch.pos[i]) {
+                    let fits = over.as_mut().is_some_and(|o| o.note(key * WIDTH as u64 + i as u64, ch.pos[i]));
+                    if !fits {
+                        *over = None;
+                        return;
+                    }
+                }
+            }
+        };
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() || j < b.len() {
+            let ka = a.get(i).map_or(u64::MAX, |c| c.0);
+            let kb = b.get(j).map_or(u64::MAX, |c| c.0);
+            if ka < kb {
+                if above_other.is_some() {
+                    note_all(&mut above_other, ka, &a[i].1, None);
+                }
+                chunks.push(a[i].clone());
+                i += 1;
+            } else if kb < ka {
+                if above_self.is_some() {
+                    note_all(&mut above_self, kb, &b[j].1, None);
+                }
+                chunks.push(b[j].clone());
+                j += 1;
+            } else {
+                let (x, y) = (&a[i].1, &b[j].1);
+                if Arc::ptr_eq(x, y) || x.covers(y) {
+                    if above_other.is_some() && !Arc::ptr_eq(x, y) {
+                        note_all(&mut above_other, ka, x, Some(y));
+                    }
+                    chunks.push(a[i].clone());
+                } else if y.covers(x) {
+                    if above_self.is_some() {
+                        note_all(&mut above_self, ka, y, Some(x));
+                    }
+                    chunks.push(b[j].clone());
+                } else {
+                    if above_other.is_some() {
+                        note_all(&mut above_other, ka, x, Some(y));
+                    }
+                    if above_self.is_some() {
+                        note_all(&mut above_self, ka, y, Some(x));
+                    }
+                    let mut ch = (**x).clone();
+                    for s in 0..WIDTH {
+                        if y.mask & (1 << s) != 0 {
+                            ch.raise(s, y.pos[s]);
+                        }
+                    }
+                    chunks.push((ka, Arc::new(ch)));
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+        let len = chunks.iter().map(|c| c.1.mask.count_ones() as usize).sum();
+        let sum = chunks.iter().map(|c| c.1.sum).sum();
+        let (origin, over) = match (above_other, above_self) {
+            (Some(o), _) => (Some((other.id, other.ver)), o),
+            (None, Some(extra)) if self.origin.is_some() => {
+                let mut over = self.over;
+                if extra.entries().iter().all(|&(s, p)| over.note(s, p)) {
+                    (self.origin, over)
+                } else {
+                    (None, Over::default())
+                }
+            }
+            _ => (None, Over::default()),
+        };
+        Clock { spine: Arc::new(chunks), extra: Few::default(), len, sum, id: self.id, ver: self.ver + 1, origin, over }
     }
 
     /// How many streams the clock names.
     pub(crate) fn len(&self) -> usize {
-        self.entries.len()
+        self.len
     }
 
-    /// Keeps the entries for which `keep(stream, pos)` holds.
+    /// Keeps the entries for which `keep(stream, pos)` holds. Dropping any starts a new
+    /// lineage (the clock no longer covers its earlier versions) with no origin.
     pub(crate) fn retain(&mut self, mut keep: impl FnMut(u64, u64) -> bool) {
-        self.entries.retain(|&(s, p)| keep(s, p));
+        let mut changed = false;
+        let spine = self.written();
+        let mut chunks = Vec::with_capacity(spine.len());
+        for (key, ch) in &spine {
+            let mut mask = ch.mask;
+            for i in 0..WIDTH {
+                if mask & (1 << i) != 0 && !keep(key * WIDTH as u64 + i as u64, ch.pos[i]) {
+                    mask &= !(1 << i);
+                }
+            }
+            if mask == ch.mask {
+                chunks.push((*key, Arc::clone(ch)));
+                continue;
+            }
+            changed = true;
+            if mask != 0 {
+                let mut kept = Chunk::empty();
+                for i in (0..WIDTH).filter(|i| mask & (1 << i) != 0) {
+                    kept.raise(i, ch.pos[i]);
+                }
+                chunks.push((*key, Arc::new(kept)));
+            }
+        }
+        if changed {
+            self.len = chunks.iter().map(|c| c.1.mask.count_ones() as usize).sum();
+            self.sum = chunks.iter().map(|c| c.1.sum).sum();
+            self.spine = Arc::new(chunks);
+            self.extra = Few::default();
+            self.id = fresh_lineage();
+            self.ver = 0;
+            self.forget_origin();
+        }
     }
 
     /// The entries, sorted by stream id.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.entries.iter().copied()
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, u64)> + use<> {
+        let spine = if self.extra.n == 0 { Arc::clone(&self.spine) } else { Arc::new(self.written()) };
+        (0..spine.len()).flat_map(move |c| {
+            let (key, mask, pos) = (spine[c].0, spine[c].1.mask, spine[c].1.pos);
+            (0..WIDTH).filter(move |&i| mask & (1 << i) != 0).map(move |i| (key * WIDTH as u64 + i as u64, pos[i]))
+        })
     }
 }
 
@@ -178,60 +552,4 @@ impl HostClock {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn raise_and_merge_take_maxima() {
-        let mut a = Clock::default();
-        a.raise(3, 5);
-        a.raise(1, 2);
-        a.raise(3, 4);
-        assert_eq!(a.get(3), 5);
-        assert_eq!(a.get(2), 0);
-        let mut b = Clock::default();
-        b.raise(2, 7);
-        b.raise(1, 9);
-        a.merge(&b);
-        assert_eq!(a.iter().collect::<Vec<_>>(), vec![(1, 9), (2, 7), (3, 5)]);
-    }
-
-    fn clock(entries: &[(u64, u64)]) -> Clock {
-        let mut c = Clock::default();
-        for &(s, p) in entries {
-            c.raise(s, p);
-        }
-        c
-    }
-
-    /// The one-pass merge agrees with raising each entry, whichever path it takes (in
-    /// place, appended, a new list, a search each), and `covers` says when it changes
-    /// nothing.
-    #[test]
-    fn merge_agrees_with_raising_each_entry() {
-        type Entries = &'static [(u64, u64)];
-        let cases: &[(Entries, Entries)] = &[
-            (&[(1, 1), (2, 2), (3, 3)], &[(2, 5), (3, 1)]),
-            (&[(1, 1), (2, 2)], &[(2, 1), (5, 4), (6, 1)]),
-            (&[(2, 2), (4, 4)], &[(1, 9), (3, 3), (4, 1), (7, 7)]),
-            (&[], &[(1, 1)]),
-            (&[(1, 1)], &[]),
-            (&[(1, 1), (2, 1), (3, 1), (4, 1), (5, 1), (6, 1), (7, 1), (8, 1), (9, 1)], &[(0, 3)]),
-        ];
-        for &(a, b) in cases {
-            let (x, y) = (clock(a), clock(b));
-            let mut merged = x.clone();
-            merged.merge(&y);
-            let mut raised = x.clone();
-            for &(s, p) in b {
-                raised.raise(s, p);
-            }
-            assert_eq!(merged, raised, "{a:?} + {b:?}");
-            assert!(merged.covers(&x) && merged.covers(&y));
-            assert_eq!(x.covers(&y), x == merged, "{a:?} covers {b:?}");
-            let mut with_point = merged.clone();
-            with_point.raise(4, 6);
-            assert_eq!(x.merged(&y, (4, 6)).unwrap_or_else(|| x.clone()), with_point, "{a:?} + {b:?} + (4, 6)");
-        }
-    }
-}
+mod tests;

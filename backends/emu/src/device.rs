@@ -495,10 +495,11 @@ impl Device for Emulator {
         if let Some(mut clock) = st.clock.merged(&rec.clock, rec.point()) {
             // Entries of streams long gone would otherwise pile up (`Platform::prune`).
             if clock.len() > st.prune_at {
-                self.platform.prune(&mut clock);
+                // The clock is new, not shared yet: changed in place.
+                self.platform.prune(Arc::make_mut(&mut clock));
                 st.prune_at = crate::platform::prune_at(clock.len());
             }
-            st.clock = Arc::new(clock);
+            st.clock = clock;
         }
         Ok(())
     }

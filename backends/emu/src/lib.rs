@@ -20,7 +20,14 @@
 //!   observed complete. Reuse decisions compare these counters under the pool lock. A
 //!   clock names only the streams it has heard of, and forgets destroyed ones once the
 //!   host has observed them (`Platform::prune`), so its cost follows the streams alive,
-//!   not every stream ever created.
+//!   not every stream ever created. A clock's entries live in shared immutable chunks of
+//!   32 streams under a shared spine, with a few entries on top not yet written into
+//!   chunks, so a record shares its stream's clock and a copy costs nothing; each stream's
+//!   clocks form a lineage of growing versions, and a clock names the version of another
+//!   lineage it came from (its origin) with the few entries it holds above it. A wait for
+//!   a record made at or after the waiting stream's origin (a pipeline's hand-offs, a
+//!   ring) is then the record's clock with those few entries raised, decided from the ids
+//!   alone; other joins skip the chunks that are shared (`clock.rs`).
 //! - **Real memory.** Each pool reserves its address range once (`PROT_NONE`,
 //!   `MAP_NORESERVE`), makes it accessible in chunks of 64 MiB or more while any of a
 //!   chunk is reserved (chunks double in size away from the range's start, so a pool

@@ -19,9 +19,9 @@
 //! - `Arc`, `Weak` and `OnceLock` stay the standard library's in both builds: loom's `Arc`
 //!   has no `Weak` (the platform and the pool registry hold weak references), reference
 //!   counts are not the emulator's synchronization, and a `OnceLock` only holds an
-//!   event's time stamp. Statics (the platform counter, the address quarantine of
-//!   `pool/mapping.rs`) stay the standard library's too: loom's primitives cannot be
-//!   built in a constant; nothing blocks or is locked under them.
+//!   event's time stamp. Statics (the platform counter, the lineage ids of `clock.rs`,
+//!   the address quarantine of `pool/mapping.rs`) stay the standard library's too: loom's
+//!   primitives cannot be built in a constant; nothing blocks or is locked under them.
 //! - The host-function thread of `hostfn.rs` (off by default) is not modelled: loom's
 //!   channels model no disconnection, which is how that thread ends.
 

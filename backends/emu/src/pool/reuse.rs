@@ -189,9 +189,9 @@ pub(crate) fn choose(
         if rules.has(Rules::INTERNAL_DEPENDENCY) {
             if let Some(block) = blocks.best_other(len, b.id, |_, _| true) {
                 let (src, tags) = blocks.cached_tags(block);
-                let clock = Arc::make_mut(&mut st.clock);
-                clock.merge(&tags.clock);
-                clock.raise(src.id, tags.pos);
+                if let Some(clock) = st.clock.merged(&tags.clock, (src.id, tags.pos)) {
+                    st.clock = clock;
+                }
                 if src.completed() < tags.dep_real {
                     let target = tags.dep_real;
                     b.push_wait_locked(&mut st, src, target, wait_timeout)?;
