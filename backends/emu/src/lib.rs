@@ -112,7 +112,7 @@
 //! | [§2](mempool_hal::contract::properties) | pool properties (validated by `PoolProps::validate`) | `device.rs` (`create_pool`) |
 //! | [§3](mempool_hal::contract::attributes) | attributes | `pool/shared.rs` (`get_attr`, `set_attr`) |
 //! | [§4](mempool_hal::contract::allocation) | the reuse order, rules a-f, rule e's wait | `pool/reuse.rs` (`choose`) |
-//! | §4 | best fit: smallest block, then lowest address | `pool/blocks.rs`, `pool/bins.rs` |
+//! | §4 | best fit: smallest block, then lowest address | `pool/blocks.rs`, `crates/mempool-bins` |
 //! | §4 | validation, commit, counting | `pool/shared.rs` (`malloc`); `pool/mapping.rs` |
 //! | [§2](mempool_hal::contract::properties), §4 | RESERVED summed per device, never above its memory; `mem_info` | `pool/budget.rs` (`DeviceMemory`), `pool/shared.rs` (`malloc`, `release_locked`, `mark_destroyed`), `device.rs` (`mem_info`) |
 //! | [§5](mempool_hal::contract::free) | the stream-ordered free; a stream of another device refused | `pool/shared.rs` (`free_async`), `pool/blocks.rs` (`cache`) |

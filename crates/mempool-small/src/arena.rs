@@ -3,10 +3,10 @@
 //! them, carving a range and merging it back.
 
 use crate::stats::SmallStats;
-use crate::{HOT, SMALL_LIMIT};
+use crate::{ALIGN, HOT, SMALL_LIMIT};
+use mempool_bins::{Entry, SizeBins, Slots};
 use mempool_hal::{Device, DevicePtr};
 use rustc_hash::FxHashMap;
-use std::collections::BTreeSet;
 use std::hash::Hash;
 
 pub(crate) const NIL: u32 = u32::MAX;
@@ -21,6 +21,22 @@ pub(crate) struct Node {
     pub(crate) free: bool,
     /// The requested bytes while live.
     pub(crate) requested: u64,
+    /// Its heap slot in its arena's free set while it is listed there ([`Slots`]).
+    pub(crate) slot: u32,
+}
+
+/// The nodes as the free sets see them: each node's heap slot.
+struct NodeSlots<'a>(&'a mut [Node]);
+
+impl Slots for NodeSlots<'_> {
+    #[inline]
+    fn slot(&self, id: u32) -> u32 {
+        self.0[id as usize].slot
+    }
+    #[inline]
+    fn set_slot(&mut self, id: u32, slot: u32) {
+        self.0[id as usize].slot = slot;
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -31,13 +47,18 @@ pub(crate) struct Block {
     /// Ranges live or pending.
     pub(crate) used: u32,
     pub(crate) small: bool,
+    /// The node at the block's start. It stays the same while the block is held: carving
+    /// keeps the front of a range in its node, and a merge keeps the lower node. So an
+    /// empty block's one free node is this one.
+    pub(crate) first: u32,
 }
 
 #[derive(Debug)]
 pub(crate) struct Arena<S> {
     pub(crate) stream: S,
-    /// Free ranges by (size, address, node), small blocks then large blocks.
-    pub(crate) free: [BTreeSet<(u64, u64, u32)>; 2],
+    /// Free ranges, small blocks then large blocks, for the exact best fit: the smallest
+    /// that fits, then the lowest address.
+    pub(crate) free: [SizeBins; 2],
     /// An empty small block kept for the next request.
     pub(crate) spare: Option<u32>,
     /// Small ranges freed on this stream lately, oldest first, not merged yet: a request of
@@ -88,7 +109,7 @@ where
                 let i = self.arenas.len() as u32;
                 self.arenas.push(Arena {
                     stream: stream.clone(),
-                    free: Default::default(),
+                    free: [SizeBins::new(ALIGN), SizeBins::new(ALIGN)],
                     spare: None,
                     hot: Vec::with_capacity(HOT + 1),
                     parked: Vec::new(),
@@ -104,9 +125,7 @@ where
 
     /// The free node spanning empty block `b`.
     pub(crate) fn block_node(&self, b: u32) -> u32 {
-        let blk = &self.blocks[b as usize];
-        let set = &self.arenas[blk.arena as usize].free[usize::from(!blk.small)];
-        set.range((blk.size, blk.addr, 0)..=(blk.size, blk.addr, u32::MAX)).next().map_or(NIL, |&(_, _, n)| n)
+        self.blocks[b as usize].first
     }
 
     pub(crate) fn new_node(&mut self, node: Node) -> u32 {
@@ -125,13 +144,13 @@ where
     /// Takes the best-fitting free range of arena `a`, class `c`, out of its set.
     pub(crate) fn take(&mut self, a: u32, c: usize, rounded: u64) -> Option<u32> {
         let set = &mut self.arenas[a as usize].free[c];
-        let &key = set.range((rounded, 0, 0)..).next()?;
-        set.remove(&key);
-        Some(key.2)
+        let e = set.best(rounded)?;
+        set.remove(&mut NodeSlots(&mut self.nodes), e.id, e.len);
+        Some(e.id)
     }
 
     pub(crate) fn add_block(&mut self, a: u32, addr: u64, size: u64, small: bool) -> u32 {
-        let blk = Block { addr, size, arena: a, used: 0, small };
+        let blk = Block { addr, size, arena: a, used: 0, small, first: NIL };
         let b = match self.spare_blocks.pop() {
             Some(b) => {
                 self.blocks[b as usize] = blk;
@@ -147,7 +166,9 @@ where
         s.block_bytes += size;
         s.held_current += size;
         s.held_high = s.held_high.max(s.held_current);
-        self.new_node(Node { addr, size, prev: NIL, next: NIL, block: b, free: true, requested: 0 })
+        let n = self.new_node(Node { addr, size, prev: NIL, next: NIL, block: b, free: true, requested: 0, slot: 0 });
+        self.blocks[b as usize].first = n;
+        n
     }
 
     /// Makes free node `n` (out of its set) live with `rounded` bytes, splitting off the
@@ -164,6 +185,7 @@ where
                 block: node.block,
                 free: true,
                 requested: 0,
+                slot: 0,
             };
             let r = self.new_node(rest);
             if rest.next != NIL {
@@ -228,22 +250,20 @@ where
         (b.used == 0).then_some(node.block)
     }
 
-    /// The set of free ranges that node `n`'s block lists its free ranges in.
-    pub(crate) fn free_set(&mut self, n: u32) -> &mut BTreeSet<(u64, u64, u32)> {
-        let blk = self.blocks[self.nodes[n as usize].block as usize];
-        &mut self.arenas[blk.arena as usize].free[usize::from(!blk.small)]
-    }
-
-    /// Puts free node `n` into its set.
+    /// Puts free node `n` into its arena's set.
     pub(crate) fn list(&mut self, n: u32) {
         let node = self.nodes[n as usize];
-        self.free_set(n).insert((node.size, node.addr, n));
+        let blk = self.blocks[node.block as usize];
+        let set = &mut self.arenas[blk.arena as usize].free[usize::from(!blk.small)];
+        set.insert(&mut NodeSlots(&mut self.nodes), Entry { len: node.size, addr: node.addr, id: n });
     }
 
-    /// Takes free node `n` out of its set.
+    /// Takes free node `n` out of its arena's set.
     pub(crate) fn unlist(&mut self, n: u32) {
         let node = self.nodes[n as usize];
-        self.free_set(n).remove(&(node.size, node.addr, n));
+        let blk = self.blocks[node.block as usize];
+        let set = &mut self.arenas[blk.arena as usize].free[usize::from(!blk.small)];
+        set.remove(&mut NodeSlots(&mut self.nodes), n, node.size);
     }
 
     /// Merges the node after `a` into `a` (neither in a set) and recycles it.

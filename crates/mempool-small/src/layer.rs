@@ -324,8 +324,8 @@ where
         }
         if !blk.small && blk.size >= PARK_MIN && arena.parked.len() < PARKED {
             let n = st.block_node(b);
+            st.unlist(n);
             let arena = &mut st.arenas[blk.arena as usize];
-            arena.free[1].remove(&(blk.size, blk.addr, n));
             let at = arena.ticks;
             arena.parked.push((b, n, at));
             return Ok(());

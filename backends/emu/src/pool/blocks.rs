@@ -16,12 +16,12 @@
 mod check;
 mod fast;
 
-use super::bins::{Entry, SizeBins, Slots};
 use super::mapping::advise_huge;
 use super::records::{Access, Cached, Live};
 use super::starts::{Starts, zeroed};
 use crate::clock::Clock;
 use crate::stream::StreamShared;
+use mempool_bins::{Entry, SizeBins, Slots};
 use mempool_hal::PoolStats;
 use rustc_hash::FxHashMap;
 use std::cell::UnsafeCell;
@@ -128,18 +128,9 @@ impl Node {
     }
 }
 
-// A node's heap slot is written only by the owner of its bin (`lanes.rs`): relaxed
-// atomics, so that two streams' fast paths may write slots of their own blocks at once.
-impl Slots for Vec<AtomicU32> {
-    fn slot(&self, id: u32) -> u32 {
-        self[id as usize].load(Ordering::Relaxed)
-    }
-    fn set_slot(&mut self, id: u32, slot: u32) {
-        self[id as usize].store(slot, Ordering::Relaxed);
-    }
-}
-
-/// The slots seen from a fast path (shared, each written only by its owner).
+/// The nodes' heap slots, as the bins see them. A node's slot is written only by the
+/// owner of its bin (`lanes.rs`): relaxed atomics, so that two streams' fast paths may
+/// write slots of their own blocks at once.
 struct SharedSlots<'a>(&'a [AtomicU32]);
 
 impl Slots for SharedSlots<'_> {
@@ -253,7 +244,7 @@ impl Blocks {
         };
         let id = b.new_node(Node::unreserved(base, size, NIL, NIL));
         b.index_start(base, id);
-        b.free.insert(&mut b.slots, Entry { len: size, addr: base, id });
+        b.free.insert(&mut SharedSlots(&b.slots), Entry { len: size, addr: base, id });
         Some(b)
     }
 
@@ -446,12 +437,12 @@ impl Blocks {
     /// only its low `len` bytes in node `id`; the rest stays cached, with the same tags
     /// and the clock.
     fn carve_cached(&mut self, bin: usize, id: u32, blen: u64, len: u64) {
-        self.bins[bin].sizes_mut().remove(&mut self.slots, id, blen);
+        self.bins[bin].sizes_mut().remove(&mut SharedSlots(&self.slots), id, blen);
         if blen > len {
             // The rest keeps the tags and the clock.
             let m = self.split(id, len);
             let addr = self.node(m).addr;
-            self.bins[bin].sizes_mut().insert(&mut self.slots, Entry { len: blen - len, addr, id: m });
+            self.bins[bin].sizes_mut().insert(&mut SharedSlots(&self.slots), Entry { len: blen - len, addr, id: m });
         } else if self.bins[bin].sizes().is_empty() {
             self.nonempty_bins -= 1;
         }
@@ -462,11 +453,11 @@ impl Blocks {
     pub(crate) fn take_fresh(&mut self, b: BlockId, len: u64, owner: (u64, u64)) -> u64 {
         let id = b.0;
         let flen = self.node(id).len;
-        self.free.remove(&mut self.slots, id, flen);
+        self.free.remove(&mut SharedSlots(&self.slots), id, flen);
         if flen > len {
             let m = self.split(id, len);
             let addr = self.node(m).addr;
-            self.free.insert(&mut self.slots, Entry { len: flen - len, addr, id: m });
+            self.free.insert(&mut SharedSlots(&self.slots), Entry { len: flen - len, addr, id: m });
         }
         self.stats.reserved_current += len;
         self.stats.reserved_high = self.stats.reserved_high.max(self.stats.reserved_current);
@@ -644,7 +635,7 @@ impl Blocks {
             let olen = o.len;
             pos = pos.max(o.pos);
             dep_real = dep_real.max(o.dep_real);
-            self.bins[bin].sizes_mut().remove(&mut self.slots, other, olen);
+            self.bins[bin].sizes_mut().remove(&mut SharedSlots(&self.slots), other, olen);
             self.absorb(id, other);
         }
         self.set_mark(id, mine);
@@ -657,7 +648,7 @@ impl Blocks {
         if was_empty {
             self.nonempty_bins += 1;
         }
-        self.bins[bin].sizes_mut().insert(&mut self.slots, e);
+        self.bins[bin].sizes_mut().insert(&mut SharedSlots(&self.slots), e);
     }
 
     /// Plans a release down to `target` reserved bytes: completed cached blocks, smallest
@@ -702,13 +693,13 @@ impl Blocks {
         for other in [self.node(id).prev, self.node(id).next] {
             if other != NIL && self.mark(other) == FREE {
                 let olen = self.node(other).len;
-                self.free.remove(&mut self.slots, other, olen);
+                self.free.remove(&mut SharedSlots(&self.slots), other, olen);
                 self.absorb(id, other);
             }
         }
         let n = self.node(id);
         let e = Entry { len: n.len, addr: n.addr, id };
-        self.free.insert(&mut self.slots, e);
+        self.free.insert(&mut SharedSlots(&self.slots), e);
     }
 
     /// Cached bytes whose free has not executed yet.

@@ -7,13 +7,12 @@
 //! - `reuse.rs`: which block serves an allocation (contract §4), rules a-f in order;
 //! - `registry.rs`: the pools of a platform by address, and what outlives a destroyed pool;
 //! - `access.rs`: checked access to device memory (copies, memsets, kernels);
-//! - below them, pure structures: `blocks.rs` (the ranges of a pool), `bins.rs` (size
+//! - below them, pure structures: `blocks.rs` (the ranges of a pool), `mempool-bins` (size
 //!   classes), `starts.rs` (where ranges start), `mapping.rs` (the host memory),
 //!   `pins.rs` (the ranges copies are touching now) and `budget.rs` (the memory of a
 //!   device, shared by its pools).
 
 pub(crate) mod access;
-mod bins;
 mod blocks;
 pub(crate) mod budget;
 mod lanes;

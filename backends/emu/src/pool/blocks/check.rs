@@ -1,6 +1,6 @@
 //! The structure's invariants, checked by the tests after every step.
 
-use super::{Blocks, NIL, Tag};
+use super::{Blocks, NIL, SharedSlots, Tag};
 
 impl Blocks {
     /// Checks the structure's invariants (tests).
@@ -59,9 +59,9 @@ impl Blocks {
         let binned: usize = self.bins.iter().map(|b| b.sizes().len()).sum();
         let cached_nodes = (0..self.nodes.len() as u32).filter(|&i| self.node(i).tag == Tag::Cached).count();
         assert_eq!(binned, cached_nodes, "bins index every cached block");
-        self.free.check(&self.slots);
+        self.free.check(&SharedSlots(&self.slots));
         for b in &self.bins {
-            b.sizes().check(&self.slots);
+            b.sizes().check(&SharedSlots(&self.slots));
         }
         for e in self.free.iter() {
             assert_eq!(self.node(e.id).tag, Tag::Free, "the free bins hold free ranges");

@@ -1,10 +1,13 @@
-//! Segregated size classes with an exact best fit.
+//! Segregated size classes with an exact best fit: the smallest block that fits, then the
+//! lowest address.
 //!
-//! [contract §4](mempool_hal::contract::allocation) asks for the smallest block that fits, then the lowest address. A
-//! single ordered set answers that but costs a tree walk (and node allocations) on every
-//! allocation and free. [`SizeBins`] splits blocks into size classes instead: one class
-//! per size up to 64 granules, then eight classes per power of two. Each class is a
-//! binary min-heap ordered by `(len, addr)`, so
+//! The emulator's pool (contract §4 asks for exactly this choice among cached blocks and
+//! free ranges) and the small-block layer (among the free ranges of a stream's blocks) both
+//! keep their free blocks here. A single ordered set answers the question but costs a tree
+//! walk (and node allocations) on every allocation and free. [`SizeBins`] splits blocks
+//! into size classes instead: one class per size up to 64 units (the unit is the
+//! granularity every length is a multiple of), then eight classes per power of two. Each
+//! class is a binary min-heap ordered by `(len, addr)`, so
 //!
 //! - a class above the request's, or an exact class, answers with its root in O(1);
 //! - the request's own class (when it spans several sizes) is searched from the root,
@@ -19,9 +22,40 @@
 //!
 //! The blocks themselves live in the caller's slab; a heap entry carries the key and the
 //! block's id, and the caller stores each block's heap slot ([`Slots`]).
+//!
+//! # Example
+//!
+//! ```
+//! use mempool_bins::{Entry, SizeBins, Slots};
+//!
+//! /// The slab: block `id`'s heap slot at index `id`.
+//! struct Slab(Vec<u32>);
+//! impl Slots for Slab {
+//!     fn slot(&self, id: u32) -> u32 {
+//!         self.0[id as usize]
+//!     }
+//!     fn set_slot(&mut self, id: u32, slot: u32) {
+//!         self.0[id as usize] = slot;
+//!     }
+//! }
+//!
+//! let mut slab = Slab(vec![0; 3]);
+//! let mut bins = SizeBins::new(512);
+//! bins.insert(&mut slab, Entry { len: 4096, addr: 0x10000, id: 0 });
+//! bins.insert(&mut slab, Entry { len: 1024, addr: 0x20000, id: 1 });
+//! bins.insert(&mut slab, Entry { len: 1024, addr: 0x08000, id: 2 });
+//! // The smallest that fits, then the lowest address.
+//! assert_eq!(bins.best(600).map(|e| e.id), Some(2));
+//! assert_eq!(bins.best(2048).map(|e| e.id), Some(0));
+//! bins.remove(&mut slab, 2, 1024);
+//! assert_eq!(bins.best(600).map(|e| e.id), Some(1));
+//! assert_eq!(bins.best(8192), None);
+//! ```
+
+#![deny(missing_docs)]
 
 /// Where each block's heap slot is stored (the caller's slab).
-pub(crate) trait Slots {
+pub trait Slots {
     /// The heap slot of block `id`.
     fn slot(&self, id: u32) -> u32;
     /// Records that block `id` now sits at heap slot `slot`.
@@ -30,10 +64,13 @@ pub(crate) trait Slots {
 
 /// One block in a class heap: its key `(len, addr)` and its id in the caller's slab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Entry {
-    pub(crate) len: u64,
-    pub(crate) addr: u64,
-    pub(crate) id: u32,
+pub struct Entry {
+    /// The block's length, a multiple of the bins' granularity.
+    pub len: u64,
+    /// The block's address: the tie-break between blocks of one length.
+    pub addr: u64,
+    /// The block's id in the caller's slab (its heap slot is stored there).
+    pub id: u32,
 }
 
 impl Entry {
@@ -51,21 +88,22 @@ const EXACT: u64 = 64;
 const CLASSES: usize = EXACT as usize + (64 - 6) * 8;
 const WORDS: usize = CLASSES.div_ceil(64);
 
-/// Blocks indexed by size for exact best fit (see the module docs).
+/// Blocks indexed by size for exact best fit (see the crate docs).
 #[derive(Debug)]
-pub(crate) struct SizeBins {
+pub struct SizeBins {
     /// log2 of the granularity: every length is a multiple of it.
     shift: u32,
     /// Per class, a min-heap of entries by `(len, addr)`; grown on demand.
     classes: Vec<Vec<Entry>>,
     /// Bit `c` is set while class `c` holds blocks.
     nonempty: [u64; WORDS],
-    /// The most recently inserted block, kept out of the heaps (see the module docs).
+    /// The most recently inserted block, kept out of the heaps (see the crate docs).
     hot: Option<Entry>,
     count: usize,
 }
 
 /// The class of a block of `g` granules (`g >= 1`): monotonic in `g`.
+#[inline]
 fn class_of(g: u64) -> usize {
     if g <= EXACT {
         return (g - 1) as usize;
@@ -76,28 +114,32 @@ fn class_of(g: u64) -> usize {
 }
 
 impl SizeBins {
-    /// Empty bins for lengths that are multiples of `gran` (a power of two).
-    pub(crate) fn new(gran: u64) -> SizeBins {
+    /// Empty bins for lengths that are multiples of `gran` (a power of two; a length below
+    /// it counts as one unit).
+    pub fn new(gran: u64) -> SizeBins {
         debug_assert!(gran.is_power_of_two());
         SizeBins { shift: gran.trailing_zeros(), classes: Vec::new(), nonempty: [0; WORDS], hot: None, count: 0 }
     }
 
+    #[inline]
     fn class(&self, len: u64) -> usize {
         class_of((len >> self.shift).max(1))
     }
 
     /// Number of blocks held.
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
+    #[inline]
+    pub fn len(&self) -> usize {
         self.count
     }
 
     /// Whether no block is held.
-    pub(crate) fn is_empty(&self) -> bool {
+    #[inline]
+    pub fn is_empty(&self) -> bool {
         self.count == 0
     }
 
     /// The first non-empty class at or above `c`.
+    #[inline]
     fn next_class(&self, c: usize) -> Option<usize> {
         let mut w = c / 64;
         if w >= WORDS {
@@ -118,7 +160,7 @@ impl SizeBins {
 
     /// Adds a block (as the hot entry; the previous one moves into its heap).
     #[inline]
-    pub(crate) fn insert(&mut self, slots: &mut impl Slots, e: Entry) {
+    pub fn insert(&mut self, slots: &mut impl Slots, e: Entry) {
         if let Some(old) = self.hot.replace(e) {
             self.heap_insert(slots, old);
         }
@@ -144,7 +186,7 @@ impl SizeBins {
 
     /// Removes block `id` of length `len` (it must be held).
     #[inline]
-    pub(crate) fn remove(&mut self, slots: &mut impl Slots, id: u32, len: u64) {
+    pub fn remove(&mut self, slots: &mut impl Slots, id: u32, len: u64) {
         self.count -= 1;
         if slots.slot(id) == HOT {
             debug_assert_eq!(self.hot.map(|h| h.id), Some(id), "the hot entry");
@@ -182,7 +224,7 @@ impl SizeBins {
     /// The exact best fit for `len`: the smallest block of at least `len` bytes, then the
     /// lowest address.
     #[inline]
-    pub(crate) fn best(&self, len: u64) -> Option<Entry> {
+    pub fn best(&self, len: u64) -> Option<Entry> {
         if self.count == usize::from(self.hot.is_some()) {
             // The heaps are empty.
             return self.with_hot(len, None, |_| true);
@@ -199,7 +241,7 @@ impl SizeBins {
 
     /// The smallest block (then lowest address) of at least `len` bytes for which `pred`
     /// holds.
-    pub(crate) fn best_where(&self, len: u64, mut pred: impl FnMut(&Entry) -> bool) -> Option<Entry> {
+    pub fn best_where(&self, len: u64, mut pred: impl FnMut(&Entry) -> bool) -> Option<Entry> {
         let found = self.heaps_where(len, &mut pred);
         self.with_hot(len, found, pred)
     }
@@ -247,12 +289,12 @@ impl SizeBins {
     }
 
     /// Every block held, in no particular order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &Entry> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = &Entry> + '_ {
         self.hot.iter().chain(self.classes.iter().flatten())
     }
 
     /// The longest block's length (0 when empty).
-    pub(crate) fn largest(&self) -> u64 {
+    pub fn largest(&self) -> u64 {
         let top = (0..WORDS).rev().find(|&w| self.nonempty[w] != 0);
         let heaps = top.map_or(0, |w| {
             let c = w * 64 + 63 - self.nonempty[w].leading_zeros() as usize;
@@ -261,9 +303,9 @@ impl SizeBins {
         heaps.max(self.hot.map_or(0, |h| h.len))
     }
 
-    /// Checks the heaps, the slots and the class bits (tests).
-    #[cfg(test)]
-    pub(crate) fn check(&self, slots: &impl Slots) {
+    /// Checks the heaps, the slots and the class bits, panicking at the first that is
+    /// wrong (for tests of the caller's bookkeeping).
+    pub fn check(&self, slots: &impl Slots) {
         let mut n = usize::from(self.hot.is_some());
         if let Some(h) = self.hot {
             assert_eq!(slots.slot(h.id), HOT, "the hot entry's slot");
