@@ -59,13 +59,14 @@ pub(crate) struct Arena<S> {
     /// Free ranges, small blocks then large blocks, for the exact best fit: the smallest
     /// that fits, then the lowest address.
     pub(crate) free: [SizeBins; 2],
-    /// An empty small block kept for the next request.
+    /// An empty small block kept for the next request (its range is in the free set).
     pub(crate) spare: Option<u32>,
     /// Small ranges freed on this stream lately, oldest first, not merged yet: a request of
     /// the same rounded size takes one back at once.
     pub(crate) hot: Vec<u32>,
     /// Empty blocks of at least [`PARK_MIN`] kept whole for a request of the same block
-    /// size: (block, its node, the stream's block-request count when parked).
+    /// size (out of the free set): (block, its node, the stream's block-request count when
+    /// parked).
     pub(crate) parked: Vec<(u32, u32, u64)>,
     /// Block requests of this stream so far (the clock of `parked`).
     pub(crate) ticks: u64,
@@ -228,7 +229,8 @@ where
     }
 
     /// Frees node `n` (no longer in `live`), merging it with free neighbours; returns its
-    /// block when that became empty.
+    /// block when that became empty. The free range goes into its arena's set, except an
+    /// empty block's: the caller decides where that goes (`SmallBlocks::emptied`).
     pub(crate) fn free_node(&mut self, n: u32) -> Option<u32> {
         let node = self.nodes[n as usize];
         let mut n = n;
@@ -244,10 +246,13 @@ where
         let cur = &mut self.nodes[n as usize];
         cur.free = true;
         cur.requested = 0;
-        self.list(n);
         let b = &mut self.blocks[node.block as usize];
         b.used -= 1;
-        (b.used == 0).then_some(node.block)
+        if b.used == 0 {
+            return Some(node.block);
+        }
+        self.list(n);
+        None
     }
 
     /// Puts free node `n` into its arena's set.

@@ -314,18 +314,19 @@ where
         Ok(())
     }
 
-    /// A block just became empty: keep it as its stream's spare, or give it back.
+    /// A block just became empty (its one free range in no set, [`State::free_node`]):
+    /// keep it as its stream's spare, park it, or give it back. A block whose give-back
+    /// fails stays out of the free sets, held until the next [`SmallBlocks::give_back_empty`].
     pub(crate) fn emptied(&self, st: &mut State<D>, b: u32) -> Result<()> {
         let blk = st.blocks[b as usize];
+        let n = st.block_node(b);
         let arena = &mut st.arenas[blk.arena as usize];
         if blk.small && arena.spare.is_none() {
             arena.spare = Some(b);
+            st.list(n);
             return Ok(());
         }
         if !blk.small && blk.size >= PARK_MIN && arena.parked.len() < PARKED {
-            let n = st.block_node(b);
-            st.unlist(n);
-            let arena = &mut st.arenas[blk.arena as usize];
             let at = arena.ticks;
             arena.parked.push((b, n, at));
             return Ok(());
@@ -342,20 +343,16 @@ where
         // stream whose event the host has since seen complete, so the free below, on the
         // owner stream, is ordered after every use of the block.
         unsafe { self.pool.free_async(DevicePtr::from_addr(blk.addr), &arena.stream)? };
+        // An empty block is one free node spanning it, in the free set only while it is
+        // its stream's spare.
+        let n = st.block_node(b);
         let arena = &mut st.arenas[blk.arena as usize];
-        if arena.spare == Some(b) {
+        if let Some(i) = arena.parked.iter().position(|&(pb, _, _)| pb == b) {
+            arena.parked.remove(i);
+        } else if arena.spare == Some(b) {
             arena.spare = None;
+            st.unlist(n);
         }
-        // An empty block is one free node spanning it, out of the free set while parked.
-        let parked = &mut st.arenas[blk.arena as usize].parked;
-        let n = match parked.iter().position(|&(pb, _, _)| pb == b) {
-            Some(i) => parked.remove(i).1,
-            None => {
-                let n = st.block_node(b);
-                st.unlist(n);
-                n
-            }
-        };
         st.spare_nodes.push(n);
         st.spare_blocks.push(b);
         st.blocks[b as usize].size = 0;
