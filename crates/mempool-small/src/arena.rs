@@ -85,6 +85,9 @@ pub(crate) struct State<D: Device> {
     /// Passed-through live allocations by address: (requested, rounded).
     pub(crate) direct: FxHashMap<u64, (u64, u64)>,
     pub(crate) pending: Vec<(u32, D::Event)>,
+    /// The last block size computed: (rounded request, block size). A training loop asks
+    /// for the same sizes in turn.
+    pub(crate) last_block_size: (u64, u64),
     pub(crate) events: Vec<D::Event>,
     pub(crate) stats: SmallStats,
 }

@@ -144,6 +144,7 @@ where
                 live: FxHashMap::default(),
                 direct: FxHashMap::default(),
                 pending: Vec::new(),
+                last_block_size: (0, 0),
                 events: Vec::new(),
                 stats: SmallStats::default(),
             }),
@@ -422,9 +423,16 @@ where
                 }
             }
         }
-        let bs = self
-            .block_size(rounded)
-            .ok_or_else(|| Error::invalid_param("malloc_async", "size overflows when rounded"))?;
+        let bs = match st.last_block_size {
+            (r, bs) if r == rounded => bs,
+            _ => {
+                let bs = self
+                    .block_size(rounded)
+                    .ok_or_else(|| Error::invalid_param("malloc_async", "size overflows when rounded"))?;
+                st.last_block_size = (rounded, bs);
+                bs
+            }
+        };
         let min = round_up(rounded, self.granularity).unwrap_or(bs);
         // A parked block of this size serves the request; parked blocks passed over too
         // often go back to the pool.
