@@ -8,9 +8,36 @@ use rustc_hash::FxHashMap;
 /// An index the trace does not resolve: a free of a pointer that is not live.
 pub(crate) const UNKNOWN: u32 = u32::MAX;
 
-/// One row's handles, as indices.
+/// The kinds of row, in this order (an index into [`KINDS`]).
+pub(crate) const KINDS: [&str; 8] =
+    ["allocate", "allocate failure", "free", "record", "wait", "sync_stream", "sync_event", "sync_device"];
+/// [`KINDS`]' index of an `allocate` row.
+pub(crate) const ALLOCATE: u8 = 0;
+/// [`KINDS`]' index of a `free` row.
+pub(crate) const FREE: u8 = 2;
+
+/// `op`'s index in [`KINDS`].
+#[inline]
+pub(crate) fn kind(op: &Op) -> u8 {
+    match op {
+        Op::Allocate { .. } => ALLOCATE,
+        Op::AllocateFailure { .. } => 1,
+        Op::Free { .. } => FREE,
+        Op::Record { .. } => 3,
+        Op::Wait { .. } => 4,
+        Op::SyncStream { .. } => 5,
+        Op::SyncEvent { .. } => 6,
+        Op::SyncDevice => 7,
+    }
+}
+
+/// One row as the replay loop reads it: its kind, its handles as indices, its size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Step {
+    /// The row's kind ([`kind`]).
+    pub kind: u8,
+    /// An `allocate` row's requested size (0 for other rows).
+    pub size: u64,
     /// The row's stream, numbered 0, 1, ... in order of first mention (0 for rows without
     /// one, and for `allocate failure` rows, which the replay skips).
     pub stream: u32,
@@ -23,7 +50,7 @@ pub(crate) struct Step {
 /// A trace's rows as indices, and what the trace alone says about its requested bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Resolved {
-    /// `steps[i]` resolves row `i`.
+    /// `steps[i]` resolves row `i`: the loop reads these, not the rows.
     pub steps: Vec<Step>,
     /// How many pointer slots the steps use: one per distinct pointer of the trace (a
     /// caching allocator's trace reuses few addresses many times).
@@ -95,7 +122,7 @@ pub(crate) fn resolve(trace: &Trace, per_row: bool) -> Resolved {
                 }
                 now = now.saturating_add(size);
                 high = high.max(now);
-                Step { stream, aux: slot }
+                Step { kind: ALLOCATE, size, stream, aux: slot }
             }
             Op::Free { ptr, stream, .. } => {
                 let stream = streams.get(stream);
@@ -106,23 +133,23 @@ pub(crate) fn resolve(trace: &Trace, per_row: bool) -> Resolved {
                     live.push(NOT_LIVE);
                 }
                 match std::mem::replace(&mut live[slot as usize], NOT_LIVE) {
-                    NOT_LIVE => Step { stream, aux: UNKNOWN },
+                    NOT_LIVE => Step { kind: FREE, size: 0, stream, aux: UNKNOWN },
                     size => {
                         now = now.saturating_sub(size);
-                        Step { stream, aux: slot }
+                        Step { kind: FREE, size: 0, stream, aux: slot }
                     }
                 }
             }
-            Op::SyncStream { stream } => Step { stream: streams.get(stream), aux: 0 },
+            Op::SyncStream { stream } => Step { kind: kind(&row.op), size: 0, stream: streams.get(stream), aux: 0 },
             // The replay skips the row and creates no stream for it.
-            Op::AllocateFailure { .. } => Step { stream: 0, aux: 0 },
+            Op::AllocateFailure { .. } => Step { kind: kind(&row.op), size: 0, stream: 0, aux: 0 },
             // The stream is named first: the replay creates handles in this order.
             Op::Record { event, stream } | Op::Wait { event, stream } => {
                 let stream = streams.get(stream);
-                Step { stream, aux: events.get(event) }
+                Step { kind: kind(&row.op), size: 0, stream, aux: events.get(event) }
             }
-            Op::SyncEvent { event } => Step { stream: 0, aux: events.get(event) },
-            Op::SyncDevice => Step { stream: 0, aux: 0 },
+            Op::SyncEvent { event } => Step { kind: kind(&row.op), size: 0, stream: 0, aux: events.get(event) },
+            Op::SyncDevice => Step { kind: kind(&row.op), size: 0, stream: 0, aux: 0 },
         };
         steps.push(step);
         if per_row {
@@ -191,5 +218,22 @@ mod tests {
             op: Op::Free { ptr: 0x10, size: 1, stream: 0 },
         }]);
         assert_eq!(resolve(&bad, false).steps[0].aux, UNKNOWN);
+    }
+
+    #[test]
+    fn kinds_follow_the_action_names() {
+        let ops = [
+            Op::Allocate { ptr: 1, size: 1, stream: 0 },
+            Op::AllocateFailure { size: 1, stream: 0 },
+            Op::Free { ptr: 1, size: 1, stream: 0 },
+            Op::Record { event: 0, stream: 0 },
+            Op::Wait { event: 0, stream: 0 },
+            Op::SyncStream { stream: 0 },
+            Op::SyncEvent { event: 0 },
+            Op::SyncDevice,
+        ];
+        for op in ops {
+            assert_eq!(KINDS[usize::from(kind(&op))], op.action());
+        }
     }
 }
