@@ -287,3 +287,65 @@ where
         self.spare_nodes.push(b);
     }
 }
+
+#[cfg(test)]
+impl<D: Device> State<D>
+where
+    D::Stream: Eq + Hash,
+{
+    /// Checks the bookkeeping (tests): each held block is tiled by its nodes from its first
+    /// one, `used` counts its ranges that are not free, and exactly the free ranges of
+    /// blocks that are not empty, plus each stream's spare, are in the free sets, each at
+    /// its recorded slot; a parked block is empty and listed nowhere.
+    pub(crate) fn check(&self) {
+        use std::collections::BTreeSet;
+        let mut listed = BTreeSet::new();
+        for (b, blk) in self.blocks.iter().enumerate() {
+            if blk.size == 0 {
+                continue;
+            }
+            let arena = &self.arenas[blk.arena as usize];
+            let b = b as u32;
+            let (mut at, mut n, mut prev, mut used, mut free) = (blk.addr, blk.first, NIL, 0, Vec::new());
+            while n != NIL {
+                let node = &self.nodes[n as usize];
+                assert_eq!((node.addr, node.block, node.prev), (at, b, prev), "node {n} of block {b}");
+                if node.free {
+                    free.push(n);
+                } else {
+                    used += 1;
+                }
+                at += node.size;
+                (prev, n) = (n, node.next);
+            }
+            assert_eq!(at, blk.addr + blk.size, "block {b}'s nodes tile it");
+            assert_eq!(used, blk.used, "block {b}'s ranges in use");
+            let parked = arena.parked.iter().any(|&(pb, pn, _)| pb == b && pn == blk.first);
+            if blk.used == 0 {
+                assert_eq!(free, [blk.first], "an empty block is one free range");
+                assert!(parked || arena.spare == Some(b), "empty block {b} is parked or its stream's spare");
+                assert!(!(parked && arena.spare == Some(b)));
+                if parked {
+                    continue;
+                }
+            } else {
+                assert!(!parked && arena.spare != Some(b), "block {b} in use is neither parked nor spare");
+            }
+            listed.extend(free);
+        }
+        let mut sets = BTreeSet::new();
+        for arena in &self.arenas {
+            for set in &arena.free {
+                // The check only reads the slots (through a copy of the nodes).
+                let mut nodes = self.nodes.clone();
+                set.check(&NodeSlots(&mut nodes));
+                for e in set.iter() {
+                    let node = &self.nodes[e.id as usize];
+                    assert_eq!((e.len, e.addr), (node.size, node.addr), "the set's key of node {}", e.id);
+                    assert!(sets.insert(e.id), "node {} listed twice", e.id);
+                }
+            }
+        }
+        assert_eq!(sets, listed, "the free sets hold exactly the free ranges to carve");
+    }
+}
