@@ -65,9 +65,9 @@ pub(crate) struct Arena<S> {
     /// the same rounded size takes one back at once.
     pub(crate) hot: Vec<u32>,
     /// Empty blocks of at least [`PARK_MIN`] kept whole for a request of the same block
-    /// size (out of the free set): (block, its node, the stream's block-request count when
-    /// parked).
-    pub(crate) parked: Vec<(u32, u32, u64)>,
+    /// size (out of the free set; its range is its first node): (block, the stream's
+    /// block-request count when parked).
+    pub(crate) parked: Vec<(u32, u64)>,
     /// Block requests of this stream so far (the clock of `parked`).
     pub(crate) ticks: u64,
 }
@@ -258,20 +258,25 @@ where
         None
     }
 
-    /// Puts free node `n` into its arena's set.
-    pub(crate) fn list(&mut self, n: u32) {
+    /// Free node `n`, the set it is listed in (its block's arena and kind), and the nodes'
+    /// slots as that set sees them.
+    fn set_of(&mut self, n: u32) -> (Node, &mut SizeBins, NodeSlots<'_>) {
         let node = self.nodes[n as usize];
         let blk = self.blocks[node.block as usize];
         let set = &mut self.arenas[blk.arena as usize].free[usize::from(!blk.small)];
-        set.insert(&mut NodeSlots(&mut self.nodes), Entry { len: node.size, addr: node.addr, id: n });
+        (node, set, NodeSlots(&mut self.nodes))
+    }
+
+    /// Puts free node `n` into its arena's set.
+    pub(crate) fn list(&mut self, n: u32) {
+        let (node, set, mut slots) = self.set_of(n);
+        set.insert(&mut slots, Entry { len: node.size, addr: node.addr, id: n });
     }
 
     /// Takes free node `n` out of its arena's set.
     pub(crate) fn unlist(&mut self, n: u32) {
-        let node = self.nodes[n as usize];
-        let blk = self.blocks[node.block as usize];
-        let set = &mut self.arenas[blk.arena as usize].free[usize::from(!blk.small)];
-        set.remove(&mut NodeSlots(&mut self.nodes), n, node.size);
+        let (node, set, mut slots) = self.set_of(n);
+        set.remove(&mut slots, n, node.size);
     }
 
     /// Merges the node after `a` into `a` (neither in a set) and recycles it.
@@ -320,7 +325,7 @@ where
             }
             assert_eq!(at, blk.addr + blk.size, "block {b}'s nodes tile it");
             assert_eq!(used, blk.used, "block {b}'s ranges in use");
-            let parked = arena.parked.iter().any(|&(pb, pn, _)| pb == b && pn == blk.first);
+            let parked = arena.parked.iter().any(|&(pb, _)| pb == b);
             if blk.used == 0 {
                 assert_eq!(free, [blk.first], "an empty block is one free range");
                 assert!(parked || arena.spare == Some(b), "empty block {b} is parked or its stream's spare");

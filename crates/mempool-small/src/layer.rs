@@ -320,16 +320,15 @@ where
     /// fails stays out of the free sets, held until the next [`SmallBlocks::give_back_empty`].
     pub(crate) fn emptied(&self, st: &mut State<D>, b: u32) -> Result<()> {
         let blk = st.blocks[b as usize];
-        let n = st.block_node(b);
         let arena = &mut st.arenas[blk.arena as usize];
         if blk.small && arena.spare.is_none() {
             arena.spare = Some(b);
-            st.list(n);
+            st.list(blk.first);
             return Ok(());
         }
         if !blk.small && blk.size >= PARK_MIN && arena.parked.len() < PARKED {
             let at = arena.ticks;
-            arena.parked.push((b, n, at));
+            arena.parked.push((b, at));
             return Ok(());
         }
         self.give_back(st, b)
@@ -348,7 +347,7 @@ where
         // its stream's spare.
         let n = st.block_node(b);
         let arena = &mut st.arenas[blk.arena as usize];
-        if let Some(i) = arena.parked.iter().position(|&(pb, _, _)| pb == b) {
+        if let Some(i) = arena.parked.iter().position(|&(pb, _)| pb == b) {
             arena.parked.remove(i);
         } else if arena.spare == Some(b) {
             arena.spare = None;
@@ -442,12 +441,12 @@ where
         let now = arena.ticks;
         if !arena.parked.is_empty() {
             let blocks = &state.blocks;
-            if let Some(i) = arena.parked.iter().position(|&(b, _, _)| blocks[b as usize].size == bs) {
-                let (_, n, _) = arena.parked.remove(i);
+            if let Some(i) = arena.parked.iter().position(|&(b, _)| blocks[b as usize].size == bs) {
+                let (b, _) = arena.parked.remove(i);
+                let n = st.block_node(b);
                 return Ok(st.carve(n, rounded, size));
             }
-            let old: Vec<u32> =
-                arena.parked.iter().filter(|&&(_, _, at)| now - at > PARK_AGE).map(|&(b, _, _)| b).collect();
+            let old: Vec<u32> = arena.parked.iter().filter(|&&(_, at)| now - at > PARK_AGE).map(|&(b, _)| b).collect();
             for b in old {
                 self.give_back(&mut st, b)?;
             }
