@@ -11,23 +11,28 @@ pub(crate) const UNKNOWN: u32 = u32::MAX;
 /// The kinds of row, in this order (an index into [`KINDS`]).
 pub(crate) const KINDS: [&str; 8] =
     ["allocate", "allocate failure", "free", "record", "wait", "sync_stream", "sync_event", "sync_device"];
-/// [`KINDS`]' index of an `allocate` row.
+// Each kind's index in [`KINDS`].
 pub(crate) const ALLOCATE: u8 = 0;
-/// [`KINDS`]' index of a `free` row.
+pub(crate) const ALLOCATE_FAILURE: u8 = 1;
 pub(crate) const FREE: u8 = 2;
+pub(crate) const RECORD: u8 = 3;
+pub(crate) const WAIT: u8 = 4;
+pub(crate) const SYNC_STREAM: u8 = 5;
+pub(crate) const SYNC_EVENT: u8 = 6;
+pub(crate) const SYNC_DEVICE: u8 = 7;
 
 /// `op`'s index in [`KINDS`].
 #[inline]
 pub(crate) fn kind(op: &Op) -> u8 {
     match op {
         Op::Allocate { .. } => ALLOCATE,
-        Op::AllocateFailure { .. } => 1,
+        Op::AllocateFailure { .. } => ALLOCATE_FAILURE,
         Op::Free { .. } => FREE,
-        Op::Record { .. } => 3,
-        Op::Wait { .. } => 4,
-        Op::SyncStream { .. } => 5,
-        Op::SyncEvent { .. } => 6,
-        Op::SyncDevice => 7,
+        Op::Record { .. } => RECORD,
+        Op::Wait { .. } => WAIT,
+        Op::SyncStream { .. } => SYNC_STREAM,
+        Op::SyncEvent { .. } => SYNC_EVENT,
+        Op::SyncDevice => SYNC_DEVICE,
     }
 }
 
@@ -108,7 +113,8 @@ pub(crate) fn resolve(trace: &Trace, per_row: bool) -> Resolved {
     let mut requested = Vec::with_capacity(if per_row { trace.rows.len() } else { 0 });
     let (mut now, mut high) = (0u64, 0u64);
     for row in &trace.rows {
-        let step = match row.op {
+        // (stream, aux, size) of the row.
+        let (stream, aux, size) = match row.op {
             Op::Allocate { ptr, size, stream } => {
                 let stream = streams.get(stream);
                 let slot = ptrs.get(ptr);
@@ -122,7 +128,7 @@ pub(crate) fn resolve(trace: &Trace, per_row: bool) -> Resolved {
                 }
                 now = now.saturating_add(size);
                 high = high.max(now);
-                Step { kind: ALLOCATE, size, stream, aux: slot }
+                (stream, slot, size)
             }
             Op::Free { ptr, stream, .. } => {
                 let stream = streams.get(stream);
@@ -133,24 +139,25 @@ pub(crate) fn resolve(trace: &Trace, per_row: bool) -> Resolved {
                     live.push(NOT_LIVE);
                 }
                 match std::mem::replace(&mut live[slot as usize], NOT_LIVE) {
-                    NOT_LIVE => Step { kind: FREE, size: 0, stream, aux: UNKNOWN },
+                    NOT_LIVE => (stream, UNKNOWN, 0),
                     size => {
                         now = now.saturating_sub(size);
-                        Step { kind: FREE, size: 0, stream, aux: slot }
+                        (stream, slot, 0)
                     }
                 }
             }
-            Op::SyncStream { stream } => Step { kind: kind(&row.op), size: 0, stream: streams.get(stream), aux: 0 },
+            Op::SyncStream { stream } => (streams.get(stream), 0, 0),
             // The replay skips the row and creates no stream for it.
-            Op::AllocateFailure { .. } => Step { kind: kind(&row.op), size: 0, stream: 0, aux: 0 },
+            Op::AllocateFailure { .. } => (0, 0, 0),
             // The stream is named first: the replay creates handles in this order.
             Op::Record { event, stream } | Op::Wait { event, stream } => {
                 let stream = streams.get(stream);
-                Step { kind: kind(&row.op), size: 0, stream, aux: events.get(event) }
+                (stream, events.get(event), 0)
             }
-            Op::SyncEvent { event } => Step { kind: kind(&row.op), size: 0, stream: 0, aux: events.get(event) },
-            Op::SyncDevice => Step { kind: kind(&row.op), size: 0, stream: 0, aux: 0 },
+            Op::SyncEvent { event } => (0, events.get(event), 0),
+            Op::SyncDevice => (0, 0, 0),
         };
+        let step = Step { kind: kind(&row.op), size, stream, aux };
         steps.push(step);
         if per_row {
             requested.push(now);

@@ -9,7 +9,7 @@
 
 use super::{OpTime, ReplayError, Sample};
 use crate::format::{Op, Trace};
-use crate::resolve::{ALLOCATE, FREE, KINDS, Resolved, Step};
+use crate::resolve::{ALLOCATE, ALLOCATE_FAILURE, FREE, KINDS, RECORD, Resolved, SYNC_EVENT, SYNC_STREAM, Step, WAIT};
 use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator};
 use mempool_hal::{Device, DevicePtr, MemPool, MemPoolExt};
 use mempool_small::SmallBlocks;
@@ -222,13 +222,12 @@ fn call_other<T: Target>(
 ) -> Result<(), Failure> {
     let s = || &streams[step.stream as usize];
     let e = || &events[step.aux as usize];
-    // The indices of `KINDS`.
     match step.kind {
-        1 => *skipped += 1,
-        3 => t.record(e(), s())?,
-        4 => t.wait(s(), e())?,
-        5 => t.sync_stream(s())?,
-        6 => t.sync_event(e())?,
+        ALLOCATE_FAILURE => *skipped += 1,
+        RECORD => t.record(e(), s())?,
+        WAIT => t.wait(s(), e())?,
+        SYNC_STREAM => t.sync_stream(s())?,
+        SYNC_EVENT => t.sync_event(e())?,
         _ => t.sync_device()?,
     }
     Ok(())
