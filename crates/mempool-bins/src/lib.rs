@@ -114,10 +114,11 @@ fn class_of(g: u64) -> usize {
 }
 
 impl SizeBins {
-    /// Empty bins for lengths that are multiples of `gran` (a power of two; a length below
-    /// it counts as one unit).
+    /// Empty bins for lengths that are multiples of `gran` (a length below it counts as
+    /// one unit). A `gran` that is not a power of two is rounded up to one (0 to 1); a
+    /// length that is not a multiple of it still finds its class, by its whole units.
     pub fn new(gran: u64) -> SizeBins {
-        debug_assert!(gran.is_power_of_two());
+        let gran = gran.max(1).checked_next_power_of_two().unwrap_or(1 << 63);
         SizeBins { shift: gran.trailing_zeros(), classes: Vec::new(), nonempty: [0; WORDS], hot: None, count: 0 }
     }
 
@@ -184,7 +185,12 @@ impl SizeBins {
         self.nonempty[c / 64] |= 1 << (c % 64);
     }
 
-    /// Removes block `id` of length `len` (it must be held).
+    /// Removes block `id` of length `len`.
+    ///
+    /// # Panics
+    ///
+    /// When block `id` is not held with length `len` (the caller's bookkeeping is wrong):
+    /// a heap slot out of range, or a class with nothing in it.
     #[inline]
     pub fn remove(&mut self, slots: &mut impl Slots, id: u32, len: u64) {
         self.count -= 1;
@@ -231,8 +237,10 @@ impl SizeBins {
         }
         let c0 = self.class(len);
         let found = match self.next_class(c0) {
-            // Every block of this class fits, and the heap's root is its minimum.
-            Some(c) if c > c0 || c < EXACT as usize => Some(self.classes[c][0]),
+            // Every block of a class above fits; so does every block of the request's own
+            // class when its minimum does (an exact class, lengths multiples of the unit).
+            // The heap's root is the class's minimum.
+            Some(c) if c > c0 || c < EXACT as usize && self.classes[c][0].len >= len => Some(self.classes[c][0]),
             Some(_) => self.heaps_where(len, |_| true),
             None => None,
         };
@@ -389,6 +397,21 @@ mod tests {
     /// Random inserts, removals and queries agree with an ordered set of `(len, addr)`.
     #[test]
     fn best_fit_matches_an_ordered_set() {
+        agrees_with_an_ordered_set(4096, false);
+    }
+
+    /// The same with lengths and requests that are not multiples of the unit, and with
+    /// units that are not powers of two (rounded up).
+    #[test]
+    fn lengths_off_the_unit_still_get_the_exact_best_fit() {
+        agrees_with_an_ordered_set(4096, true);
+        agrees_with_an_ordered_set(3000, true);
+        agrees_with_an_ordered_set(0, true);
+    }
+
+    /// Random steps against a `BTreeSet` with unit `unit`; `off`: lengths and requests
+    /// shortened by up to a unit.
+    fn agrees_with_an_ordered_set(unit: u64, off: bool) {
         const G: u64 = 4096;
         let mut rng = 0x2545_F491_4F6C_DD1Du64;
         let mut next = move || {
@@ -397,8 +420,9 @@ mod tests {
             rng ^= rng << 17;
             rng
         };
-        let mut bins = SizeBins::new(G);
+        let mut bins = SizeBins::new(unit);
         let mut slots = HashMap::new();
+        let short = |r: u64| if off { (r >> 40) % G } else { 0 };
         let mut set = BTreeSet::new();
         let mut held: Vec<Entry> = Vec::new();
         for step in 0..20_000u32 {
@@ -411,7 +435,7 @@ mod tests {
                 _ => 1 + (r >> 8) % 5000,
             };
             if r % 3 != 0 || held.is_empty() {
-                let e = Entry { len: g * G, addr: u64::from(step) * G, id: step };
+                let e = Entry { len: g * G - short(r), addr: u64::from(step) * G, id: step };
                 bins.insert(&mut slots, e);
                 set.insert((e.len, e.addr));
                 held.push(e);
@@ -420,7 +444,8 @@ mod tests {
                 bins.remove(&mut slots, e.id, e.len);
                 set.remove(&(e.len, e.addr));
             }
-            let want = (1 + (next() % 600)) * G;
+            let r = next();
+            let want = (1 + (r % 600)) * G - short(r);
             let expect = set.range((want, 0)..).next().copied();
             assert_eq!(bins.best(want).map(|e| (e.len, e.addr)), expect, "best fit for {want}");
             let odd = |e: &Entry| (e.addr / G) % 2 == 1;
