@@ -36,11 +36,13 @@
 //! count) change in the lane as signed deltas, which every slow path folds into the
 //! pool's counters first: every snapshot is exact, and taken at one instant.
 //!
-//! USED_HIGH stays exact without a shared write: a fast allocation may only take back
-//! bytes its lane freed since the last fold (its delta stays at or below zero), so USED
-//! never rises above a value a slow path has seen, and every slow path raises the mark to
-//! what it sees; after a reset that leaves the mark below USED the fast paths stay off
-//! until a slow path has raised it again ([`Lanes::leave`]).
+//! USED_HIGH stays exact without a shared write: every slow path raises the mark to the
+//! USED it sees, and on leaving shares the headroom below the mark (USED_HIGH - USED)
+//! among the given lanes as *allowances*. A fast allocation may raise its lane's USED
+//! delta only up to the lane's allowance, so all lanes together never lift USED above
+//! the mark: the mark stays the maximum of USED without a fast path writing it. After a
+//! reset that leaves the mark below USED the fast paths stay off until a slow path has
+//! raised it again ([`Lanes::leave`]).
 
 use crate::sync::{AtomicBool, AtomicU64, Ordering, thread};
 use std::sync::atomic::AtomicUsize;
@@ -90,6 +92,9 @@ struct Shared {
     slow: AtomicBool,
     /// Whether fast paths may run: USED_HIGH is at least USED (no reset left it below).
     open: std::sync::atomic::AtomicBool,
+    /// How far each lane's USED delta may rise: an equal share of the headroom below
+    /// USED_HIGH among the given lanes, set by the last slow path ([`Lanes::leave`]).
+    share: std::sync::atomic::AtomicU64,
     /// The stream of each lane (0: none; no stream has id 0).
     streams: [std::sync::atomic::AtomicU64; LANES],
     /// Bit `k` set: lane `k` is given to a stream. Read and written only by slow paths
@@ -112,6 +117,8 @@ pub(crate) struct Lanes {
 #[derive(Debug)]
 pub(crate) struct LaneGuard<'a> {
     lane: &'a Lane,
+    /// The lane's allowance ([`Shared::share`]).
+    allow: i64,
     /// The call was served (or answered) on the lane, or left for a reason other than a
     /// miss: no skipping is scheduled.
     served: bool,
@@ -152,11 +159,11 @@ impl LaneGuard<'_> {
         }
     }
 
-    /// Whether an allocation of `len` bytes keeps USED at or below what the last slow
-    /// path saw (module docs): the lane has freed at least that much since.
+    /// Whether an allocation of `len` bytes keeps USED at or below the USED_HIGH the last
+    /// slow path saw (module docs): the lane's delta stays within its allowance.
     pub(crate) fn may_add(&self, len: u64) -> bool {
         let used = self.lane.used.load(Ordering::Relaxed) as i64;
-        i64::try_from(len).is_ok_and(|len| used.checked_add(len).is_some_and(|u| u <= 0))
+        i64::try_from(len).is_ok_and(|len| used.checked_add(len).is_some_and(|u| u <= self.allow))
     }
 
     /// USED changes by `delta` bytes.
@@ -198,7 +205,7 @@ impl Lanes {
             return None;
         }
         lane.busy.compare_exchange(false, true, Ordering::SeqCst, Ordering::Relaxed).ok()?;
-        let mut guard = LaneGuard { lane, served: false };
+        let mut guard = LaneGuard { lane, allow: 0, served: false };
         #[cfg(loom)]
         crate::sync::fence(Ordering::SeqCst);
         // No slow path can give the lane away once it is shut out: check the lane is still
@@ -210,6 +217,7 @@ impl Lanes {
             guard.served = true;
             return None;
         }
+        guard.allow = self.shared.share.load(Ordering::Relaxed) as i64;
         Some(guard)
     }
 
@@ -258,11 +266,21 @@ impl Lanes {
         })
     }
 
-    /// Lets the fast paths in again; `open`: whether they may run at all (USED_HIGH is at
-    /// least USED).
-    pub(crate) fn leave(&self, open: bool) {
+    /// Lets the fast paths in again. `headroom`: USED_HIGH - USED as the slow path leaves
+    /// it, shared among the given lanes as their allowances (module docs); `None` when
+    /// the mark is below USED (after a reset), which keeps the fast paths off.
+    pub(crate) fn leave(&self, headroom: Option<u64>) {
+        let open = headroom.is_some();
         if self.shared.open.load(Ordering::Relaxed) != open {
             self.shared.open.store(open, Ordering::Relaxed);
+        }
+        if let Some(room) = headroom {
+            let given = self.shared.given.load(Ordering::Relaxed).count_ones();
+            // At most a pool's size, so a share fits a lane's signed delta.
+            let share = (room / u64::from(given.max(1))).min(i64::MAX as u64);
+            if self.shared.share.load(Ordering::Relaxed) != share {
+                self.shared.share.store(share, Ordering::Relaxed);
+            }
         }
         self.shared.slow.store(false, Ordering::Release);
     }
@@ -305,13 +323,13 @@ mod tests {
         g.served();
         lanes.exclude();
         assert!(lanes.enter(7).is_none(), "shut out while a slow path is in");
-        lanes.leave(true);
+        lanes.leave(Some(0));
         lanes.enter(7).expect("open again").served();
         lanes.exclude();
-        lanes.leave(false);
+        lanes.leave(None);
         assert!(lanes.enter(7).is_none(), "closed after a reset left USED_HIGH below USED");
         lanes.exclude();
-        lanes.leave(true);
+        lanes.leave(Some(0));
         assert!(lanes.enter(8).is_none());
     }
 
@@ -338,6 +356,37 @@ mod tests {
         let f = lanes.fold();
         assert_eq!(f, Folded { used: -4096, live: -1, nonempty: 1, same_stream: 1 });
         assert_eq!(lanes.fold(), Folded::default(), "folding resets the deltas");
+    }
+
+    #[test]
+    fn the_headroom_below_the_mark_is_shared_among_the_given_lanes() {
+        let lanes = Lanes::new();
+        lanes.assign(1);
+        lanes.exclude();
+        lanes.leave(Some(3 * 4096));
+        let g = lanes.enter(1).expect("lane");
+        assert!(g.may_add(3 * 4096) && !g.may_add(3 * 4096 + 1), "one lane takes the whole headroom");
+        g.add_used(2 * 4096);
+        assert!(g.may_add(4096) && !g.may_add(4097), "less what it has allocated since");
+        g.served();
+        assert_eq!(lanes.fold().used, 2 * 4096);
+        lanes.assign(2);
+        lanes.leave(Some(3 * 4096));
+        for s in [1, 2] {
+            let g = lanes.enter(s).expect("lane");
+            assert!(g.may_add(6144) && !g.may_add(6145), "two lanes share it: together they stay under the mark");
+            g.served();
+        }
+        lanes.exclude();
+        lanes.leave(None);
+        assert!(lanes.enter(1).is_none(), "closed after a reset left the mark below USED");
+        lanes.exclude();
+        lanes.leave(Some(0));
+        let g = lanes.enter(2).expect("lane");
+        assert!(!g.may_add(1), "no headroom: only bytes the lane freed since");
+        g.add_used(-4096);
+        assert!(g.may_add(4096) && !g.may_add(4097));
+        g.served();
     }
 
     #[test]
@@ -372,7 +421,7 @@ mod tests {
             l2.exclude();
             let f = l2.fold();
             d2.store(true, Ordering::SeqCst);
-            l2.leave(true);
+            l2.leave(Some(0));
             f
         });
         std::thread::sleep(std::time::Duration::from_millis(20));

@@ -120,11 +120,11 @@ impl DerefMut for StateGuard<'_> {
 }
 
 impl StateGuard<'_> {
-    /// Lets the fast paths in again; they run only while USED_HIGH is at least USED
-    /// (`lanes.rs`).
+    /// Lets the fast paths in again, with the headroom below USED_HIGH to share; they run
+    /// only while USED_HIGH is at least USED (`lanes.rs`).
     fn open_lanes(&self) {
         let s = &self.blocks.stats;
-        self.pool.lanes.leave(s.used_high >= s.used_current);
+        self.pool.lanes.leave(s.used_high.checked_sub(s.used_current));
     }
 }
 
