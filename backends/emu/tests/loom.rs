@@ -399,3 +399,62 @@ fn cross_stream_reuse_races_a_release_and_a_lane() {
         Ok(())
     });
 }
+
+/// Lanes allocate within their share of the headroom below USED_HIGH (`src/pool/lanes.rs`):
+/// each of two host threads takes back a block its stream cached before the last slow path
+/// (no free of its own since, so only its allowance lets its lane serve it), while the
+/// first thread also resets USED_HIGH (the CUDA profile: to USED) and both read the
+/// statistics. No snapshot has USED above USED_HIGH or above what was allocated, and the
+/// mark is exact at the end: a lane never lifts USED past the mark a slow path set.
+#[test]
+fn lane_allowances_race_a_reset() {
+    model("allowances and a reset", || {
+        let emu = Emulator::builder().granularity(G).device_memory(64 * G).profile(mempool_hal::Profile::Cuda).build()?;
+        let (s, t) = (emu.create_stream()?, emu.create_stream()?);
+        let pool = Arc::new(pool(&emu)?);
+        // Eight blocks live at once (USED_HIGH = 8 blocks), then four of them cached, two
+        // on each stream, each between two that stay live (none merges).
+        let mut cached = Vec::new();
+        let mut live = Vec::new();
+        for k in 0..4 {
+            let on = if k < 2 { &s } else { &t };
+            cached.push((pool.malloc_async(G, on)?, on.clone()));
+            live.push(pool.malloc_async(G, &s)?);
+        }
+        for (p, on) in &cached {
+            pool.free(*p, on)?;
+        }
+        // A slow path leaves USED at 4 blocks under a mark of 8: a share of 2 per lane.
+        let st = pool.stats()?;
+        assert_eq!((st.used_current, st.used_high), (4 * G, 8 * G));
+        let second = {
+            let (t, pool) = (t.clone(), Arc::clone(&pool));
+            loom::thread::spawn(move || -> Result<mempool_hal::DevicePtr> {
+                let (q, rule) = pool.malloc_async_traced(G, &t)?;
+                assert_eq!(rule, ReuseRule::SameStream);
+                let st = pool.stats()?;
+                assert_consistent(st);
+                assert!(st.used_current >= 5 * G && st.used_current <= 6 * G, "{st:?}");
+                Ok(q)
+            })
+        };
+        let (p, rule) = pool.malloc_async_traced(G, &s)?;
+        assert_eq!(rule, ReuseRule::SameStream);
+        pool.reset(attr::UsedMemHigh)?;
+        let st = pool.stats()?;
+        assert_consistent(st);
+        assert!(st.used_current >= 5 * G && st.used_current <= 6 * G, "{st:?}");
+        let q = second.join().expect("the second host thread does not panic")?;
+        let st = pool.stats()?;
+        assert_consistent(st);
+        assert_eq!(st.used_current, 6 * G);
+        assert_eq!(st.used_high, 6 * G, "the reset's USED, or the slow allocation after it");
+        pool.free(p, &s)?;
+        pool.free(q, &t)?;
+        for p in live {
+            pool.free(p, &s)?;
+        }
+        emu.synchronize_device()?;
+        Ok(())
+    });
+}
