@@ -409,7 +409,8 @@ fn cross_stream_reuse_races_a_release_and_a_lane() {
 #[test]
 fn lane_allowances_race_a_reset() {
     model("allowances and a reset", || {
-        let emu = Emulator::builder().granularity(G).device_memory(64 * G).profile(mempool_hal::Profile::Cuda).build()?;
+        let emu =
+            Emulator::builder().granularity(G).device_memory(64 * G).profile(mempool_hal::Profile::Cuda).build()?;
         let (s, t) = (emu.create_stream()?, emu.create_stream()?);
         let pool = Arc::new(pool(&emu)?);
         // Eight blocks live at once (USED_HIGH = 8 blocks), then four of them cached, two
