@@ -9,9 +9,8 @@
 //! finds its allocation with one load) and in a bitset of granules ([`Starts`]: "which
 //! node contains this address", for copies and error messages); both change only when a
 //! node is split or merged, so the same-stream cycle of allocate and free updates no
-//! index and allocates nothing. Each node's owner (its *mark*) sits in the node's cache
-//! line, apart from the fields a stream's fast path writes, so a free reads one line per
-//! node to decide its merges: the line it needs anyway when it merges.
+//! index and allocates nothing. A dense array of one word per node says what each node
+//! is, so a free decides its merges without touching its neighbours' nodes.
 
 #[cfg(test)]
 mod check;
@@ -47,8 +46,8 @@ const NIL: u32 = u32::MAX;
 /// Up to this many bins, a pool finds a stream's bin by a linear search.
 const LINEAR_BINS: usize = 8;
 
-/// The mark ([`Slot::mark`]) of a free range (or a recycled node); a live or cached
-/// block's mark names the stream that owns it ([`owned_mark`]).
+/// [`Blocks::marks`] of a free range (or a recycled node); a live or cached block's mark
+/// names the stream that owns it ([`owned_mark`]).
 const FREE: u64 = 0;
 
 /// The mark of a block owned by `stream`: the allocating stream while it is live, the
@@ -57,11 +56,6 @@ const FREE: u64 = 0;
 /// mark, and reads one to tell its own blocks from others' (`lanes.rs`).
 fn owned_mark(stream: u64) -> u64 {
     (stream << 1) | 1
-}
-
-/// The stream an owned mark names.
-fn marked_stream(mark: u64) -> u64 {
-    mark >> 1
 }
 
 /// What a node is.
@@ -74,9 +68,11 @@ enum Tag {
 
 /// One range of the pool. Flat rather than an enum of payloads: the hot transitions
 /// (cached to live and back) then write a few fields in place instead of moving a whole
-/// value through the stack. Its owner (the allocating stream while live, the freeing
-/// stream while cached) is its slot's mark ([`Slot`]).
+/// value through the stack. One cache line, aligned to it, so that reading a node never
+/// touches two lines and nodes of different streams written by different threads never
+/// share one.
 #[derive(Debug)]
+#[repr(align(64))]
 pub(crate) struct Node {
     addr: u64,
     len: u64,
@@ -84,6 +80,8 @@ pub(crate) struct Node {
     prev: u32,
     next: u32,
     tag: Tag,
+    /// Live: the allocating stream. Cached: the freeing stream.
+    stream: u64,
     /// Live: see [`Live::pos`]. Cached: see [`Cached::pos`].
     pos: u64,
     /// Cached: see [`Cached::dep_real`].
@@ -95,27 +93,18 @@ pub(crate) struct Node {
     clock: Option<Arc<Clock>>,
 }
 
-/// A node in the slab, with its owner beside it: one cache line, aligned to it, so that
-/// reading a node never touches two lines and nodes of different streams written by
-/// different threads never share one.
-#[derive(Debug)]
-#[repr(C, align(64))]
-struct Slot {
-    /// Who owns the node ([`owned_mark`], or [`FREE`]): written by slow paths only, read
-    /// by any path. The same-stream cycle never changes it (module docs of `lanes.rs`),
-    /// so a fast path reads its neighbours' marks here while their owners' fast paths
-    /// write the nodes beside them.
-    mark: AtomicU64,
-    /// Written by a slow path (alone) or by the fast path of the stream the mark names.
-    node: UnsafeCell<Node>,
-}
-
-const _: () = assert!(mem::size_of::<Slot>() == 64, "a node and its mark fill one cache line");
-
 impl Node {
     /// A range of unreserved address space.
     fn unreserved(addr: u64, len: u64, prev: u32, next: u32) -> Node {
-        Node { addr, len, prev, next, tag: Tag::Free, pos: 0, dep_real: 0, clock: None }
+        Node { addr, len, prev, next, tag: Tag::Free, stream: 0, pos: 0, dep_real: 0, clock: None }
+    }
+
+    /// What [`Blocks::marks`] holds for it.
+    fn mark(&self) -> u64 {
+        match self.tag {
+            Tag::Free => FREE,
+            Tag::Live | Tag::Cached => owned_mark(self.stream),
+        }
     }
 
     /// A cached block's free has executed on its stream `s`.
@@ -128,11 +117,10 @@ impl Node {
         self.pos
     }
 
-    /// Its tags as a cached block freed on `stream`.
-    fn cached(&self, stream: u64) -> Cached {
+    fn cached(&self) -> Cached {
         debug_assert_eq!(self.tag, Tag::Cached);
         Cached {
-            stream,
+            stream: self.stream,
             pos: self.pos,
             dep_real: self.dep_real,
             clock: Arc::clone(self.clock.as_ref().expect("a cached block has its free's clock")),
@@ -192,7 +180,10 @@ pub(crate) struct Blocks {
     gran: u64,
     base: u64,
     size: u64,
-    nodes: Vec<Slot>,
+    nodes: Vec<UnsafeCell<Node>>,
+    /// Per node, who owns it ([`Node::mark`]): dense, so neighbours are checked cheaply.
+    /// Written by slow paths only.
+    marks: Vec<AtomicU64>,
     /// Per node, its slot in the size bins that hold it (free and cached nodes); apart
     /// from the nodes so that reordering a heap touches little memory.
     slots: Vec<AtomicU32>,
@@ -237,6 +228,7 @@ impl Blocks {
             base,
             size,
             nodes: Vec::new(),
+            marks: Vec::new(),
             slots: Vec::new(),
             spare: Vec::new(),
             starts: Starts::new(granules)?,
@@ -250,7 +242,7 @@ impl Blocks {
             nonempty_bins: 0,
             free: SizeBins::new(gran),
         };
-        let id = b.new_node(Node::unreserved(base, size, NIL, NIL), FREE);
+        let id = b.new_node(Node::unreserved(base, size, NIL, NIL));
         b.index_start(base, id);
         b.free.insert(&mut SharedSlots(&b.slots), Entry { len: size, addr: base, id });
         Some(b)
@@ -281,7 +273,7 @@ impl Blocks {
     /// Makes node `id` a free range (dropping any clock).
     fn set_free(&mut self, id: u32) {
         self.set_mark(id, FREE);
-        let n = self.node_mut(id);
+        let n = self.nodes[id as usize].get_mut();
         n.tag = Tag::Free;
         n.clock = None;
     }
@@ -291,20 +283,21 @@ impl Blocks {
         (addr - self.base) >> self.gran.trailing_zeros()
     }
 
-    /// A node owned as `mark` says ([`owned_mark`], or [`FREE`] for a free range).
-    fn new_node(&mut self, node: Node, mark: u64) -> u32 {
+    fn new_node(&mut self, node: Node) -> u32 {
+        let m = node.mark();
         match self.spare.pop() {
             Some(id) => {
-                *self.node_mut(id) = node;
-                self.set_mark(id, mark);
+                *self.nodes[id as usize].get_mut() = node;
+                self.set_mark(id, m);
                 id
             }
             None => {
                 let cap = self.nodes.capacity();
-                self.nodes.push(Slot { mark: AtomicU64::new(mark), node: UnsafeCell::new(node) });
+                self.nodes.push(UnsafeCell::new(node));
                 if self.nodes.capacity() != cap {
-                    advise_huge(self.nodes.as_ptr().cast(), self.nodes.capacity() * mem::size_of::<Slot>());
+                    advise_huge(self.nodes.as_ptr().cast(), self.nodes.capacity() * mem::size_of::<Node>());
                 }
+                self.marks.push(AtomicU64::new(m));
                 self.slots.push(AtomicU32::new(0));
                 u32::try_from(self.nodes.len() - 1).expect("fewer than 2^32 blocks")
             }
@@ -319,25 +312,20 @@ impl Blocks {
     fn node(&self, id: u32) -> &Node {
         // SAFETY: the ownership rule (type docs): a slow path is alone; a fast path only
         // reads nodes its stream owns, which no other path writes meanwhile.
-        unsafe { &*self.nodes[id as usize].node.get() }
+        unsafe { &*self.nodes[id as usize].get() }
     }
 
     fn node_mut(&mut self, id: u32) -> &mut Node {
-        self.nodes[id as usize].node.get_mut()
+        self.nodes[id as usize].get_mut()
     }
 
     /// Who owns node `id` ([`owned_mark`], or [`FREE`]).
     fn mark(&self, id: u32) -> u64 {
-        self.nodes[id as usize].mark.load(Ordering::Relaxed)
-    }
-
-    /// The stream that owns live or cached node `id`.
-    fn owner(&self, id: u32) -> u64 {
-        marked_stream(self.mark(id))
+        self.marks[id as usize].load(Ordering::Relaxed)
     }
 
     fn set_mark(&mut self, id: u32, m: u64) {
-        *self.nodes[id as usize].mark.get_mut() = m;
+        *self.marks[id as usize].get_mut() = m;
     }
 
     /// The address of a chosen block.
@@ -347,8 +335,7 @@ impl Blocks {
 
     /// The tags of a chosen cached block, with its freeing stream.
     pub(crate) fn cached_tags(&self, p: Pick) -> (Arc<StreamShared>, Cached) {
-        let stream = &self.bins[p.bin as usize].stream;
-        (Arc::clone(stream), self.node(p.id).cached(stream.id))
+        (Arc::clone(&self.bins[p.bin as usize].stream), self.node(p.id).cached())
     }
 
     /// Rule a: the best cached block freed on `stream`.
@@ -390,8 +377,7 @@ impl Blocks {
     /// with the same tag and tags (the clock moves to it), indexed in `starts` but not in
     /// any bins. Returns the new node's id.
     fn split(&mut self, id: u32, len: u64) -> u32 {
-        let mark = self.mark(id);
-        let n = self.node_mut(id);
+        let n = self.nodes[id as usize].get_mut();
         let (addr, rest_len, next) = (n.addr + len, n.len - len, n.next);
         let rest = Node {
             addr,
@@ -399,11 +385,12 @@ impl Blocks {
             prev: id,
             next,
             tag: n.tag,
+            stream: n.stream,
             pos: n.pos,
             dep_real: n.dep_real,
             clock: n.clock.take(),
         };
-        let m = self.new_node(rest, mark);
+        let m = self.new_node(rest);
         self.node_mut(id).len = len;
         self.node_mut(id).next = m;
         if next != NIL {
@@ -417,7 +404,7 @@ impl Blocks {
     fn absorb(&mut self, id: u32, other: u32) {
         let o = self.node(other);
         let (oaddr, olen, oprev, onext) = (o.addr, o.len, o.prev, o.next);
-        let n = self.node_mut(id);
+        let n = self.nodes[id as usize].get_mut();
         if oaddr < n.addr {
             let old = mem::replace(&mut n.addr, oaddr);
             n.len += olen;
@@ -487,8 +474,9 @@ impl Blocks {
 
     fn make_live(&mut self, id: u32, (owner, pos): (u64, u64)) -> u64 {
         self.set_mark(id, owned_mark(owner));
-        let n = self.node_mut(id);
+        let n = self.nodes[id as usize].get_mut();
         n.tag = Tag::Live;
+        n.stream = owner;
         n.pos = pos;
         let (addr, len) = (n.addr, n.len);
         self.live += 1;
@@ -498,15 +486,13 @@ impl Blocks {
     }
 
     /// The node containing `addr`.
-    /// The node containing `addr`, with its owner's mark.
-    fn containing(&self, addr: u64) -> Option<(&Node, u64)> {
+    fn containing(&self, addr: u64) -> Option<&Node> {
         if addr < self.base || addr - self.base >= self.size {
             return None;
         }
         let g = self.starts.pred(self.granule(addr))?;
-        let id = self.at[g as usize] - 1;
-        let n = self.node(id);
-        (addr - n.addr < n.len).then_some((n, self.mark(id)))
+        let n = self.node(self.at[g as usize] - 1);
+        (addr - n.addr < n.len).then_some(n)
     }
 
     /// The live allocation starting at `addr` and its length, or why there is none.
@@ -518,7 +504,7 @@ impl Blocks {
                 return Ok((BlockId(id), n.len));
             }
         }
-        match self.containing(addr).map(|(n, _)| (n.tag, n.addr == addr)) {
+        match self.containing(addr).map(|n| (n.tag, n.addr == addr)) {
             Some((Tag::Live, _)) => Err("an interior pointer of a live allocation"),
             Some((Tag::Cached, true)) => Err("already freed (double free)"),
             Some((Tag::Cached, false)) => {
@@ -531,15 +517,13 @@ impl Blocks {
     /// The live allocation containing `addr`: its start, length and record.
     pub(crate) fn containing_live(&self, addr: u64) -> Option<(u64, u64, Live)> {
         self.containing(addr)
-            .filter(|(n, _)| n.tag == Tag::Live)
-            .map(|(n, mark)| (n.addr, n.len, Live { owner: marked_stream(mark), pos: n.pos }))
+            .filter(|n| n.tag == Tag::Live)
+            .map(|n| (n.addr, n.len, Live { owner: n.stream, pos: n.pos }))
     }
 
     /// The cached block containing `addr`: its start and tags.
     pub(crate) fn containing_cached_block(&self, addr: u64) -> Option<(u64, Cached)> {
-        self.containing(addr)
-            .filter(|(n, _)| n.tag == Tag::Cached)
-            .map(|(n, mark)| (n.addr, n.cached(marked_stream(mark))))
+        self.containing(addr).filter(|n| n.tag == Tag::Cached).map(|n| (n.addr, n.cached()))
     }
 
     /// Whether `addr` lies in memory that was allocated once (live, cached, or freed and
@@ -554,7 +538,8 @@ impl Blocks {
 
     /// The live allocation `b` (found with [`Blocks::live_block`]).
     pub(crate) fn live_record(&self, b: BlockId) -> Live {
-        Live { owner: self.owner(b.0), pos: self.node(b.0).pos }
+        let n = self.node(b.0);
+        Live { owner: n.stream, pos: n.pos }
     }
 
     /// Notes an access to the live allocation at `start`, keeping only the last access of
@@ -596,7 +581,7 @@ impl Blocks {
         if addr < base || end > base + size {
             return false;
         }
-        let Some((mut n, _)) = self.containing(addr) else { return false };
+        let Some(mut n) = self.containing(addr) else { return false };
         loop {
             if n.tag == Tag::Free {
                 return false;
@@ -619,7 +604,7 @@ impl Blocks {
         clock: &Arc<Clock>,
     ) {
         let id = b.0;
-        let n = self.node_mut(id);
+        let n = self.nodes[id as usize].get_mut();
         debug_assert_eq!(n.tag, Tag::Live);
         if !n.clock.as_ref().is_some_and(|c| Arc::ptr_eq(c, clock)) {
             n.clock = Some(Arc::clone(clock));
@@ -654,8 +639,9 @@ impl Blocks {
             self.absorb(id, other);
         }
         self.set_mark(id, mine);
-        let n = self.node_mut(id);
+        let n = self.nodes[id as usize].get_mut();
         n.tag = Tag::Cached;
+        n.stream = sid;
         n.pos = pos;
         n.dep_real = dep_real;
         let e = Entry { len: n.len, addr: n.addr, id };
@@ -699,7 +685,7 @@ impl Blocks {
     /// The caller decommits the memory.
     pub(crate) fn release(&mut self, b: BlockId, take: u64) {
         let id = b.0;
-        let (sid, len) = (self.owner(id), self.node(id).len);
+        let (sid, len) = (self.node(id).stream, self.node(id).len);
         let bin = self.bin_index(sid).expect("a cached block's bin");
         self.carve_cached(bin, id, len, take);
         self.set_free(id);

@@ -1,6 +1,6 @@
 //! The structure's invariants, checked by the tests after every step.
 
-use super::{Blocks, FREE, NIL, SharedSlots, Tag};
+use super::{Blocks, NIL, SharedSlots, Tag};
 
 impl Blocks {
     /// Checks the structure's invariants (tests).
@@ -21,7 +21,7 @@ impl Blocks {
                 "and only there"
             );
             assert_eq!(self.starting_at(n.addr), Some(id), "every range is found by its start");
-            assert_eq!(self.mark(id) == FREE, n.tag == Tag::Free, "owned nodes are marked, free ranges not");
+            assert_eq!(self.mark(id), n.mark(), "marks mirror the owners");
             let free = n.tag == Tag::Free;
             assert!(!(free && last_free), "free neighbours are merged");
             match n.tag {
@@ -32,7 +32,7 @@ impl Blocks {
                 }
                 Tag::Cached => {
                     assert!(n.clock.is_some(), "a cached block has its free's clock");
-                    let bin = self.bin(self.owner(id)).expect("a cached block's stream has a bin");
+                    let bin = self.bin(n.stream).expect("a cached block's stream has a bin");
                     assert!(bin.sizes().iter().any(|e| e.id == id && e.len == n.len && e.addr == n.addr));
                     cached += n.len;
                 }

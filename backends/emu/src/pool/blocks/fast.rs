@@ -29,8 +29,9 @@ impl Blocks {
         }
         // SAFETY: the block was cached in the stream's bin, so the stream owns it: no
         // other path writes it while the lane is held.
-        let n = unsafe { &mut *self.nodes[e.id as usize].node.get() };
+        let n = unsafe { &mut *self.nodes[e.id as usize].get() };
         n.tag = Tag::Live;
+        n.stream = stream;
         n.pos = pos;
         lane.add_live(1);
         lane.add_used(len as i64);
@@ -72,12 +73,13 @@ impl Blocks {
     ) {
         let bin = &self.bins[self.bin_index(stream.id).expect("fast_free_target found the stream's bin")];
         // SAFETY: the stream owns the block (`fast_free_target`) and its lane is held, so
-        // no other path writes the node now (others read only its mark, beside it).
-        let n = unsafe { &mut *self.nodes[id as usize].node.get() };
+        // no other path writes the node now.
+        let n = unsafe { &mut *self.nodes[id as usize].get() };
         if !n.clock.as_ref().is_some_and(|c| Arc::ptr_eq(c, clock)) {
             n.clock = Some(Arc::clone(clock));
         }
         n.tag = Tag::Cached;
+        n.stream = stream.id;
         n.pos = pos;
         n.dep_real = dep_real;
         let e = Entry { len: n.len, addr: n.addr, id };
