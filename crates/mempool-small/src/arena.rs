@@ -127,11 +127,6 @@ where
         i
     }
 
-    /// The free node spanning empty block `b`.
-    pub(crate) fn block_node(&self, b: u32) -> u32 {
-        self.blocks[b as usize].first
-    }
-
     pub(crate) fn new_node(&mut self, node: Node) -> u32 {
         match self.spare_nodes.pop() {
             Some(n) => {

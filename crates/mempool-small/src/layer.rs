@@ -345,7 +345,7 @@ where
         unsafe { self.pool.free_async(DevicePtr::from_addr(blk.addr), &arena.stream)? };
         // An empty block is one free node spanning it, in the free set only while it is
         // its stream's spare.
-        let n = st.block_node(b);
+        let n = blk.first;
         let arena = &mut st.arenas[blk.arena as usize];
         if let Some(i) = arena.parked.iter().position(|&(pb, _)| pb == b) {
             arena.parked.remove(i);
@@ -443,7 +443,7 @@ where
             let blocks = &state.blocks;
             if let Some(i) = arena.parked.iter().position(|&(b, _)| blocks[b as usize].size == bs) {
                 let (b, _) = arena.parked.remove(i);
-                let n = st.block_node(b);
+                let n = st.blocks[b as usize].first;
                 return Ok(st.carve(n, rounded, size));
             }
             let old: Vec<u32> = arena.parked.iter().filter(|&&(_, at)| now - at > PARK_AGE).map(|&(b, _)| b).collect();
