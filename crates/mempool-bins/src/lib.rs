@@ -160,7 +160,10 @@ impl SizeBins {
     }
 
     /// Adds a block (as the hot entry; the previous one moves into its heap).
-    #[inline]
+    ///
+    /// Always inlined, so that `e` stays in registers: read back from the caller's stack
+    /// as a whole, an entry just written field by field stalls the load on the stores.
+    #[inline(always)]
     pub fn insert(&mut self, slots: &mut impl Slots, e: Entry) {
         if let Some(old) = self.hot.replace(e) {
             self.heap_insert(slots, old);
@@ -173,6 +176,7 @@ impl SizeBins {
         self.count += 1;
     }
 
+    #[inline(never)]
     fn heap_insert(&mut self, slots: &mut impl Slots, e: Entry) {
         let c = self.class(e.len);
         if self.classes.len() <= c {

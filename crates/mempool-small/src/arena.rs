@@ -171,11 +171,15 @@ where
     }
 
     /// Makes free node `n` (out of its set) live with `rounded` bytes, splitting off the
-    /// rest as a free range.
+    /// rest as a free range, except a rest no request can use: at the end of a large
+    /// block and at most [`SMALL_LIMIT`] bytes, it could only ever merge back into this
+    /// range (its one neighbour), and no request of the large set fits it, so the range
+    /// keeps it (the same free ranges, as each set sees them, at every step).
     pub(crate) fn carve(&mut self, n: u32, rounded: u64, requested: u64) -> DevicePtr {
         let node = self.nodes[n as usize];
         let blk = self.blocks[node.block as usize];
-        if node.size > rounded {
+        let useless_rest = !blk.small && node.next == NIL && node.size - rounded <= SMALL_LIMIT;
+        if node.size > rounded && !useless_rest {
             let rest = Node {
                 addr: node.addr + rounded,
                 size: node.size - rounded,

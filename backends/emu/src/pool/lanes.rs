@@ -277,7 +277,8 @@ impl Lanes {
         if let Some(room) = headroom {
             let given = self.shared.given.load(Ordering::Relaxed).count_ones();
             // At most a pool's size, so a share fits a lane's signed delta.
-            let share = (room / u64::from(given.max(1))).min(i64::MAX as u64);
+            // One lane given (one stream at work) is the common case: no division then.
+            let share = if given <= 1 { room } else { room / u64::from(given) }.min(i64::MAX as u64);
             if self.shared.share.load(Ordering::Relaxed) != share {
                 self.shared.share.store(share, Ordering::Relaxed);
             }
