@@ -87,6 +87,8 @@ const EXACT: u64 = 64;
 /// Number of classes: the exact ones, then 8 per power of two up to 2^63 granules.
 const CLASSES: usize = EXACT as usize + (64 - 6) * 8;
 const WORDS: usize = CLASSES.div_ceil(64);
+// `SizeBins::words` has a bit per word.
+const _: () = assert!(WORDS < 64);
 
 /// Blocks indexed by size for exact best fit (see the crate docs).
 #[derive(Debug)]
@@ -97,6 +99,9 @@ pub struct SizeBins {
     classes: Vec<Vec<Entry>>,
     /// Bit `c` is set while class `c` holds blocks.
     nonempty: [u64; WORDS],
+    /// Bit `w` is set while word `w` of `nonempty` is not zero: the next class is found
+    /// without scanning the words between.
+    words: u64,
     /// The most recently inserted block, kept out of the heaps (see the crate docs).
     hot: Option<Entry>,
     count: usize,
@@ -119,7 +124,14 @@ impl SizeBins {
     /// length that is not a multiple of it still finds its class, by its whole units.
     pub fn new(gran: u64) -> SizeBins {
         let gran = gran.max(1).checked_next_power_of_two().unwrap_or(1 << 63);
-        SizeBins { shift: gran.trailing_zeros(), classes: Vec::new(), nonempty: [0; WORDS], hot: None, count: 0 }
+        SizeBins {
+            shift: gran.trailing_zeros(),
+            classes: Vec::new(),
+            nonempty: [0; WORDS],
+            words: 0,
+            hot: None,
+            count: 0,
+        }
     }
 
     #[inline]
@@ -142,21 +154,21 @@ impl SizeBins {
     /// The first non-empty class at or above `c`.
     #[inline]
     fn next_class(&self, c: usize) -> Option<usize> {
-        let mut w = c / 64;
+        let w = c / 64;
         if w >= WORDS {
             return None;
         }
-        let mut bits = self.nonempty[w] & (!0u64 << (c % 64));
-        loop {
-            if bits != 0 {
-                return Some(w * 64 + bits.trailing_zeros() as usize);
-            }
-            w += 1;
-            if w == WORDS {
-                return None;
-            }
-            bits = self.nonempty[w];
+        let bits = self.nonempty[w] & (!0u64 << (c % 64));
+        if bits != 0 {
+            return Some(w * 64 + bits.trailing_zeros() as usize);
         }
+        // The next non-empty word above `w` (WORDS < 64, so the shift is in range).
+        let above = self.words & (!0u64 << (w + 1));
+        if above == 0 {
+            return None;
+        }
+        let w = above.trailing_zeros() as usize;
+        Some(w * 64 + self.nonempty[w].trailing_zeros() as usize)
     }
 
     /// Adds a block (as the hot entry; the previous one moves into its heap).
@@ -187,6 +199,7 @@ impl SizeBins {
         let i = heap.len() - 1;
         sift_up(heap, slots, i);
         self.nonempty[c / 64] |= 1 << (c % 64);
+        self.words |= 1 << (c / 64);
     }
 
     /// Removes block `id` of length `len`.
@@ -220,6 +233,9 @@ impl SizeBins {
         }
         if heap.is_empty() {
             self.nonempty[c / 64] &= !(1 << (c % 64));
+            if self.nonempty[c / 64] == 0 {
+                self.words &= !(1 << (c / 64));
+            }
         }
     }
 
@@ -321,6 +337,9 @@ impl SizeBins {
         let mut n = usize::from(self.hot.is_some());
         if let Some(h) = self.hot {
             assert_eq!(slots.slot(h.id), HOT, "the hot entry's slot");
+        }
+        for (w, word) in self.nonempty.iter().enumerate() {
+            assert_eq!(self.words >> w & 1 == 1, *word != 0, "summary bit {w}");
         }
         for (c, heap) in self.classes.iter().enumerate() {
             assert_eq!(self.nonempty[c / 64] >> (c % 64) & 1 == 1, !heap.is_empty(), "class bit {c}");

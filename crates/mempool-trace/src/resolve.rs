@@ -57,8 +57,9 @@ pub(crate) struct Step {
 pub(crate) struct Resolved {
     /// `steps[i]` resolves row `i`: the loop reads these, not the rows.
     pub steps: Vec<Step>,
-    /// How many pointer slots the steps use: one per distinct pointer of the trace (a
-    /// caching allocator's trace reuses few addresses many times).
+    /// How many pointer slots the steps use: the most allocations live at once (a free
+    /// hands its slot to the next allocation, so the loop's slots stay few and in cache,
+    /// whether the trace reuses its addresses or, as a synthetic one may, never does).
     pub slots: usize,
     /// The live requested bytes after each row, when asked for (else empty).
     pub requested: Vec<u64>,
@@ -87,14 +88,7 @@ impl Ids {
         self.last = Some((id, index));
         index
     }
-
-    fn len(&self) -> usize {
-        self.map.len()
-    }
 }
-
-/// A pointer slot's allocation is not live.
-const NOT_LIVE: u64 = u64::MAX;
 
 /// Resolves `trace`: streams and events are numbered in order of first mention, pointers
 /// get slots. With `per_row`, the live requested bytes after each row are kept too.
@@ -105,10 +99,11 @@ const NOT_LIVE: u64 = u64::MAX;
 pub(crate) fn resolve(trace: &Trace, per_row: bool) -> Resolved {
     let mut streams = Ids::default();
     let mut events = Ids::default();
-    // A slot per distinct pointer; `live[slot]`: the requested size of its live
-    // allocation, or NOT_LIVE.
-    let mut ptrs = Ids::default();
+    // Each live pointer's slot, and `live[slot]`: the requested size of its allocation.
+    // A freed slot goes to the next allocation.
+    let mut slot_of: FxHashMap<u64, u32> = FxHashMap::default();
     let mut live: Vec<u64> = Vec::new();
+    let mut spare: Vec<u32> = Vec::new();
     let mut steps = Vec::with_capacity(trace.rows.len());
     let mut requested = Vec::with_capacity(if per_row { trace.rows.len() } else { 0 });
     let (mut now, mut high) = (0u64, 0u64);
@@ -117,31 +112,34 @@ pub(crate) fn resolve(trace: &Trace, per_row: bool) -> Resolved {
         let (stream, aux, size) = match row.op {
             Op::Allocate { ptr, size, stream } => {
                 let stream = streams.get(stream);
-                let slot = ptrs.get(ptr);
-                if slot as usize == live.len() {
-                    live.push(NOT_LIVE);
-                }
-                let old = std::mem::replace(&mut live[slot as usize], size);
-                if old != NOT_LIVE {
-                    // An allocation over a live one (not a valid trace): the old one is gone.
-                    now = now.saturating_sub(old);
-                }
+                let slot = match slot_of.get(&ptr) {
+                    Some(&slot) => {
+                        // An allocation over a live one (not a valid trace): the old one
+                        // is gone, its slot taken over.
+                        now = now.saturating_sub(live[slot as usize]);
+                        slot
+                    }
+                    None => {
+                        let slot = spare.pop().unwrap_or_else(|| {
+                            live.push(0);
+                            (live.len() - 1) as u32
+                        });
+                        slot_of.insert(ptr, slot);
+                        slot
+                    }
+                };
+                live[slot as usize] = size;
                 now = now.saturating_add(size);
                 high = high.max(now);
                 (stream, slot, size)
             }
             Op::Free { ptr, stream, .. } => {
                 let stream = streams.get(stream);
-                // A pointer never allocated gets a slot too (never live), found by the
-                // next lookup.
-                let slot = ptrs.get(ptr);
-                if slot as usize == live.len() {
-                    live.push(NOT_LIVE);
-                }
-                match std::mem::replace(&mut live[slot as usize], NOT_LIVE) {
-                    NOT_LIVE => (stream, UNKNOWN, 0),
-                    size => {
-                        now = now.saturating_sub(size);
+                match slot_of.remove(&ptr) {
+                    None => (stream, UNKNOWN, 0),
+                    Some(slot) => {
+                        now = now.saturating_sub(live[slot as usize]);
+                        spare.push(slot);
                         (stream, slot, 0)
                     }
                 }
@@ -163,7 +161,7 @@ pub(crate) fn resolve(trace: &Trace, per_row: bool) -> Resolved {
             requested.push(now);
         }
     }
-    Resolved { steps, slots: ptrs.len(), requested, requested_high: high }
+    Resolved { steps, slots: live.len(), requested, requested_high: high }
 }
 
 #[cfg(test)]
@@ -209,7 +207,7 @@ mod tests {
     }
 
     #[test]
-    fn indices_follow_first_mention_with_a_slot_per_pointer() {
+    fn indices_follow_first_mention_and_freed_slots_are_reused() {
         let trace = crate::parse(
             "1,0,allocate,0x1000,10,7\n1,0,record,5,,9\n1,0,free,0x1000,10,7\n\
              1,0,allocate,0x2000,20,9\n1,0,sync_event,5,,\n1,0,wait,3,,7\n",
@@ -217,8 +215,18 @@ mod tests {
         .unwrap();
         let r = resolve(&trace, false);
         let steps: Vec<(u32, u32)> = r.steps.iter().map(|s| (s.stream, s.aux)).collect();
-        assert_eq!(steps, [(0, 0), (1, 0), (0, 0), (1, 1), (0, 0), (0, 1)]);
-        assert_eq!((r.slots, r.requested_high), (2, 20));
+        // The second allocation takes the slot the free gave back.
+        assert_eq!(steps, [(0, 0), (1, 0), (0, 0), (1, 0), (0, 0), (0, 1)]);
+        assert_eq!((r.slots, r.requested_high), (1, 20));
+        // Two live at once take two slots; an allocation over a live pointer keeps its.
+        // (A trace the parser refuses, built from its rows.)
+        let odd = "1,0,allocate,0x1000,10,7\n1,0,allocate,0x2000,20,7\n1,0,allocate,0x1000,30,7\n\
+                   1,0,free,0x1000,30,7\n1,0,free,0x1000,30,7\n1,0,allocate,0x3000,5,7\n";
+        let rows = odd.lines().map(|l| crate::format::parse_row(l.trim()).unwrap()).collect();
+        let r = resolve(&Trace::from_rows(rows), false);
+        let aux: Vec<u32> = r.steps.iter().map(|s| s.aux).collect();
+        assert_eq!(aux, [0, 1, 0, 0, UNKNOWN, 0]);
+        assert_eq!((r.slots, r.requested_high), (2, 50));
         let bad = crate::Trace::from_rows(vec![crate::Row {
             thread: 1,
             time_ns: 0,
