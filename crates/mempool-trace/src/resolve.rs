@@ -36,11 +36,25 @@ pub(crate) fn kind(op: &Op) -> u8 {
     }
 }
 
+/// The kinds that name a stream the replay uses, in [`KINDS`]' order.
+pub(crate) const HAS_STREAM: [bool; 8] = [true, false, true, true, true, true, false, false];
+/// The kinds that name an event.
+pub(crate) const HAS_EVENT: [bool; 8] = [false, false, false, true, true, false, true, false];
+
+/// [`Step::flags`]: the row names a stream or an event for the first time (the replay
+/// creates its handles, in order of first mention, before the call).
+pub(crate) const NEW_HANDLES: u8 = 1;
+/// [`Step::flags`]: the first row of its kind (always timed).
+pub(crate) const FIRST_OF_KIND: u8 = 2;
+
 /// One row as the replay loop reads it: its kind, its handles as indices, its size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Step {
     /// The row's kind ([`kind`]).
     pub kind: u8,
+    /// [`NEW_HANDLES`] and [`FIRST_OF_KIND`]: what the loop does besides the call, known
+    /// before it runs, so that a common row tests one byte.
+    pub flags: u8,
     /// An `allocate` row's requested size (0 for other rows).
     pub size: u64,
     /// The row's stream, numbered 0, 1, ... in order of first mention (0 for rows without
@@ -65,6 +79,8 @@ pub(crate) struct Resolved {
     pub requested: Vec<u64>,
     /// The peak of the live requested bytes.
     pub requested_high: u64,
+    /// How many rows of each kind ([`KINDS`]' order).
+    pub counts: [u64; KINDS.len()],
 }
 
 /// Dense indices in order of first mention, the last one looked up remembered (most rows
@@ -107,6 +123,9 @@ pub(crate) fn resolve(trace: &Trace, per_row: bool) -> Resolved {
     let mut steps = Vec::with_capacity(trace.rows.len());
     let mut requested = Vec::with_capacity(if per_row { trace.rows.len() } else { 0 });
     let (mut now, mut high) = (0u64, 0u64);
+    let mut counts = [0u64; KINDS.len()];
+    // The handles the replay will have made before each row.
+    let (mut streams_made, mut events_made) = (0usize, 0usize);
     for row in &trace.rows {
         // (stream, aux, size) of the row.
         let (stream, aux, size) = match row.op {
@@ -155,13 +174,28 @@ pub(crate) fn resolve(trace: &Trace, per_row: bool) -> Resolved {
             Op::SyncEvent { event } => (0, events.get(event), 0),
             Op::SyncDevice => (0, 0, 0),
         };
-        let step = Step { kind: kind(&row.op), size, stream, aux };
-        steps.push(step);
+        let kind = kind(&row.op);
+        let k = usize::from(kind);
+        let mut flags = 0;
+        if counts[k] == 0 {
+            flags |= FIRST_OF_KIND;
+        }
+        counts[k] += 1;
+        // Indices are numbered in order of first mention, so a new one is the next one.
+        if HAS_STREAM[k] && stream as usize == streams_made {
+            streams_made += 1;
+            flags |= NEW_HANDLES;
+        }
+        if HAS_EVENT[k] && aux as usize == events_made {
+            events_made += 1;
+            flags |= NEW_HANDLES;
+        }
+        steps.push(Step { kind, flags, size, stream, aux });
         if per_row {
             requested.push(now);
         }
     }
-    Resolved { steps, slots: live.len(), requested, requested_high: high }
+    Resolved { steps, slots: live.len(), requested, requested_high: high, counts }
 }
 
 #[cfg(test)]
@@ -217,6 +251,12 @@ mod tests {
         let steps: Vec<(u32, u32)> = r.steps.iter().map(|s| (s.stream, s.aux)).collect();
         // The second allocation takes the slot the free gave back.
         assert_eq!(steps, [(0, 0), (1, 0), (0, 0), (1, 0), (0, 0), (0, 1)]);
+        // New handles (stream 7, then stream 9 and event 5, then event 3) and each kind's
+        // first row are marked; the kinds are counted.
+        let flags: Vec<u8> = r.steps.iter().map(|s| s.flags).collect();
+        let (new, first) = (NEW_HANDLES, FIRST_OF_KIND);
+        assert_eq!(flags, [new | first, new | first, first, 0, first, new | first]);
+        assert_eq!(r.counts, [2, 0, 1, 1, 1, 0, 1, 0]);
         assert_eq!((r.slots, r.requested_high), (1, 20));
         // Two live at once take two slots; an allocation over a live pointer keeps its.
         // (A trace the parser refuses, built from its rows.)

@@ -9,7 +9,10 @@
 
 use super::{OpTime, ReplayError, Sample};
 use crate::format::{Op, Trace};
-use crate::resolve::{ALLOCATE, ALLOCATE_FAILURE, FREE, KINDS, RECORD, Resolved, SYNC_EVENT, SYNC_STREAM, Step, WAIT};
+use crate::resolve::{
+    ALLOCATE, ALLOCATE_FAILURE, FIRST_OF_KIND, FREE, HAS_EVENT, HAS_STREAM, KINDS, NEW_HANDLES, RECORD, Resolved,
+    SYNC_EVENT, SYNC_STREAM, Step, WAIT,
+};
 use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator};
 use mempool_hal::{Device, DevicePtr, MemPool, MemPoolExt};
 use mempool_small::SmallBlocks;
@@ -153,15 +156,9 @@ fn timed(i: usize) -> bool {
     (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> SHIFT == 0
 }
 
-/// The kinds that name a stream the replay uses, in [`KINDS`]' order.
-const HAS_STREAM: [bool; 8] = [true, false, true, true, true, true, false, false];
-/// The kinds that name an event.
-const HAS_EVENT: [bool; 8] = [false, false, false, true, true, false, true, false];
-
-/// A kind's calls: how many, how many timed, and the estimate of their total time.
+/// A kind's timed calls: how many, and the estimate of the total time of all its calls.
 #[derive(Debug, Clone, Copy, Default)]
 struct Acc {
-    count: u64,
     timed: u64,
     /// Each timed call's nanoseconds over the chance it had to be timed (1 for a kind's
     /// first call, 1/[`TIMED_ONE_IN`] after): an unbiased estimate of the kind's total.
@@ -257,31 +254,32 @@ pub(super) fn run<T: Target>(
     let mut off_clock = Duration::ZERO;
     let start = Instant::now();
     for (i, &step) in r.steps.iter().enumerate() {
-        let k = usize::from(step.kind);
-        // Handles are created on first mention (stream first), off the clock.
-        let new_stream = HAS_STREAM[k] && step.stream as usize >= streams.len();
-        if new_stream || (HAS_EVENT[k] && step.aux as usize >= events.len()) {
-            let t0 = Instant::now();
-            if new_stream {
-                streams.push(t.stream().map_err(|e| hal(i, e))?);
+        // A common row tests one byte here: handles and first calls are marked beforehand.
+        if step.flags != 0 {
+            let k = usize::from(step.kind);
+            if step.flags & NEW_HANDLES != 0 {
+                // Created on first mention (stream first), off the clock.
+                let t0 = Instant::now();
+                if HAS_STREAM[k] && step.stream as usize >= streams.len() {
+                    streams.push(t.stream().map_err(|e| hal(i, e))?);
+                }
+                if HAS_EVENT[k] && step.aux as usize >= events.len() {
+                    events.push(t.event().map_err(|e| hal(i, e))?);
+                }
+                off_clock += t0.elapsed();
             }
-            if HAS_EVENT[k] && step.aux as usize >= events.len() {
-                events.push(t.event().map_err(|e| hal(i, e))?);
+            if step.flags & FIRST_OF_KIND != 0 {
+                order.push(k);
             }
-            off_clock += t0.elapsed();
         }
-        let a = &mut acc[k];
-        let first = a.count == 0;
-        if first {
-            order.push(k);
-        }
-        a.count += 1;
-        let done = if first || timed(i) {
+        let done = if step.flags & FIRST_OF_KIND != 0 || timed(i) {
             let t0 = Instant::now();
             let done = call(t, step, &streams, &events, &mut slots, &mut skipped);
             let ns = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            let a = &mut acc[usize::from(step.kind)];
             a.timed += 1;
-            a.estimate_ns = a.estimate_ns.saturating_add(if first { ns } else { ns.saturating_mul(TIMED_ONE_IN) });
+            let weight = if step.flags & FIRST_OF_KIND != 0 { 1 } else { TIMED_ONE_IN };
+            a.estimate_ns = a.estimate_ns.saturating_add(ns.saturating_mul(weight));
             done
         } else {
             call(t, step, &streams, &events, &mut slots, &mut skipped)
@@ -311,7 +309,7 @@ pub(super) fn run<T: Target>(
         .into_iter()
         .map(|k| OpTime {
             action: KINDS[k],
-            count: acc[k].count,
+            count: r.counts[k],
             timed: acc[k].timed,
             total: Duration::from_nanos(acc[k].estimate_ns),
         })
