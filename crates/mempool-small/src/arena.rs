@@ -62,8 +62,9 @@ pub(crate) struct Arena<S> {
     /// An empty small block kept for the next request (its range is in the free set).
     pub(crate) spare: Option<u32>,
     /// Small ranges freed on this stream lately, oldest first, not merged yet: a request of
-    /// the same rounded size takes one back at once.
-    pub(crate) hot: Vec<u32>,
+    /// the same rounded size takes one back at once. Each with its size, so that finding
+    /// one reads no node.
+    pub(crate) hot: Vec<(u32, u64)>,
     /// Empty blocks of at least [`PARK_MIN`] kept whole for a request of the same block
     /// size (out of the free set; its range is its first node): (block, the stream's
     /// block-request count when parked).
@@ -339,6 +340,10 @@ where
         }
         let mut sets = BTreeSet::new();
         for arena in &self.arenas {
+            for &(n, size) in &arena.hot {
+                let node = &self.nodes[n as usize];
+                assert!(!node.free && size == node.size, "hot range {n} is held at its size");
+            }
             for set in &arena.free {
                 // The check only reads the slots (through a copy of the nodes).
                 let mut nodes = self.nodes.clone();

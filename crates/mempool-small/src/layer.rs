@@ -296,7 +296,7 @@ where
     /// Frees the unmerged ranges of arena `a` for good.
     pub(crate) fn flush_hot(&self, st: &mut State<D>, a: u32) -> Result<()> {
         let hot = std::mem::take(&mut st.arenas[a as usize].hot);
-        for &n in &hot {
+        for &(n, _) in &hot {
             if let Some(b) = st.free_node(n) {
                 self.emptied(st, b)?;
             }
@@ -397,8 +397,8 @@ where
         if c == 0 {
             let st = &mut *st;
             let hot = &mut st.arenas[a as usize].hot;
-            if let Some(i) = hot.iter().rposition(|&n| st.nodes[n as usize].size == rounded) {
-                let n = hot.remove(i);
+            if let Some(i) = hot.iter().rposition(|&(_, size)| size == rounded) {
+                let (n, _) = hot.remove(i);
                 return Ok(st.revive(n, size));
             }
         }

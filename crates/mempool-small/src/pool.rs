@@ -78,11 +78,11 @@ where
             st.nodes[n as usize].requested = 0;
             let n = if blk.small {
                 let hot = &mut st.arenas[blk.arena as usize].hot;
-                hot.push(n);
+                hot.push((n, node.size));
                 if hot.len() <= HOT {
                     return Ok(());
                 }
-                hot.remove(0)
+                hot.remove(0).0
             } else {
                 n
             };
