@@ -47,15 +47,23 @@ const NIL: u32 = u32::MAX;
 const LINEAR_BINS: usize = 8;
 
 /// [`Blocks::marks`] of a free range (or a recycled node); a live or cached block's mark
-/// names the stream that owns it ([`owned_mark`]).
+/// names the stream that owns it and says which of the two it is ([`live_mark`],
+/// [`cached_mark`]).
 const FREE: u64 = 0;
 
-/// The mark of a block owned by `stream`: the allocating stream while it is live, the
-/// freeing stream while it is cached. The same-stream cycle (allocate what the stream
-/// freed, free what it allocated) never changes it, so a stream's fast path writes no
-/// mark, and reads one to tell its own blocks from others' (`lanes.rs`).
-fn owned_mark(stream: u64) -> u64 {
-    (stream << 1) | 1
+/// The mark of a live block allocated on `stream`. A block is owned by the allocating
+/// stream while it is live and by the freeing stream while it is cached, so the
+/// same-stream cycle (allocate what the stream freed, free what it allocated) flips a
+/// mark between the stream's two values only: a stream's fast path writes its own marks
+/// and reads others' to tell its own blocks from theirs (`lanes.rs`), and a free decides
+/// its merges from its neighbours' marks alone, without reading their nodes.
+fn live_mark(stream: u64) -> u64 {
+    (stream << 2) | 1
+}
+
+/// The mark of a block cached by a free on `stream` (see [`live_mark`]).
+fn cached_mark(stream: u64) -> u64 {
+    (stream << 2) | 3
 }
 
 /// What a node is.
@@ -103,7 +111,8 @@ impl Node {
     fn mark(&self) -> u64 {
         match self.tag {
             Tag::Free => FREE,
-            Tag::Live | Tag::Cached => owned_mark(self.stream),
+            Tag::Live => live_mark(self.stream),
+            Tag::Cached => cached_mark(self.stream),
         }
     }
 
@@ -172,7 +181,8 @@ impl Bin {
 /// methods (`blocks/fast.rs`) belongs to a slow path, alone with the pool's state. A fast
 /// path of stream S holds S's lane and a `&Blocks` shared with other streams' fast paths;
 /// it reads the structure's shared parts (granule index, bins' streams, marks) and writes
-/// only what S owns: S's bin, the nodes whose mark names S, and their slots. Those sit in
+/// only what S owns: S's bin, the nodes whose mark names S, their slots and marks (a mark
+/// only between S's own two values). Those sit in
 /// cells (`UnsafeCell`, relaxed atomics) for that reason.
 #[derive(Debug)]
 pub(crate) struct Blocks {
@@ -181,8 +191,9 @@ pub(crate) struct Blocks {
     base: u64,
     size: u64,
     nodes: Vec<UnsafeCell<Node>>,
-    /// Per node, who owns it ([`Node::mark`]): dense, so neighbours are checked cheaply.
-    /// Written by slow paths only.
+    /// Per node, who owns it and whether it is live or cached ([`Node::mark`]): dense, so
+    /// neighbours are checked cheaply. Written by slow paths, and by a stream's fast path
+    /// for the blocks it owns, between the stream's two marks only.
     marks: Vec<AtomicU64>,
     /// Per node, its slot in the size bins that hold it (free and cached nodes); apart
     /// from the nodes so that reordering a heap touches little memory.
@@ -319,13 +330,20 @@ impl Blocks {
         self.nodes[id as usize].get_mut()
     }
 
-    /// Who owns node `id` ([`owned_mark`], or [`FREE`]).
+    /// Who owns node `id`, live or cached ([`live_mark`], [`cached_mark`]), or [`FREE`].
     fn mark(&self, id: u32) -> u64 {
         self.marks[id as usize].load(Ordering::Relaxed)
     }
 
     fn set_mark(&mut self, id: u32, m: u64) {
         *self.marks[id as usize].get_mut() = m;
+    }
+
+    /// A fast path's write of a mark of its stream's own block: from one of the stream's
+    /// two marks to the other (the ownership rule of the type docs).
+    fn set_own_mark(&self, id: u32, m: u64) {
+        debug_assert_eq!(self.mark(id) >> 2, m >> 2, "a fast path keeps the owner");
+        self.marks[id as usize].store(m, Ordering::Relaxed);
     }
 
     /// The address of a chosen block.
@@ -473,7 +491,7 @@ impl Blocks {
     }
 
     fn make_live(&mut self, id: u32, (owner, pos): (u64, u64)) -> u64 {
-        self.set_mark(id, owned_mark(owner));
+        self.set_mark(id, live_mark(owner));
         let n = self.nodes[id as usize].get_mut();
         n.tag = Tag::Live;
         n.stream = owner;
@@ -626,9 +644,9 @@ impl Blocks {
             None => self.new_bin(stream),
         };
         let was_empty = self.bins[bin].sizes().is_empty();
-        let mine = owned_mark(sid);
+        let mine = cached_mark(sid);
         for other in [self.node(id).prev, self.node(id).next] {
-            if other == NIL || self.mark(other) != mine || self.node(other).tag != Tag::Cached {
+            if other == NIL || self.mark(other) != mine {
                 continue;
             }
             let o = self.node(other);

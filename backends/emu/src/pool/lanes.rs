@@ -29,9 +29,12 @@
 //!
 //! Without the exclusive guard a fast path only reads the pool's state, except what its
 //! stream owns, which only it (or a slow path, alone) writes: its stream's size bins, the
-//! nodes of the blocks its stream allocated (live) or freed (cached), their heap slots,
-//! and its lane's counters. A node's owner is in the pool's marks (`blocks.rs`), which only
-//! slow paths change, so a fast path can tell its own blocks from others' with one read.
+//! nodes of the blocks its stream allocated (live) or freed (cached), their heap slots and
+//! marks, and its lane's counters. A node's owner, and whether it is live or cached, is in
+//! the pool's marks (`blocks.rs`): only slow paths change a mark's owner, and a fast path
+//! flips a mark of its own stream between its live and cached values only, so a fast path
+//! tells its own blocks from others' (and a neighbour it would merge with) with one read,
+//! whatever the other streams' fast paths write meanwhile.
 //! Counters the slow paths read (USED, the live count, the non-empty bins, the rule-a
 //! count) change in the lane as signed deltas, which every slow path folds into the
 //! pool's counters first: every snapshot is exact, and taken at one instant.

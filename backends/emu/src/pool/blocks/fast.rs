@@ -2,7 +2,7 @@
 //! stream's lane runs without the pool's lock, each making exactly the change the slow
 //! path's `take_cached` and `cache` make in that case, on what the stream owns only.
 
-use super::{Blocks, Entry, NIL, SharedSlots, Tag, owned_mark};
+use super::{Blocks, Entry, NIL, SharedSlots, Tag, cached_mark, live_mark};
 use crate::clock::Clock;
 use crate::pool::lanes::LaneGuard;
 use crate::stream::StreamShared;
@@ -22,7 +22,7 @@ impl Blocks {
         if e.len != len {
             return None;
         }
-        debug_assert_eq!(self.mark(e.id), owned_mark(stream), "a block in a stream's bin is the stream's");
+        debug_assert_eq!(self.mark(e.id), cached_mark(stream), "a block in a stream's bin is the stream's");
         sizes.remove(&mut SharedSlots(&self.slots), e.id, len);
         if sizes.is_empty() {
             lane.add_nonempty(-1);
@@ -30,6 +30,7 @@ impl Blocks {
         // SAFETY: the block was cached in the stream's bin, so the stream owns it: no
         // other path writes it while the lane is held.
         let n = unsafe { &mut *self.nodes[e.id as usize].get() };
+        self.set_own_mark(e.id, live_mark(stream));
         n.tag = Tag::Live;
         n.stream = stream;
         n.pos = pos;
@@ -44,17 +45,17 @@ impl Blocks {
     /// the slow path refuses): nothing changed.
     pub(crate) fn fast_free_target(&self, addr: u64, stream: u64) -> Option<u32> {
         let id = self.starting_at(addr)?;
-        let mine = owned_mark(stream);
-        if self.mark(id) != mine || !self.accesses.is_empty() {
+        if self.mark(id) != live_mark(stream) || !self.accesses.is_empty() {
             return None;
         }
         // The stream owns it: its node is read by no one else's write.
         let n = self.node(id);
-        if n.tag != Tag::Live {
-            return None;
-        }
+        debug_assert_eq!(n.tag, Tag::Live);
+        // A neighbour cached by this stream would merge: the slow path does that. Another
+        // stream may flip its own marks meanwhile, never to one of this stream's.
+        let mine = cached_mark(stream);
         for other in [n.prev, n.next] {
-            if other != NIL && self.mark(other) == mine && self.node(other).tag == Tag::Cached {
+            if other != NIL && self.mark(other) == mine {
                 return None;
             }
         }
@@ -78,6 +79,7 @@ impl Blocks {
         if !n.clock.as_ref().is_some_and(|c| Arc::ptr_eq(c, clock)) {
             n.clock = Some(Arc::clone(clock));
         }
+        self.set_own_mark(id, cached_mark(stream.id));
         n.tag = Tag::Cached;
         n.stream = stream.id;
         n.pos = pos;
