@@ -82,7 +82,7 @@ pub(crate) struct State<D: Device> {
     pub(crate) blocks: Vec<Block>,
     pub(crate) spare_blocks: Vec<u32>,
     /// Carved live ranges by address.
-    pub(crate) live: FxHashMap<u64, u32>,
+    pub(crate) live: LiveRanges,
     /// Passed-through live allocations by address: (requested, rounded).
     pub(crate) direct: FxHashMap<u64, (u64, u64)>,
     pub(crate) pending: Vec<(u32, D::Event)>,
@@ -91,6 +91,43 @@ pub(crate) struct State<D: Device> {
     pub(crate) last_block_size: (u64, u64),
     pub(crate) events: Vec<D::Event>,
     pub(crate) stats: SmallStats,
+}
+
+/// The carved ranges that are live, by start address: each allocation inserts one and
+/// each free removes one, so the table is on the hot path. A carved address is never live
+/// twice (ranges of held blocks do not overlap, and a free removes the address before its
+/// range can be carved again), so an insert needs no lookup first.
+#[derive(Default)]
+pub(crate) struct LiveRanges(hashbrown::HashTable<(u64, u32)>);
+
+impl LiveRanges {
+    fn hash(addr: u64) -> u64 {
+        use std::hash::BuildHasher;
+        rustc_hash::FxBuildHasher.hash_one(addr)
+    }
+
+    /// Adds `addr` (not live) with its node.
+    pub(crate) fn insert_new(&mut self, addr: u64, node: u32) {
+        debug_assert!(!self.contains(addr), "{addr:#x} is live already");
+        self.0.insert_unique(Self::hash(addr), (addr, node), |&(a, _)| Self::hash(a));
+    }
+
+    /// Takes `addr` out; its node, or `None` when it was not live.
+    pub(crate) fn remove(&mut self, addr: u64) -> Option<u32> {
+        let entry = self.0.find_entry(Self::hash(addr), |&(a, _)| a == addr).ok()?;
+        Some(entry.remove().0.1)
+    }
+
+    /// Whether `addr` is the start of a live range.
+    pub(crate) fn contains(&self, addr: u64) -> bool {
+        self.0.find(Self::hash(addr), |&(a, _)| a == addr).is_some()
+    }
+
+    /// How many ranges are live.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
 }
 
 /// The free set of a rounded size: 0 for small blocks, 1 for large ones.
@@ -210,7 +247,7 @@ where
             }
         }
         self.blocks[node.block as usize].used += 1;
-        self.live.insert(node.addr, n);
+        self.live.insert_new(node.addr, n);
         let s = &mut self.stats;
         s.requested_current += requested;
         s.requested_high = s.requested_high.max(s.requested_current);
@@ -223,7 +260,7 @@ where
         let node = &mut self.nodes[n as usize];
         node.requested = requested;
         let addr = node.addr;
-        self.live.insert(addr, n);
+        self.live.insert_new(addr, n);
         let s = &mut self.stats;
         s.requested_current += requested;
         s.requested_high = s.requested_high.max(s.requested_current);
@@ -305,6 +342,7 @@ where
     pub(crate) fn check(&self) {
         use std::collections::BTreeSet;
         let mut listed = BTreeSet::new();
+        let mut in_use = 0usize;
         for (b, blk) in self.blocks.iter().enumerate() {
             if blk.size == 0 {
                 continue;
@@ -325,6 +363,7 @@ where
             }
             assert_eq!(at, blk.addr + blk.size, "block {b}'s nodes tile it");
             assert_eq!(used, blk.used, "block {b}'s ranges in use");
+            in_use += used as usize;
             let parked = arena.parked.iter().any(|&(pb, _)| pb == b);
             if blk.used == 0 {
                 assert_eq!(free, [blk.first], "an empty block is one free range");
@@ -356,5 +395,11 @@ where
             }
         }
         assert_eq!(sets, listed, "the free sets hold exactly the free ranges to carve");
+        let hot: usize = self.arenas.iter().map(|a| a.hot.len()).sum();
+        assert_eq!(
+            self.live.len() + self.pending.len() + hot,
+            in_use,
+            "a range in use is live, pending or hot"
+        );
     }
 }

@@ -9,7 +9,7 @@ use std::hash::Hash;
 use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::arena::{State, class};
+use crate::arena::{LiveRanges, State, class};
 use crate::stats::SmallStats;
 use crate::{ALIGN, LARGE_BLOCK, PARK_AGE, PARK_MIN, PARKED, SMALL_BLOCK, SMALL_LIMIT};
 
@@ -141,7 +141,7 @@ where
                 spare_nodes: Vec::new(),
                 blocks: Vec::new(),
                 spare_blocks: Vec::new(),
-                live: FxHashMap::default(),
+                live: LiveRanges::default(),
                 direct: FxHashMap::default(),
                 pending: Vec::new(),
                 last_block_size: (0, 0),
@@ -172,7 +172,7 @@ where
     /// refused.
     pub fn is_live(&self, ptr: DevicePtr) -> bool {
         let st = self.lock();
-        st.live.contains_key(&ptr.addr()) || st.direct.contains_key(&ptr.addr())
+        st.live.contains(ptr.addr()) || st.direct.contains_key(&ptr.addr())
     }
 
     /// Resets the high-water marks of [`SmallStats`] to their current values.

@@ -46,7 +46,7 @@ where
     /// The pool's errors for a passed-through allocation.
     unsafe fn free_async(&self, ptr: DevicePtr, stream: &D::Stream) -> Result<()> {
         let mut st = self.lock();
-        if let Some(n) = st.live.remove(&ptr.addr()) {
+        if let Some(n) = st.live.remove(ptr.addr()) {
             let node = st.nodes[n as usize];
             let blk = st.blocks[node.block as usize];
             if st.arenas[blk.arena as usize].stream != *stream {
@@ -55,14 +55,14 @@ where
                     None => match self.dev.create_event() {
                         Ok(ev) => ev,
                         Err(e) => {
-                            st.live.insert(ptr.addr(), n);
+                            st.live.insert_new(ptr.addr(), n);
                             return Err(e);
                         }
                     },
                 };
                 if let Err(e) = self.dev.record_event(&ev, stream) {
                     st.events.push(ev);
-                    st.live.insert(ptr.addr(), n);
+                    st.live.insert_new(ptr.addr(), n);
                     return Err(e.with_op("free_async"));
                 }
                 st.pending.push((n, ev));
