@@ -2,6 +2,7 @@
 //! hot and parked blocks), the blocks taken from the pool and the ranges (nodes) that tile
 //! them, carving a range and merging it back.
 
+use crate::live::LiveRanges;
 use crate::stats::SmallStats;
 use crate::{ALIGN, HOT, SMALL_LIMIT};
 use mempool_bins::{Entry, SizeBins, Slots};
@@ -91,43 +92,6 @@ pub(crate) struct State<D: Device> {
     pub(crate) last_block_size: (u64, u64),
     pub(crate) events: Vec<D::Event>,
     pub(crate) stats: SmallStats,
-}
-
-/// The carved ranges that are live, by start address: each allocation inserts one and
-/// each free removes one, so the table is on the hot path. A carved address is never live
-/// twice (ranges of held blocks do not overlap, and a free removes the address before its
-/// range can be carved again), so an insert needs no lookup first.
-#[derive(Default)]
-pub(crate) struct LiveRanges(hashbrown::HashTable<(u64, u32)>);
-
-impl LiveRanges {
-    fn hash(addr: u64) -> u64 {
-        use std::hash::BuildHasher;
-        rustc_hash::FxBuildHasher.hash_one(addr)
-    }
-
-    /// Adds `addr` (not live) with its node.
-    pub(crate) fn insert_new(&mut self, addr: u64, node: u32) {
-        debug_assert!(!self.contains(addr), "{addr:#x} is live already");
-        self.0.insert_unique(Self::hash(addr), (addr, node), |&(a, _)| Self::hash(a));
-    }
-
-    /// Takes `addr` out; its node, or `None` when it was not live.
-    pub(crate) fn remove(&mut self, addr: u64) -> Option<u32> {
-        let entry = self.0.find_entry(Self::hash(addr), |&(a, _)| a == addr).ok()?;
-        Some(entry.remove().0.1)
-    }
-
-    /// Whether `addr` is the start of a live range.
-    pub(crate) fn contains(&self, addr: u64) -> bool {
-        self.0.find(Self::hash(addr), |&(a, _)| a == addr).is_some()
-    }
-
-    /// How many ranges are live.
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.0.len()
-    }
 }
 
 /// The free set of a rounded size: 0 for small blocks, 1 for large ones.
@@ -396,10 +360,6 @@ where
         }
         assert_eq!(sets, listed, "the free sets hold exactly the free ranges to carve");
         let hot: usize = self.arenas.iter().map(|a| a.hot.len()).sum();
-        assert_eq!(
-            self.live.len() + self.pending.len() + hot,
-            in_use,
-            "a range in use is live, pending or hot"
-        );
+        assert_eq!(self.live.len() + self.pending.len() + hot, in_use, "a range in use is live, pending or hot");
     }
 }

@@ -9,7 +9,8 @@ use std::hash::Hash;
 use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::arena::{LiveRanges, State, class};
+use crate::arena::{State, class};
+use crate::live::LiveRanges;
 use crate::stats::SmallStats;
 use crate::{ALIGN, LARGE_BLOCK, PARK_AGE, PARK_MIN, PARKED, SMALL_BLOCK, SMALL_LIMIT};
 

@@ -164,6 +164,7 @@
 //! | `layer.rs` | [`SmallBlocks`]: construction, the small and direct paths, pending cross-stream frees, giving blocks back, drop |
 //! | `pool.rs` | [`SmallBlocks`] as a [`MemPool`]: allocation, the stream-ordered free, attributes |
 //! | `arena.rs` | the bookkeeping: per-stream arenas, blocks and their ranges, free sets, carving and merging |
+//! | `live.rs` | the live carved ranges by address (the table every allocation and free touches) |
 //! | `stats.rs` | [`SmallStats`] |
 
 // The crate docs name these.
@@ -172,6 +173,7 @@ use mempool_hal::{Device, MemPool, attr::ReuseAllowInternalDependencies};
 
 mod arena;
 mod layer;
+mod live;
 mod pool;
 mod stats;
 
