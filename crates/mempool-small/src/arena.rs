@@ -74,6 +74,9 @@ pub(crate) struct Arena<S> {
     pub(crate) ticks: u64,
 }
 
+/// How many block sizes [`State::block_sizes`] remembers.
+pub(crate) const BLOCK_SIZES: usize = 8;
+
 pub(crate) struct State<D: Device> {
     pub(crate) arenas: Vec<Arena<D::Stream>>,
     pub(crate) arena_of: FxHashMap<D::Stream, u32>,
@@ -87,9 +90,11 @@ pub(crate) struct State<D: Device> {
     /// Passed-through live allocations by address: (requested, rounded).
     pub(crate) direct: FxHashMap<u64, (u64, u64)>,
     pub(crate) pending: Vec<(u32, D::Event)>,
-    /// The last block size computed: (rounded request, block size). A training loop asks
-    /// for the same sizes in turn.
-    pub(crate) last_block_size: (u64, u64),
+    /// The last block sizes computed: (rounded request, block size), replaced in turn. A
+    /// training loop asks for the same few sizes over and over.
+    pub(crate) block_sizes: [(u64, u64); BLOCK_SIZES],
+    /// The entry of `block_sizes` to replace next.
+    pub(crate) next_block_size: usize,
     pub(crate) events: Vec<D::Event>,
     pub(crate) stats: SmallStats,
 }

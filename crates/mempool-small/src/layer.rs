@@ -9,7 +9,7 @@ use std::hash::Hash;
 use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::arena::{State, class};
+use crate::arena::{BLOCK_SIZES, State, class};
 use crate::live::LiveRanges;
 use crate::stats::SmallStats;
 use crate::{ALIGN, LARGE_BLOCK, PARK_AGE, PARK_MIN, PARKED, SMALL_BLOCK, SMALL_LIMIT};
@@ -145,7 +145,8 @@ where
                 live: LiveRanges::default(),
                 direct: FxHashMap::default(),
                 pending: Vec::new(),
-                last_block_size: (0, 0),
+                block_sizes: [(0, 0); BLOCK_SIZES],
+                next_block_size: 0,
                 events: Vec::new(),
                 stats: SmallStats::default(),
             }),
@@ -423,13 +424,15 @@ where
                 }
             }
         }
-        let bs = match st.last_block_size {
-            (r, bs) if r == rounded => bs,
-            _ => {
+        let bs = match st.block_sizes.iter().find(|&&(r, _)| r == rounded) {
+            Some(&(_, bs)) => bs,
+            None => {
                 let bs = self
                     .block_size(rounded)
                     .ok_or_else(|| Error::invalid_param("malloc_async", "size overflows when rounded"))?;
-                st.last_block_size = (rounded, bs);
+                let i = st.next_block_size;
+                st.block_sizes[i] = (rounded, bs);
+                st.next_block_size = (i + 1) % BLOCK_SIZES;
                 bs
             }
         };
