@@ -53,10 +53,17 @@ const FREE: u64 = 0;
 
 /// The mark of a live block allocated on `stream`. A block is owned by the allocating
 /// stream while it is live and by the freeing stream while it is cached, so the
-/// same-stream cycle (allocate what the stream freed, free what it allocated) flips a
-/// mark between the stream's two values only: a stream's fast path writes its own marks
-/// and reads others' to tell its own blocks from theirs (`lanes.rs`), and a free decides
-/// its merges from its neighbours' marks alone, without reading their nodes.
+/// same-stream cycle (allocate what the stream freed, free what it allocated) never
+/// changes a mark's owner: a stream's fast path reads others' marks to tell its own blocks
+/// from theirs (`lanes.rs`).
+///
+/// Which of the two a mark says is exact whenever it matters (the *marks invariant*): for
+/// every block with a neighbour owned by the same stream. A free then decides its merges
+/// from its neighbours' marks alone, without reading their nodes. A block with no such
+/// neighbour is one whose live-or-cached state no free reads from its mark, and its
+/// stream's fast path leaves the mark as it is: the same-stream cycle of a stream whose
+/// blocks sit between other streams' writes no mark, so the dense marks stay lines that
+/// the cores share for reading.
 fn live_mark(stream: u64) -> u64 {
     (stream << 2) | 1
 }
@@ -64,6 +71,11 @@ fn live_mark(stream: u64) -> u64 {
 /// The mark of a block cached by a free on `stream` (see [`live_mark`]).
 fn cached_mark(stream: u64) -> u64 {
     (stream << 2) | 3
+}
+
+/// Whether mark `m` names `stream` as the owner (live or cached).
+fn owned_by(m: u64, stream: u64) -> bool {
+    m != FREE && m >> 2 == stream
 }
 
 /// What a node is.
@@ -191,9 +203,10 @@ pub(crate) struct Blocks {
     base: u64,
     size: u64,
     nodes: Vec<UnsafeCell<Node>>,
-    /// Per node, who owns it and whether it is live or cached ([`Node::mark`]): dense, so
-    /// neighbours are checked cheaply. Written by slow paths, and by a stream's fast path
-    /// for the blocks it owns, between the stream's two marks only.
+    /// Per node, who owns it and whether it is live or cached ([`Node::mark`], exact where
+    /// the marks invariant of [`live_mark`] asks): dense, so neighbours are checked
+    /// cheaply. Written by slow paths, and by a stream's fast path for a block it owns
+    /// that has a neighbour it owns, between the stream's two marks only.
     marks: Vec<AtomicU64>,
     /// Per node, its slot in the size bins that hold it (free and cached nodes); apart
     /// from the nodes so that reordering a heap touches little memory.
@@ -346,6 +359,40 @@ impl Blocks {
         self.marks[id as usize].store(m, Ordering::Relaxed);
     }
 
+    /// Writes node `id`'s exact mark `m` (a slow path, alone) and keeps the marks
+    /// invariant of [`live_mark`]: when the owner changes, a neighbour of the new owner may
+    /// have a stale mark (it had no neighbour of its owner before), so its exact mark is
+    /// written too. With the owner unchanged, each neighbour of that owner already had
+    /// this block beside it, so its mark is exact.
+    #[inline]
+    fn set_exact_mark(&mut self, id: u32, m: u64) {
+        let old = self.mark(id);
+        if old == m {
+            return;
+        }
+        self.set_mark(id, m);
+        if old != FREE && old >> 2 == m >> 2 {
+            return;
+        }
+        self.settle_neighbours(id, m);
+    }
+
+    /// The exact marks of node `id`'s neighbours owned by the owner of `m` (its new mark).
+    #[cold]
+    fn settle_neighbours(&mut self, id: u32, m: u64) {
+        debug_assert_ne!(m, FREE, "a block's mark names its owner");
+        let n = self.node(id);
+        for x in [n.prev, n.next] {
+            let xm = if x == NIL { FREE } else { self.mark(x) };
+            if xm != FREE && xm >> 2 == m >> 2 {
+                let exact = self.node(x).mark();
+                if xm != exact {
+                    self.set_mark(x, exact);
+                }
+            }
+        }
+    }
+
     /// The address of a chosen block.
     pub(crate) fn addr(&self, b: BlockId) -> u64 {
         self.node(b.0).addr
@@ -490,13 +537,14 @@ impl Blocks {
         self.make_live(id, owner)
     }
 
+    #[inline]
     fn make_live(&mut self, id: u32, (owner, pos): (u64, u64)) -> u64 {
-        self.set_mark(id, live_mark(owner));
         let n = self.nodes[id as usize].get_mut();
         n.tag = Tag::Live;
         n.stream = owner;
         n.pos = pos;
         let (addr, len) = (n.addr, n.len);
+        self.set_exact_mark(id, live_mark(owner));
         self.live += 1;
         self.stats.used_current += len;
         self.stats.used_high = self.stats.used_high.max(self.stats.used_current);
@@ -644,9 +692,19 @@ impl Blocks {
             None => self.new_bin(stream),
         };
         let was_empty = self.bins[bin].sizes().is_empty();
-        let mine = cached_mark(sid);
+        // A free on the allocating stream (the common case) reads its neighbours' marks
+        // alone: a neighbour of that stream is exact beside this block (the marks
+        // invariant). On another stream, a neighbour of the freeing stream may have a
+        // stale mark, so its node says.
+        let same_stream = self.node(id).stream == sid;
         for other in [self.node(id).prev, self.node(id).next] {
-            if other == NIL || self.mark(other) != mine {
+            let merges = other != NIL
+                && if same_stream {
+                    self.mark(other) == cached_mark(sid)
+                } else {
+                    owned_by(self.mark(other), sid) && self.node(other).tag == Tag::Cached
+                };
+            if !merges {
                 continue;
             }
             let o = self.node(other);
@@ -656,13 +714,13 @@ impl Blocks {
             self.bins[bin].sizes_mut().remove(&mut SharedSlots(&self.slots), other, olen);
             self.absorb(id, other);
         }
-        self.set_mark(id, mine);
         let n = self.nodes[id as usize].get_mut();
         n.tag = Tag::Cached;
         n.stream = sid;
         n.pos = pos;
         n.dep_real = dep_real;
         let e = Entry { len: n.len, addr: n.addr, id };
+        self.set_exact_mark(id, cached_mark(sid));
         if was_empty {
             self.nonempty_bins += 1;
         }

@@ -372,12 +372,12 @@ impl PoolShared {
         }
         // SAFETY: as in `fast_malloc`.
         let state = unsafe { &*self.state.get() };
-        let id = state.blocks.fast_free_target(addr, s.id)?;
+        let target = state.blocks.fast_free_target(addr, s.id)?;
         // The checker's rule holds: the same stream, and no access noted (`check_free`).
         let mut st = s.state();
         let marker = s.marker_locked(&mut st);
         if let Ok(marker) = marker {
-            state.blocks.fast_cache(id, s, marker, &st.clock, &lane);
+            state.blocks.fast_cache(target, s, marker, &st.clock, &lane);
         }
         lane.served();
         Some(marker.map(|_| ()))

@@ -2,11 +2,19 @@
 //! stream's lane runs without the pool's lock, each making exactly the change the slow
 //! path's `take_cached` and `cache` make in that case, on what the stream owns only.
 
-use super::{Blocks, Entry, NIL, SharedSlots, Tag, cached_mark, live_mark};
+use super::{Blocks, Entry, FREE, NIL, SharedSlots, Tag, cached_mark, live_mark, owned_by};
 use crate::clock::Clock;
 use crate::pool::lanes::LaneGuard;
 use crate::stream::StreamShared;
 use std::sync::Arc;
+
+/// A block a fast free may cache ([`Blocks::fast_free_target`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FreeTarget {
+    id: u32,
+    /// A neighbour is the freeing stream's: the block's mark must then say cached.
+    settle: bool,
+}
 
 impl Blocks {
     /// Rule a for `len` bytes on `stream`, when its best fit is a whole block of exactly
@@ -22,7 +30,7 @@ impl Blocks {
         if e.len != len {
             return None;
         }
-        debug_assert_eq!(self.mark(e.id), cached_mark(stream), "a block in a stream's bin is the stream's");
+        debug_assert!(owned_by(self.mark(e.id), stream), "a block in a stream's bin is the stream's");
         sizes.remove(&mut SharedSlots(&self.slots), e.id, len);
         if sizes.is_empty() {
             lane.add_nonempty(-1);
@@ -30,7 +38,13 @@ impl Blocks {
         // SAFETY: the block was cached in the stream's bin, so the stream owns it: no
         // other path writes it while the lane is held.
         let n = unsafe { &mut *self.nodes[e.id as usize].get() };
-        self.set_own_mark(e.id, live_mark(stream));
+        // Exact, so the marks invariant holds whatever the neighbours. Written only when it
+        // changes: a block whose free left its mark as it was (no neighbour of the stream)
+        // still says live, and the same-stream cycle writes nothing.
+        let live = live_mark(stream);
+        if self.mark(e.id) != live {
+            self.set_own_mark(e.id, live);
+        }
         n.tag = Tag::Live;
         n.stream = stream;
         n.pos = pos;
@@ -43,35 +57,42 @@ impl Blocks {
     /// fast path: no neighbour freed on the same stream to merge with, no access noted
     /// for the checker, a bin for the stream. `None` otherwise (and for every pointer
     /// the slow path refuses): nothing changed.
-    pub(crate) fn fast_free_target(&self, addr: u64, stream: u64) -> Option<u32> {
+    pub(crate) fn fast_free_target(&self, addr: u64, stream: u64) -> Option<FreeTarget> {
         let id = self.starting_at(addr)?;
-        if self.mark(id) != live_mark(stream) || !self.accesses.is_empty() {
+        if !owned_by(self.mark(id), stream) || !self.accesses.is_empty() {
             return None;
         }
         // The stream owns it: its node is read by no one else's write.
         let n = self.node(id);
-        debug_assert_eq!(n.tag, Tag::Live);
-        // A neighbour cached by this stream would merge: the slow path does that. Another
-        // stream may flip its own marks meanwhile, never to one of this stream's.
-        let mine = cached_mark(stream);
-        for other in [n.prev, n.next] {
-            if other != NIL && self.mark(other) == mine {
-                return None;
-            }
+        if n.tag != Tag::Live {
+            return None;
         }
-        self.bin_index(stream).map(|_| id)
+        // A neighbour cached by this stream would merge: the slow path does that. A
+        // neighbour's mark says so exactly when the neighbour is this stream's, as this
+        // block is (the marks invariant); another stream may flip its own marks meanwhile,
+        // never to one of this stream's.
+        let (live, cached) = (live_mark(stream), cached_mark(stream));
+        let mark = |other: u32| if other == NIL { FREE } else { self.mark(other) };
+        let (below, above) = (mark(n.prev), mark(n.next));
+        if below == cached || above == cached {
+            return None;
+        }
+        let settle = below == live || above == live;
+        self.bin_index(stream).map(|_| FreeTarget { id, settle })
     }
 
-    /// Caches block `id` (from [`Blocks::fast_free_target`], with the lane still held
-    /// since) as freed on `stream` at `(pos, dep_real)` with the stream's `clock`.
+    /// Caches the block of `target` (from [`Blocks::fast_free_target`], with the lane
+    /// still held since) as freed on `stream` at `(pos, dep_real)` with the stream's
+    /// `clock`.
     pub(crate) fn fast_cache(
         &self,
-        id: u32,
+        target: FreeTarget,
         stream: &StreamShared,
         (pos, dep_real): (u64, u64),
         clock: &Arc<Clock>,
         lane: &LaneGuard<'_>,
     ) {
+        let FreeTarget { id, settle } = target;
         let bin = &self.bins[self.bin_index(stream.id).expect("fast_free_target found the stream's bin")];
         // SAFETY: the stream owns the block (`fast_free_target`) and its lane is held, so
         // no other path writes the node now.
@@ -79,7 +100,11 @@ impl Blocks {
         if !n.clock.as_ref().is_some_and(|c| Arc::ptr_eq(c, clock)) {
             n.clock = Some(Arc::clone(clock));
         }
-        self.set_own_mark(id, cached_mark(stream.id));
+        let cached = cached_mark(stream.id);
+        if settle && self.mark(id) != cached {
+            // A neighbour is the stream's too: the mark must say cached (the invariant).
+            self.set_own_mark(id, cached);
+        }
         n.tag = Tag::Cached;
         n.stream = stream.id;
         n.pos = pos;
