@@ -360,21 +360,16 @@ impl Blocks {
     }
 
     /// Writes node `id`'s exact mark `m` (a slow path, alone) and keeps the marks
-    /// invariant of [`live_mark`]: when the owner changes, a neighbour of the new owner may
-    /// have a stale mark (it had no neighbour of its owner before), so its exact mark is
-    /// written too. With the owner unchanged, each neighbour of that owner already had
-    /// this block beside it, so its mark is exact.
+    /// invariant of [`live_mark`]: when the owner changed (`moved`: it was free or another
+    /// stream's), a neighbour of the new owner may have a stale mark (it had no neighbour
+    /// of its owner before), so its exact mark is written too. With the owner unchanged,
+    /// each neighbour of that owner already had this block beside it, so its mark is exact.
     #[inline]
-    fn set_exact_mark(&mut self, id: u32, m: u64) {
-        let old = self.mark(id);
-        if old == m {
-            return;
-        }
+    fn set_exact_mark(&mut self, id: u32, m: u64, moved: bool) {
         self.set_mark(id, m);
-        if old != FREE && old >> 2 == m >> 2 {
-            return;
+        if moved {
+            self.settle_neighbours(id, m);
         }
-        self.settle_neighbours(id, m);
     }
 
     /// The exact marks of node `id`'s neighbours owned by the owner of `m` (its new mark).
@@ -492,6 +487,7 @@ impl Blocks {
 
     /// Turns the low `len` bytes of a cached block into a live allocation; the rest stays
     /// cached with the same tags. Returns its address.
+    #[inline]
     pub(crate) fn take_cached(&mut self, p: Pick, len: u64, owner: (u64, u64)) -> u64 {
         self.carve_cached(p.bin as usize, p.id, p.len, len);
         // A whole block keeps its clock as the spare.
@@ -540,11 +536,12 @@ impl Blocks {
     #[inline]
     fn make_live(&mut self, id: u32, (owner, pos): (u64, u64)) -> u64 {
         let n = self.nodes[id as usize].get_mut();
+        let moved = n.tag == Tag::Free || n.stream != owner;
         n.tag = Tag::Live;
         n.stream = owner;
         n.pos = pos;
         let (addr, len) = (n.addr, n.len);
-        self.set_exact_mark(id, live_mark(owner));
+        self.set_exact_mark(id, live_mark(owner), moved);
         self.live += 1;
         self.stats.used_current += len;
         self.stats.used_high = self.stats.used_high.max(self.stats.used_current);
@@ -720,7 +717,7 @@ impl Blocks {
         n.pos = pos;
         n.dep_real = dep_real;
         let e = Entry { len: n.len, addr: n.addr, id };
-        self.set_exact_mark(id, cached_mark(sid));
+        self.set_exact_mark(id, cached_mark(sid), !same_stream);
         if was_empty {
             self.nonempty_bins += 1;
         }
