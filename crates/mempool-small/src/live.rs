@@ -146,42 +146,35 @@ impl LiveRanges {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use std::collections::HashMap;
 
-    /// Random inserts and removals against a `HashMap`, with addresses from a small range
-    /// so that probe runs collide, wrap around the table's end and shift back.
-    #[test]
-    fn agrees_with_a_hash_map() {
-        let mut rng = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
-        let mut t = LiveRanges::default();
-        let mut m: HashMap<u64, u32> = HashMap::new();
-        for step in 0..200_000u32 {
-            let r = next();
-            let addr = 512 * (1 + (r >> 8) % 3000);
-            if r % 5 < 3 && !m.contains_key(&addr) {
-                t.insert_new(addr, step);
-                m.insert(addr, step);
-            } else {
-                assert_eq!(t.remove(addr), m.remove(&addr), "step {step}: remove {addr:#x}");
-            }
-            assert_eq!(t.len(), m.len());
-            if step % 997 == 0 {
-                for (&a, &n) in &m {
-                    assert_eq!(t.find(a).map(|i| t.nodes[i]), Some(n), "{a:#x} is found after step {step}");
+    proptest! {
+        /// Random inserts and removals against a `HashMap`, with addresses from a small
+        /// range so that probe runs collide, wrap around the table's end and shift back.
+        #[test]
+        fn agrees_with_a_hash_map(steps in prop::collection::vec((0u8..5, 1u64..3000), 1..4000)) {
+            let mut t = LiveRanges::default();
+            let mut m: HashMap<u64, u32> = HashMap::new();
+            for (step, &(op, unit)) in steps.iter().enumerate() {
+                let addr = 512 * unit;
+                if op < 3 && !m.contains_key(&addr) {
+                    t.insert_new(addr, step as u32);
+                    m.insert(addr, step as u32);
+                } else {
+                    prop_assert_eq!(t.remove(addr), m.remove(&addr), "step {}: remove {:#x}", step, addr);
                 }
+                prop_assert_eq!(t.len(), m.len());
             }
+            for (&a, &n) in &m {
+                prop_assert_eq!(t.find(a).map(|i| t.nodes[i]), Some(n), "{:#x} is found", a);
+            }
+            prop_assert!(!t.contains(0) && t.remove(0).is_none(), "0 is never live");
+            for (a, n) in m {
+                prop_assert_eq!(t.remove(a), Some(n));
+            }
+            prop_assert_eq!(t.len(), 0);
+            prop_assert!(t.keys.iter().all(|&k| k == 0), "every slot is empty again");
         }
-        assert!(!t.contains(0) && t.remove(0).is_none(), "0 is never live");
-        for (a, n) in m {
-            assert_eq!(t.remove(a), Some(n));
-        }
-        assert_eq!(t.len(), 0);
-        assert!(t.keys.iter().all(|&k| k == 0), "every slot is empty again");
     }
 }
