@@ -117,7 +117,7 @@
 //! | [§2](mempool_hal::contract::properties), §4 | RESERVED summed per device, never above its memory; `mem_info` | `pool/budget.rs` (`DeviceMemory`), `pool/shared.rs` (`malloc`, `release_locked`, `mark_destroyed`), `device.rs` (`mem_info`) |
 //! | [§5](mempool_hal::contract::free) | the stream-ordered free; a stream of another device refused | `pool/shared.rs` (`free_async`), `pool/blocks.rs` (`cache`) |
 //! | §5 | the free by address (no pool named) | `pool/registry.rs` (`free_async`) |
-//! | [§6](mempool_hal::contract::release) | release at synchronization, trim | `pool/shared.rs`, `pool/blocks.rs` (`plan_release`), `pool/mapping.rs`, `platform.rs` (`after_sync`) |
+//! | [§6](mempool_hal::contract::release) | release at synchronization, trim | `pool/shared.rs`, `pool/blocks/release.rs` (`plan_release`), `pool/mapping.rs`, `platform.rs` (`after_sync`) |
 //! | §6 | the pools released are those of the stream's (the event's) device, not the handle's | `device.rs` (`synchronize_stream`, `event_device`) |
 //! | §6 | a range being copied is not released | `pool/pins.rs`, `pool/shared.rs` (`with_memory`, `release_locked`, `give_back`) |
 //! | [§7](mempool_hal::contract::statistics) | statistics; one snapshot under the pool lock, the lanes' changes folded first | `pool/blocks.rs` (`stats`), `pool/shared.rs` (`stats`), `pool/lanes.rs` |
@@ -127,7 +127,7 @@
 //! | [§8](mempool_hal::contract::c_abi) | what the drop-in ACL library needs: raw copies and memsets (host memory too), holding host memory for queued work, free by address, pool addresses | `kernel.rs` |
 //! | §8 | a destroy that waits as CANN's does (the force form drops the work not started); a function run once every stream has run what was queued before (the drop-in library's delayed `aclrtFree` trim) | `kernel.rs` (`destroy_stream_waiting`, `after_queued_work`), `stream.rs` (`close_discarding`, `discard_pending`) |
 //! | [§11](mempool_hal::contract::checker) | checked ranges of copies, memsets, kernels and host accesses; race mode | `pool/access.rs` (`check`, `check_races`), `kernel.rs` |
-//! | §11 | "ordered after an allocation"; the accesses noted per allocation | `pool/records.rs` (`Live`, `Access`, `Cached`), `pool/blocks.rs` (`note_access`) |
+//! | §11 | "ordered after an allocation"; the accesses noted per allocation | `pool/records.rs` (`Live`, `Access`, `Cached`), `pool/blocks/addresses.rs` (`note_access`) |
 //! | §11 | a free ordered after its allocation and every earlier access | `pool/shared.rs` (`check_free`) |
 //! | [§12](mempool_hal::contract::profiles) | the profile: `documented` or `cann-open` (setting, environment) | `config.rs` (`Config::profile`), `env.rs` (`MEMPOOL_EMU_PROFILE`) |
 //! | §12 | cann-open: reuse rules a-e off | `pool/reuse.rs` (`Rules::new`) |

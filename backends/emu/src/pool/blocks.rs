@@ -11,13 +11,27 @@
 //! node is split or merged, so the same-stream cycle of allocate and free updates no
 //! index and allocates nothing. A dense array of one word per node says what each node
 //! is, so a free decides its merges without touching its neighbours' nodes.
+//!
+//! | file | what |
+//! |---|---|
+//! | `blocks.rs` | the slab of nodes, the bins, allocation (split, take) and the free (cache, merge) |
+//! | `blocks/marks.rs` | the dense owner marks and the rule that keeps them exact where a free reads them |
+//! | `blocks/fast.rs` | the same-stream cycle on a stream's lane, without the pool's lock |
+//! | `blocks/addresses.rs` | what lies at an address: the live block a free names, the containing node, noted accesses |
+//! | `blocks/release.rs` | planning and applying a release of cached blocks |
+//! | `blocks/check.rs` | the structure's invariants, checked by the tests |
 
+mod addresses;
 #[cfg(test)]
 mod check;
 mod fast;
+mod marks;
+mod release;
+
+use marks::{FREE, cached_mark, live_mark, owned_by};
 
 use super::mapping::advise_huge;
-use super::records::{Access, Cached, Live};
+use super::records::{Access, Cached};
 use super::starts::{Starts, zeroed};
 use crate::clock::Clock;
 use crate::stream::StreamShared;
@@ -45,38 +59,6 @@ const NIL: u32 = u32::MAX;
 
 /// Up to this many bins, a pool finds a stream's bin by a linear search.
 const LINEAR_BINS: usize = 8;
-
-/// [`Blocks::marks`] of a free range (or a recycled node); a live or cached block's mark
-/// names the stream that owns it and says which of the two it is ([`live_mark`],
-/// [`cached_mark`]).
-const FREE: u64 = 0;
-
-/// The mark of a live block allocated on `stream`. A block is owned by the allocating
-/// stream while it is live and by the freeing stream while it is cached, so the
-/// same-stream cycle (allocate what the stream freed, free what it allocated) never
-/// changes a mark's owner: a stream's fast path reads others' marks to tell its own blocks
-/// from theirs (`lanes.rs`).
-///
-/// Which of the two a mark says is exact whenever it matters (the *marks invariant*): for
-/// every block with a neighbour owned by the same stream. A free then decides its merges
-/// from its neighbours' marks alone, without reading their nodes. A block with no such
-/// neighbour is one whose live-or-cached state no free reads from its mark, and its
-/// stream's fast path leaves the mark as it is: the same-stream cycle of a stream whose
-/// blocks sit between other streams' writes no mark, so the dense marks stay lines that
-/// the cores share for reading.
-fn live_mark(stream: u64) -> u64 {
-    (stream << 2) | 1
-}
-
-/// The mark of a block cached by a free on `stream` (see [`live_mark`]).
-fn cached_mark(stream: u64) -> u64 {
-    (stream << 2) | 3
-}
-
-/// Whether mark `m` names `stream` as the owner (live or cached).
-fn owned_by(m: u64, stream: u64) -> bool {
-    m != FREE && m >> 2 == stream
-}
 
 /// What a node is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -343,51 +325,6 @@ impl Blocks {
         self.nodes[id as usize].get_mut()
     }
 
-    /// Who owns node `id`, live or cached ([`live_mark`], [`cached_mark`]), or [`FREE`].
-    fn mark(&self, id: u32) -> u64 {
-        self.marks[id as usize].load(Ordering::Relaxed)
-    }
-
-    fn set_mark(&mut self, id: u32, m: u64) {
-        *self.marks[id as usize].get_mut() = m;
-    }
-
-    /// A fast path's write of a mark of its stream's own block: from one of the stream's
-    /// two marks to the other (the ownership rule of the type docs).
-    fn set_own_mark(&self, id: u32, m: u64) {
-        debug_assert_eq!(self.mark(id) >> 2, m >> 2, "a fast path keeps the owner");
-        self.marks[id as usize].store(m, Ordering::Relaxed);
-    }
-
-    /// Writes node `id`'s exact mark `m` (a slow path, alone) and keeps the marks
-    /// invariant of [`live_mark`]: when the owner changed (`moved`: it was free or another
-    /// stream's), a neighbour of the new owner may have a stale mark (it had no neighbour
-    /// of its owner before), so its exact mark is written too. With the owner unchanged,
-    /// each neighbour of that owner already had this block beside it, so its mark is exact.
-    #[inline]
-    fn set_exact_mark(&mut self, id: u32, m: u64, moved: bool) {
-        self.set_mark(id, m);
-        if moved {
-            self.settle_neighbours(id, m);
-        }
-    }
-
-    /// The exact marks of node `id`'s neighbours owned by the owner of `m` (its new mark).
-    #[cold]
-    fn settle_neighbours(&mut self, id: u32, m: u64) {
-        debug_assert_ne!(m, FREE, "a block's mark names its owner");
-        let n = self.node(id);
-        for x in [n.prev, n.next] {
-            let xm = if x == NIL { FREE } else { self.mark(x) };
-            if xm != FREE && xm >> 2 == m >> 2 {
-                let exact = self.node(x).mark();
-                if xm != exact {
-                    self.set_mark(x, exact);
-                }
-            }
-        }
-    }
-
     /// The address of a chosen block.
     pub(crate) fn addr(&self, b: BlockId) -> u64 {
         self.node(b.0).addr
@@ -548,114 +485,6 @@ impl Blocks {
         addr
     }
 
-    /// The node containing `addr`.
-    fn containing(&self, addr: u64) -> Option<&Node> {
-        if addr < self.base || addr - self.base >= self.size {
-            return None;
-        }
-        let g = self.starts.pred(self.granule(addr))?;
-        let n = self.node(self.at[g as usize] - 1);
-        (addr - n.addr < n.len).then_some(n)
-    }
-
-    /// The live allocation starting at `addr` and its length, or why there is none.
-    pub(crate) fn live_block(&self, addr: u64) -> Result<(BlockId, u64), &'static str> {
-        if let Some(id) = self.starting_at(addr) {
-            // The node, not its mark: the free reads the node next anyway.
-            let n = self.node(id);
-            if n.tag == Tag::Live {
-                return Ok((BlockId(id), n.len));
-            }
-        }
-        match self.containing(addr).map(|n| (n.tag, n.addr == addr)) {
-            Some((Tag::Live, _)) => Err("an interior pointer of a live allocation"),
-            Some((Tag::Cached, true)) => Err("already freed (double free)"),
-            Some((Tag::Cached, false)) => {
-                Err("inside a freed block (freed already, or never the start of an allocation)")
-            }
-            _ => Err("not an allocation of this pool"),
-        }
-    }
-
-    /// The live allocation containing `addr`: its start, length and record.
-    pub(crate) fn containing_live(&self, addr: u64) -> Option<(u64, u64, Live)> {
-        self.containing(addr)
-            .filter(|n| n.tag == Tag::Live)
-            .map(|n| (n.addr, n.len, Live { owner: n.stream, pos: n.pos }))
-    }
-
-    /// The cached block containing `addr`: its start and tags.
-    pub(crate) fn containing_cached_block(&self, addr: u64) -> Option<(u64, Cached)> {
-        self.containing(addr).filter(|n| n.tag == Tag::Cached).map(|n| (n.addr, n.cached()))
-    }
-
-    /// Whether `addr` lies in memory that was allocated once (live, cached, or freed and
-    /// released since).
-    pub(crate) fn was_allocated(&self, addr: u64) -> bool {
-        if addr < self.base || addr - self.base >= self.size {
-            return false;
-        }
-        let g = self.granule(addr);
-        self.ever[(g / 64) as usize] & (1 << (g % 64)) != 0
-    }
-
-    /// The live allocation `b` (found with [`Blocks::live_block`]).
-    pub(crate) fn live_record(&self, b: BlockId) -> Live {
-        let n = self.node(b.0);
-        Live { owner: n.stream, pos: n.pos }
-    }
-
-    /// Notes an access to the live allocation at `start`, keeping only the last access of
-    /// each stream (with `races`: of each stream, range and kind).
-    pub(crate) fn note_access(&mut self, start: u64, a: Access, races: bool) {
-        if self.is_live_start(start) {
-            let notes = self.accesses.entry(start).or_default();
-            if races {
-                notes.retain(|n| !a.covers(n));
-                notes.push(a);
-            } else if let Some(n) = notes.iter_mut().find(|n| n.stream == a.stream) {
-                *n = a;
-            } else {
-                notes.push(a);
-            }
-        }
-    }
-
-    fn is_live_start(&self, addr: u64) -> bool {
-        self.starting_at(addr).is_some_and(|id| self.mark(id) != FREE && self.node(id).tag == Tag::Live)
-    }
-
-    /// The accesses noted on the live allocation starting at `addr`.
-    pub(crate) fn accesses(&self, addr: u64) -> &[Access] {
-        if self.accesses.is_empty() {
-            return &[];
-        }
-        self.accesses.get(&addr).map_or(&[], Vec::as_slice)
-    }
-
-    /// Whether `[addr, addr + len)` lies inside one live allocation.
-    pub(crate) fn within_live(&self, addr: u64, len: u64) -> bool {
-        self.containing_live(addr).is_some_and(|(a, l, _)| addr.checked_add(len).is_some_and(|end| end <= a + l))
-    }
-
-    /// Whether `[addr, addr + len)` is reserved memory (live or cached), so committed.
-    pub(crate) fn committed(&self, addr: u64, len: u64, base: u64, size: u64) -> bool {
-        let Some(end) = addr.checked_add(len) else { return false };
-        if addr < base || end > base + size {
-            return false;
-        }
-        let Some(mut n) = self.containing(addr) else { return false };
-        loop {
-            if n.tag == Tag::Free {
-                return false;
-            }
-            if n.addr + n.len >= end || n.next == NIL {
-                return true;
-            }
-            n = self.node(n.next);
-        }
-    }
-
     /// The free of the live allocation `b` (found with [`Blocks::live_block`]): caches it
     /// with the free's tags, merging with neighbours freed on the same stream. `clock` is
     /// the freeing stream's clock at the free.
@@ -722,66 +551,6 @@ impl Blocks {
             self.nonempty_bins += 1;
         }
         self.bins[bin].sizes_mut().insert(&mut SharedSlots(&self.slots), e);
-    }
-
-    /// Plans a release down to `target` reserved bytes: completed cached blocks, smallest
-    /// first (then lowest address), the last one split at `gran`, skipping every block
-    /// for which `busy(addr, len)` holds (a range being copied now). Returns the blocks,
-    /// their addresses and the low-end length to release from each; apply each with
-    /// [`Blocks::release`].
-    pub(crate) fn plan_release(&self, target: u64, busy: impl Fn(u64, u64) -> bool) -> Vec<(BlockId, u64, u64)> {
-        let reserved = self.stats.reserved_current;
-        if reserved <= target {
-            return Vec::new();
-        }
-        let mut excess = mempool_hal::round_down(reserved - target, self.gran);
-        if excess == 0 {
-            return Vec::new();
-        }
-        let mut cands: Vec<&Entry> =
-            self.bins.iter().flat_map(|b| b.sizes().iter().filter(|e| self.node(e.id).executed(&b.stream))).collect();
-        cands.retain(|e| !busy(e.addr, e.len));
-        cands.sort_unstable_by_key(|e| (e.len, e.addr));
-        let mut plan = Vec::new();
-        for e in cands {
-            if excess == 0 {
-                break;
-            }
-            let take = e.len.min(excess);
-            plan.push((BlockId(e.id), e.addr, take));
-            excess -= take;
-        }
-        plan
-    }
-
-    /// Releases the low `take` bytes of cached block `b` back to the free address space.
-    /// The caller decommits the memory.
-    pub(crate) fn release(&mut self, b: BlockId, take: u64) {
-        let id = b.0;
-        let (sid, len) = (self.node(id).stream, self.node(id).len);
-        let bin = self.bin_index(sid).expect("a cached block's bin");
-        self.carve_cached(bin, id, len, take);
-        self.set_free(id);
-        self.stats.reserved_current -= take;
-        for other in [self.node(id).prev, self.node(id).next] {
-            if other != NIL && self.mark(other) == FREE {
-                let olen = self.node(other).len;
-                self.free.remove(&mut SharedSlots(&self.slots), other, olen);
-                self.absorb(id, other);
-            }
-        }
-        let n = self.node(id);
-        let e = Entry { len: n.len, addr: n.addr, id };
-        self.free.insert(&mut SharedSlots(&self.slots), e);
-    }
-
-    /// Cached bytes whose free has not executed yet.
-    pub(crate) fn pending_cached(&self) -> u64 {
-        self.bins
-            .iter()
-            .flat_map(|b| b.sizes().iter().filter(|e| !self.node(e.id).executed(&b.stream)))
-            .map(|e| e.len)
-            .sum()
     }
 
     /// The largest range of unreserved address space.

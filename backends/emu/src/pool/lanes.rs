@@ -31,7 +31,7 @@
 //! stream owns, which only it (or a slow path, alone) writes: its stream's size bins, the
 //! nodes of the blocks its stream allocated (live) or freed (cached), their heap slots and
 //! marks, and its lane's counters. A node's owner, and whether it is live or cached, is in
-//! the pool's marks (`blocks.rs`): only slow paths change a mark's owner, and a fast path
+//! the pool's marks (`blocks/marks.rs`): only slow paths change a mark's owner, and a fast path
 //! flips a mark of its own stream between its live and cached values only, so a fast path
 //! tells its own blocks from others' (and a neighbour it would merge with) with one read,
 //! whatever the other streams' fast paths write meanwhile.
