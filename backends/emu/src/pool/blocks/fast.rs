@@ -2,7 +2,7 @@
 //! stream's lane runs without the pool's lock, each making exactly the change the slow
 //! path's `take_cached` and `cache` make in that case, on what the stream owns only.
 
-use super::{Blocks, Entry, FREE, NIL, SharedSlots, Tag, cached_mark, live_mark, owned_by};
+use super::{Blocks, Entry, SharedSlots, Tag, cached_mark, live_mark, owned_by};
 use crate::clock::Clock;
 use crate::pool::lanes::LaneGuard;
 use crate::stream::StreamShared;
@@ -72,8 +72,7 @@ impl Blocks {
         // block is (the marks invariant); another stream may flip its own marks meanwhile,
         // never to one of this stream's.
         let (live, cached) = (live_mark(stream), cached_mark(stream));
-        let mark = |other: u32| if other == NIL { FREE } else { self.mark(other) };
-        let (below, above) = (mark(n.prev), mark(n.next));
+        let (below, above) = (self.neighbour_mark(n.prev), self.neighbour_mark(n.next));
         if below == cached || above == cached {
             return None;
         }

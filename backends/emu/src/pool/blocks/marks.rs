@@ -37,6 +37,11 @@ pub(super) fn owned_by(m: u64, stream: u64) -> bool {
     m != FREE && m >> 2 == stream
 }
 
+/// Whether marks `a` and `b` name the same owner (neither free).
+fn same_owner(a: u64, b: u64) -> bool {
+    a != FREE && b != FREE && a >> 2 == b >> 2
+}
+
 impl Blocks {
     /// Who owns node `id`, live or cached ([`live_mark`], [`cached_mark`]), or [`FREE`].
     pub(super) fn mark(&self, id: u32) -> u64 {
@@ -50,7 +55,7 @@ impl Blocks {
     /// A fast path's write of a mark of its stream's own block: from one of the stream's
     /// two marks to the other (the ownership rule of the type docs).
     pub(super) fn set_own_mark(&self, id: u32, m: u64) {
-        debug_assert_eq!(self.mark(id) >> 2, m >> 2, "a fast path keeps the owner");
+        debug_assert!(same_owner(self.mark(id), m), "a fast path keeps the owner");
         self.marks[id as usize].store(m, Ordering::Relaxed);
     }
 
@@ -67,14 +72,19 @@ impl Blocks {
         }
     }
 
+    /// The mark of neighbour `id`, [`FREE`] at the pool's ends ([`NIL`]).
+    pub(super) fn neighbour_mark(&self, id: u32) -> u64 {
+        if id == NIL { FREE } else { self.mark(id) }
+    }
+
     /// The exact marks of node `id`'s neighbours owned by the owner of `m` (its new mark).
     #[cold]
-    pub(super) fn settle_neighbours(&mut self, id: u32, m: u64) {
+    fn settle_neighbours(&mut self, id: u32, m: u64) {
         debug_assert_ne!(m, FREE, "a block's mark names its owner");
         let n = self.node(id);
         for x in [n.prev, n.next] {
-            let xm = if x == NIL { FREE } else { self.mark(x) };
-            if xm != FREE && xm >> 2 == m >> 2 {
+            let xm = self.neighbour_mark(x);
+            if same_owner(xm, m) {
                 let exact = self.node(x).mark();
                 if xm != exact {
                     self.set_mark(x, exact);
