@@ -473,7 +473,6 @@ mod tests {
         let mut bins = SizeBins::new(G);
         let mut slots = HashMap::new();
         let mut set = BTreeSet::new();
-        let mut ids = 0u32;
         let mut addrs = BTreeSet::new();
         for step in 0..30_000u32 {
             let r = next();
@@ -485,9 +484,9 @@ mod tests {
                     break a;
                 }
             };
-            bins.insert(&mut slots, Entry { len: g * G, addr, id: ids });
-            set.insert((g * G, addr, ids));
-            ids += 1;
+            // The block's id is its step.
+            bins.insert(&mut slots, Entry { len: g * G, addr, id: step });
+            set.insert((g * G, addr, step));
             if step % 3 != 0 {
                 let want = (1 + (r >> 8) % 4) * G;
                 let expect = set.range((want, 0, 0)..).next().copied();
