@@ -9,6 +9,8 @@
 //!   `offset-allocator`'s at 512-byte units, in the same run.
 //! - `live_100k`: one free and one allocation of random sizes with 100,000 blocks live;
 //!   besides criterion's estimate, a timed loop reports the median and p99 per operation.
+//!   The `-1k-live` cases run the same pairs with 1,000 blocks live, where both
+//!   structures stay in the caches: their ratio is the work per pair alone.
 //! - `cross_stream`: an allocation on one stream of memory freed on another, per reuse rule.
 //! - `stream_ops`: host-function launches, event record + wait, synchronization.
 //! - `copy_contention`: `malloc_async` + `free_async` on a pool while 256 MiB copies into
@@ -251,9 +253,14 @@ struct LiveState<L> {
 }
 
 impl<L: Live> LiveState<L> {
-    fn new(mut imp: L) -> Self {
+    fn new(imp: L) -> Self {
+        Self::with_live(imp, LIVE)
+    }
+
+    /// The workload with `n` blocks live (the pairs keep the count).
+    fn with_live(mut imp: L, n: usize) -> Self {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-        let live = (0..LIVE).map(|_| imp.alloc(1 + rng.next() % 16)).collect();
+        let live = (0..n).map(|_| imp.alloc(1 + rng.next() % 16)).collect();
         LiveState { imp, live, rng }
     }
 
@@ -288,25 +295,31 @@ impl<L: Live> LiveState<L> {
 }
 
 fn live_100k(c: &mut Criterion) {
-    let ids = ["live_100k/emu/free+alloc", "live_100k/offset-allocator/free+alloc", "live_100k/std-alloc/free+alloc"];
+    let ids = [
+        "live_100k/emu/free+alloc",
+        "live_100k/offset-allocator/free+alloc",
+        "live_100k/std-alloc/free+alloc",
+        "live_100k/emu/free+alloc-1k-live",
+        "live_100k/offset-allocator/free+alloc-1k-live",
+    ];
     if !selected(&ids) {
         return;
     }
     let page = rustix::param::page_size() as u64;
     let size = 64 << 30;
-    let emu_state = || {
+    let emu_imp = || {
         let emu = emulator(page, size);
         let stream = emu.create_stream().expect("stream");
         let pool = pool(&emu, size);
-        LiveState::new(EmuLive { pool, stream, page, _emu: emu })
+        EmuLive { pool, stream, page, _emu: emu }
     };
-    let offset_state = || {
-        LiveState::new(OffsetLive {
-            a: offset_allocator::Allocator::with_max_allocs((size / page) as u32, 1 << 20),
-            slots: Vec::new(),
-            spare: Vec::new(),
-        })
+    let offset_imp = || OffsetLive {
+        a: offset_allocator::Allocator::with_max_allocs((size / page) as u32, 1 << 20),
+        slots: Vec::new(),
+        spare: Vec::new(),
     };
+    let emu_state = || LiveState::new(emu_imp());
+    let offset_state = || LiveState::new(offset_imp());
     let std_state = || LiveState::new(StdLive { page, sizes: std::collections::HashMap::new() });
 
     // Percentiles per operation, from a loop timing each one.
@@ -335,6 +348,14 @@ fn live_100k(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("emu", "free+alloc"), |b| b.iter(|| emu_st.pair()));
     g.bench_function(BenchmarkId::new("offset-allocator", "free+alloc"), |b| b.iter(|| oa_st.pair()));
     g.bench_function(BenchmarkId::new("std-alloc", "free+alloc"), |b| b.iter(|| std_st.pair()));
+    drop((emu_st, oa_st, std_st));
+    // The same pairs with 1,000 blocks live: everything both structures touch stays in
+    // the caches, so the ratio is their work per pair, and the gap to the 100,000-block
+    // case is what their cache misses cost.
+    let mut emu_st = LiveState::with_live(emu_imp(), 1000);
+    let mut oa_st = LiveState::with_live(offset_imp(), 1000);
+    g.bench_function(BenchmarkId::new("emu", "free+alloc-1k-live"), |b| b.iter(|| emu_st.pair()));
+    g.bench_function(BenchmarkId::new("offset-allocator", "free+alloc-1k-live"), |b| b.iter(|| oa_st.pair()));
     g.finish();
 }
 

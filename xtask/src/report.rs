@@ -16,7 +16,11 @@ pub(crate) const BENCH_GROUPS: &[(&str, &str, &str)] = &[
         "malloc_async + free_async through the small-block layer (threshold 64 MiB) on one stream, against the pool's own pair and offset-allocator's at 512-byte units",
         "small-blocks",
     ),
-    ("live_100k", "a free and an allocation of random sizes (1-16 pages), 100,000 blocks live", "emu"),
+    (
+        "live_100k",
+        "a free and an allocation of random sizes (1-16 pages), 100,000 blocks live; `-1k-live`: the same with 1,000 live, where both fit in the caches",
+        "emu",
+    ),
     ("cross_stream", "an allocation on stream B of memory freed on stream A, per reuse rule", "emu"),
     ("stream_ops", "stream operations", "emu"),
     (
