@@ -477,7 +477,7 @@ impl Device for Emulator {
             // stamped then (or now, if that has run).
             s.stamp_at_locked(&mut st, dep_real, Arc::clone(&stamp));
             // The stream's clock as it is, shared (`pos` is the record's own point).
-            Record { stream: Arc::clone(s), pos, dep_real, clock: Arc::clone(&st.clock), stamp }
+            Record { stream: Arc::clone(s), pos, dep_real, clock: Arc::clone(st.clock()), stamp }
         };
         e.set_record(record);
         Ok(())
@@ -492,14 +492,14 @@ impl Device for Emulator {
         if rec.stream.id != s.id && !rec.complete() {
             s.push_wait_locked(&mut st, Arc::clone(&rec.stream), rec.dep_real, self.timeout())?;
         }
-        if let Some(mut clock) = st.clock.merged(&rec.clock, rec.point()) {
+        if let Some(mut clock) = st.clock().merged(&rec.clock, rec.point()) {
             // Entries of streams long gone would otherwise pile up (`Platform::prune`).
             if clock.len() > st.prune_at {
                 // The clock is new, not shared yet: changed in place.
                 self.platform.prune(Arc::make_mut(&mut clock));
                 st.prune_at = crate::platform::prune_at(clock.len());
             }
-            st.clock = clock;
+            s.set_clock_locked(&mut st, clock);
         }
         Ok(())
     }

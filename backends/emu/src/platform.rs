@@ -314,7 +314,7 @@ impl Platform {
         let waits: Vec<_> = lock(&self.streams)
             .live
             .values()
-            .map(|s| (Arc::clone(s), s.state().last_real))
+            .map(|s| (Arc::clone(s), s.state().last_real()))
             .filter(|(s, pos)| s.completed() < *pos)
             .collect();
         if !waits.is_empty() {

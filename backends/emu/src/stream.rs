@@ -5,7 +5,9 @@
 //! Every call that orders work (an operation, a free, an event record) takes the next
 //! *position* of the stream. Real operations go into the queue; markers (frees, records)
 //! only take a position, so the pool's hot path enqueues nothing. A marker has executed
-//! once the last real operation before it (`dep_real`) has completed.
+//! once the last real operation before it (`dep_real`) has completed. A free on a pool's
+//! fast path takes its marker without the state lock, validated by a sequence number that
+//! every change of what a marker reads moves (`stream/published.rs`).
 //!
 //! In deferred mode the worker runs an operation only when the host has *allowed* its
 //! position (by synchronizing or stepping); a wait on another stream allows what it
@@ -23,6 +25,9 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
+
+mod published;
+use published::Published;
 
 thread_local! {
     /// On a stream's worker thread, the address of that stream's [`StreamShared`] (0 on
@@ -55,11 +60,14 @@ pub(crate) type OnExit = Box<dyn FnOnce(&Arc<StreamShared>) + Send + 'static>;
 
 /// The host-side state of a stream, under one lock.
 pub(crate) struct StreamState {
-    /// The position of the last real operation enqueued.
-    pub(crate) last_real: u64,
+    /// The position of the last real operation enqueued (read with
+    /// [`StreamState::last_real`]; changed only in a write section of
+    /// [`StreamShared::published`]).
+    last_real: u64,
     /// What this stream's tail is ordered after, on other streams. Shared with the frees
-    /// and records that snapshot it; changed copy-on-write.
-    pub(crate) clock: Arc<Clock>,
+    /// and records that snapshot it; replaced, never changed in place, and only by
+    /// [`StreamShared::set_clock_locked`].
+    clock: Arc<Clock>,
     /// How many entries `clock` may have before a wait prunes it (`Platform::prune`).
     pub(crate) prune_at: usize,
     /// Event time stamps waiting for a position to complete.
@@ -81,6 +89,18 @@ pub(crate) struct StreamState {
     on_exit: Option<OnExit>,
 }
 
+impl StreamState {
+    /// The position of the last real operation enqueued.
+    pub(crate) fn last_real(&self) -> u64 {
+        self.last_real
+    }
+
+    /// What the stream's tail is ordered after, on other streams.
+    pub(crate) fn clock(&self) -> &Arc<Clock> {
+        &self.clock
+    }
+}
+
 /// One stream, shared by its handles, its worker and the pool blocks freed on it. Aligned
 /// to a pair of cache lines, so that two streams used by two host threads never share
 /// one (their state locks and positions are written on every free).
@@ -92,9 +112,18 @@ pub(crate) struct StreamShared {
     pub(crate) device: u32,
     pub(crate) platform: u64,
     /// The last position handed out (operations and markers), raised under the state
-    /// lock; allocations read it without the lock ([`StreamShared::alloc_position`]).
+    /// lock or by a free's lock-free marker ([`StreamShared::fast_marker`]); allocations
+    /// read it without the lock ([`StreamShared::alloc_position`]).
     pos: AtomicU64,
     state: Mutex<StreamState>,
+    /// What a lock-free marker reads of `state`, and the sequence number that validates
+    /// it (`stream/published.rs`).
+    published: Published,
+    /// Under the model check only: the position of every real operation enqueued, in
+    /// order, against which each lock-free marker's `dep_real` is checked
+    /// ([`StreamShared::fast_marker`]).
+    #[cfg(loom)]
+    real_positions: Mutex<Vec<u64>>,
     work_cv: Condvar,
     /// The position of the last real operation that has completed.
     completed: AtomicU64,
@@ -190,15 +219,20 @@ impl StreamShared {
         delay: Option<WorkerDelay>,
         on_exit: OnExit,
     ) -> Arc<StreamShared> {
+        let clock = Arc::new(Clock::default());
+        let published = Published::new(Arc::as_ptr(&clock));
         Arc::new_cyclic(|me| StreamShared {
             me: me.clone(),
             id,
             device,
             platform,
             pos: AtomicU64::new(0),
+            published,
+            #[cfg(loom)]
+            real_positions: Mutex::new(Vec::new()),
             state: Mutex::new(StreamState {
                 last_real: 0,
-                clock: Arc::new(Clock::default()),
+                clock,
                 // The first wait that adds an entry prunes, and sets the next length.
                 prune_at: 0,
                 stamps: Vec::new(),
@@ -403,8 +437,14 @@ impl StreamShared {
         if !st.worker {
             self.start_worker(st)?;
         }
-        let pos = self.next_pos();
-        st.last_real = pos;
+        let pos = self.published.write(|| {
+            let pos = self.take_pos();
+            st.last_real = pos;
+            self.published.set_last_real(pos);
+            #[cfg(loom)]
+            lock(&self.real_positions).push(pos);
+            pos
+        });
         st.ops.push_back(Op { pos, task, host_fn });
         self.work_cv.notify_one();
         Ok(pos)
@@ -469,12 +509,42 @@ impl StreamShared {
         Ok(())
     }
 
-    /// The next position; only called with the state lock held (which serializes every
-    /// writer), so a plain store suffices.
+    /// The next position, under the state lock: in a write section of
+    /// [`StreamShared::published`], so that a lock-free marker taking a later position
+    /// sees that it overlapped.
     fn next_pos(&self) -> u64 {
-        let p = self.pos.load(Ordering::Relaxed) + 1;
-        self.pos.store(p, Ordering::Release);
-        p
+        self.published.write(|| self.take_pos())
+    }
+
+    /// The next position (inside a write section, or by a lock-free marker): a
+    /// read-modify-write, since lock-free markers take positions beside the lock.
+    fn take_pos(&self) -> u64 {
+        self.pos.fetch_add(1, Ordering::AcqRel).wrapping_add(1)
+    }
+
+    /// A marker taken without the state lock, for a free whose block holds the clock
+    /// `clock` already: `(pos, dep_real)` as [`StreamShared::marker_locked`] returns
+    /// them, or `None` when the caller must take the lock (`stream/published.rs`).
+    pub(crate) fn fast_marker(&self, clock: *const Clock) -> Option<(u64, u64)> {
+        let marker = self.published.marker(&self.pos, &self.destroyed, clock);
+        // The model check's witness: the marker's `dep_real` is the last real operation
+        // before its position, whatever ran beside it.
+        #[cfg(loom)]
+        if let Some((pos, dep_real)) = marker {
+            let real = lock(&self.real_positions);
+            let last = real.iter().rev().find(|&&q| q < pos).copied().unwrap_or(0);
+            assert_eq!(dep_real, last, "stream {}: the marker at {pos} names the wrong last real operation", self.id);
+        }
+        marker
+    }
+
+    /// Replaces the stream's clock (the state lock is held): in a write section, so that
+    /// lock-free markers see the change.
+    pub(crate) fn set_clock_locked(&self, st: &mut StreamState, clock: Arc<Clock>) {
+        self.published.write(|| {
+            self.published.set_clock(Arc::as_ptr(&clock));
+            st.clock = clock;
+        });
     }
 
     /// Has `stamp` set to the time the real operation at `pos` completes (now if it has).
@@ -638,7 +708,9 @@ impl StreamShared {
         }
         let unstarted = {
             let mut st = self.state();
-            st.closing = true;
+            // A write section: lock-free markers that overlap it take the lock, and see
+            // the stream closed.
+            self.published.write(|| st.closing = true);
             st.allowed = u64::MAX;
             self.work_cv.notify_one();
             if st.worker { None } else { st.on_exit.take() }

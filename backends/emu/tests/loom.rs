@@ -459,3 +459,62 @@ fn lane_allowances_race_a_reset() {
         Ok(())
     });
 }
+
+/// A free's lock-free marker (`src/stream/published.rs`) races work another host thread
+/// enqueues on the same stream. The second thread launches a host function on S, lets the
+/// first thread go on, and launches another while the first frees a block on S's lane
+/// (the block holds S's clock, so the free takes its position without S's lock). The free
+/// comes after the first host function, so its block has executed only once that
+/// function has run: T, which may reuse any block whose free has executed (rule d), gets
+/// it only then. The free's position, taken beside the lock, never loses a position taken
+/// under it: every free and every host function still runs, and the counters are exact.
+#[test]
+fn a_lock_free_marker_races_work_enqueued_on_its_stream() {
+    static REUSED: AtomicUsize = AtomicUsize::new(0);
+    model("lock-free marker", || {
+        let emu = Arc::new(emulator()?);
+        let (s, t) = (emu.create_stream()?, emu.create_stream()?);
+        let pool = Arc::new(pool(&emu)?);
+        pool.set(attr::ReuseAllowOpportunistic, true)?;
+        // One cycle on S: the block keeps S's clock, and S has a lane.
+        let p = pool.malloc_async(G, &s)?;
+        pool.free(p, &s)?;
+        assert_eq!(pool.malloc_async_traced(G, &s)?, (p, ReuseRule::SameStream));
+        let enqueued = Arc::new(AtomicBool::new(false));
+        let second = {
+            let (emu, s, enqueued) = (Arc::clone(&emu), s.clone(), Arc::clone(&enqueued));
+            loom::thread::spawn(move || -> Result<(Arc<AtomicBool>, Arc<AtomicBool>)> {
+                let first = mark(&emu, &s)?;
+                enqueued.store(true, Ordering::Release);
+                let next = mark(&emu, &s)?;
+                Ok((first, next))
+            })
+        };
+        while !enqueued.load(Ordering::Acquire) {
+            loom::thread::yield_now();
+        }
+        pool.free(p, &s)?;
+        let (q, rule) = pool.malloc_async_traced(G, &t)?;
+        let (first, next) = second.join().expect("the second host thread does not panic")?;
+        match rule {
+            ReuseRule::Opportunistic => {
+                assert_eq!(q, p);
+                assert!(
+                    first.load(Ordering::Acquire),
+                    "reused before the host function enqueued before the free had run"
+                );
+                REUSED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            ReuseRule::Fresh => assert_ne!(q, p),
+            other => panic!("rule {other:?} cannot serve this allocation"),
+        }
+        pool.free(q, &t)?;
+        emu.synchronize_device()?;
+        assert!(first.load(Ordering::Acquire) && next.load(Ordering::Acquire), "both host functions ran");
+        let st = pool.stats()?;
+        assert_consistent(st);
+        assert_eq!(st.used_current, 0);
+        Ok(())
+    });
+    assert!(REUSED.load(std::sync::atomic::Ordering::Relaxed) > 0, "the reuse was explored");
+}

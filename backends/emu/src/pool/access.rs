@@ -311,7 +311,7 @@ pub(crate) fn enqueue_touching(
         let mut starts = Vec::with_capacity(ranges.len());
         for (t, pool) in ranges.iter().filter_map(|t| Some((t, pool_of(t)?))) {
             let blocks = blocks_of(guards, pool.id);
-            starts.push(check(pool, blocks, t, Some((s, &st.clock)), op)?);
+            starts.push(check(pool, blocks, t, Some((s, st.clock())), op)?);
         }
         let pos = s.push_locked(st, work)?;
         for ((t, pool), start) in ranges.iter().filter_map(|t| Some((t, pool_of(t)?))).zip(starts) {

@@ -173,7 +173,7 @@ pub(crate) fn choose(
         }
         // c) A block whose free B is ordered after through events.
         if rules.has(Rules::EVENT_DEPENDENCY) {
-            let clock = &st.clock;
+            let clock = st.clock();
             if let Some(block) = blocks.best_other(len, b.id, |f, n| clock.get(f.id) >= n.free_pos()) {
                 return Ok(Choice::Cached(ReuseRule::EventDependency, block));
             }
@@ -189,8 +189,8 @@ pub(crate) fn choose(
         if rules.has(Rules::INTERNAL_DEPENDENCY) {
             if let Some(block) = blocks.best_other(len, b.id, |_, _| true) {
                 let (src, tags) = blocks.cached_tags(block);
-                if let Some(clock) = st.clock.merged(&tags.clock, (src.id, tags.pos)) {
-                    st.clock = clock;
+                if let Some(clock) = st.clock().merged(&tags.clock, (src.id, tags.pos)) {
+                    b.set_clock_locked(&mut st, clock);
                 }
                 if src.completed() < tags.dep_real {
                     let target = tags.dep_real;

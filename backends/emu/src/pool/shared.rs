@@ -374,13 +374,21 @@ impl PoolShared {
         let state = unsafe { &*self.state.get() };
         let target = state.blocks.fast_free_target(addr, s.id)?;
         // The checker's rule holds: the same stream, and no access noted (`check_free`).
-        let mut st = s.state();
-        let marker = s.marker_locked(&mut st);
-        if let Ok(marker) = marker {
-            state.blocks.fast_cache(target, s, marker, &st.clock, &lane);
-        }
+        // A block that holds the stream's clock already takes its marker without the
+        // stream's lock (`stream/published.rs`); otherwise under it.
+        let done = if let Some(marker) = s.fast_marker(state.blocks.clock_of(target)) {
+            state.blocks.fast_cache(target, s, marker, None, &lane);
+            Ok(())
+        } else {
+            let mut st = s.state();
+            let marker = s.marker_locked(&mut st);
+            if let Ok(marker) = marker {
+                state.blocks.fast_cache(target, s, marker, Some(st.clock()), &lane);
+            }
+            marker.map(|_| ())
+        };
         lane.served();
-        Some(marker.map(|_| ()))
+        Some(done)
     }
 
     /// Frees `addr` in stream order on `s`.
@@ -407,10 +415,10 @@ impl PoolShared {
             state.blocks.live_block(addr).map_err(|why| Error::invalid_pointer(OP, format!("{addr:#x} is {why}")))?;
         let mut st = s.state();
         if self.settings.checker {
-            self.check_free(&state.blocks, block, addr, s, &st.clock)?;
+            self.check_free(&state.blocks, block, addr, s, st.clock())?;
         }
         let marker = s.marker_locked(&mut st)?;
-        state.blocks.cache(block, s, marker, &st.clock);
+        state.blocks.cache(block, s, marker, st.clock());
         self.lanes.assign(s.id);
         Ok(())
     }

@@ -80,15 +80,22 @@ impl Blocks {
         self.bin_index(stream).map(|_| FreeTarget { id, settle })
     }
 
+    /// The address of the clock the block of `target` holds (null when none), which a
+    /// lock-free marker compares with its stream's (`stream/published.rs`).
+    pub(crate) fn clock_of(&self, target: FreeTarget) -> *const Clock {
+        self.node(target.id).clock.as_ref().map_or(std::ptr::null(), Arc::as_ptr)
+    }
+
     /// Caches the block of `target` (from [`Blocks::fast_free_target`], with the lane
     /// still held since) as freed on `stream` at `(pos, dep_real)` with the stream's
-    /// `clock`.
+    /// `clock`; `None`: the block holds the stream's clock already (the marker was taken
+    /// against it, [`Blocks::clock_of`]).
     pub(crate) fn fast_cache(
         &self,
         target: FreeTarget,
         stream: &StreamShared,
         (pos, dep_real): (u64, u64),
-        clock: &Arc<Clock>,
+        clock: Option<&Arc<Clock>>,
         lane: &LaneGuard<'_>,
     ) {
         let FreeTarget { id, settle } = target;
@@ -96,7 +103,9 @@ impl Blocks {
         // SAFETY: the stream owns the block (`fast_free_target`) and its lane is held, so
         // no other path writes the node now.
         let n = unsafe { &mut *self.nodes[id as usize].get() };
-        if !n.clock.as_ref().is_some_and(|c| Arc::ptr_eq(c, clock)) {
+        if let Some(clock) = clock
+            && !n.clock.as_ref().is_some_and(|c| Arc::ptr_eq(c, clock))
+        {
             n.clock = Some(Arc::clone(clock));
         }
         let cached = cached_mark(stream.id);
