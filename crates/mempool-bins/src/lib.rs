@@ -217,9 +217,55 @@ impl SizeBins {
             return;
         }
         let c = self.class(len);
-        let heap = &mut self.classes[c];
         let i = slots.slot(id) as usize;
-        debug_assert_eq!(heap[i].id, id, "the slot of a held block");
+        debug_assert_eq!(self.classes[c][i].id, id, "the slot of a held block");
+        self.remove_at(slots, c, i);
+    }
+
+    /// Takes the best fit for `len` (what [`SizeBins::best`] returns) when it is exactly
+    /// `len` bytes long, as an allocation served by a whole block wants it; `None`, with
+    /// nothing changed, when the best fit is longer or there is none.
+    ///
+    /// For a length with a class of its own (up to 64 units) this reads the hot entry and
+    /// that class's root only: every block of the class has the length, and every block
+    /// of a later class is longer.
+    #[inline]
+    pub fn take_exact(&mut self, slots: &mut impl Slots, len: u64) -> Option<Entry> {
+        let units = len >> self.shift;
+        let c = self.class(len);
+        if len != units << self.shift || units == 0 || units > EXACT {
+            // Lengths off the unit share a class with others: the general search.
+            let e = self.best(len).filter(|e| e.len == len)?;
+            self.remove(slots, e.id, len);
+            return Some(e);
+        }
+        let root = self.classes.get(c).and_then(|h| h.first()).copied();
+        if let Some(r) = root
+            && r.len != len
+        {
+            // A block off the unit in this class: the general search decides.
+            let e = self.best(len).filter(|e| e.len == len)?;
+            self.remove(slots, e.id, len);
+            return Some(e);
+        }
+        match self.hot {
+            Some(h) if h.len == len && root.is_none_or(|r| h.addr < r.addr) => {
+                self.hot = None;
+                self.count -= 1;
+                Some(h)
+            }
+            _ => {
+                let r = root?;
+                self.count -= 1;
+                self.remove_at(slots, c, 0);
+                Some(r)
+            }
+        }
+    }
+
+    /// Removes the entry at index `i` of class `c`'s heap (`count` already lowered).
+    fn remove_at(&mut self, slots: &mut impl Slots, c: usize, i: usize) {
+        let heap = &mut self.classes[c];
         let last = heap.pop().expect("a held block's class is not empty");
         if i == 0 && !heap.is_empty() {
             // The class's minimum, as an allocation takes it: the hole left at the root
@@ -487,14 +533,22 @@ mod tests {
             // The block's id is its step.
             bins.insert(&mut slots, Entry { len: g * G, addr, id: step });
             set.insert((g * G, addr, step));
-            if step % 3 != 0 {
-                let want = (1 + (r >> 8) % 4) * G;
-                let expect = set.range((want, 0, 0)..).next().copied();
+            let want = (1 + (r >> 8) % 4) * G;
+            let expect = set.range((want, 0, 0)..).next().copied();
+            if step % 3 == 1 {
                 let got = bins.best(want);
                 assert_eq!(got.map(|e| (e.len, e.addr, e.id)), expect, "best fit for {want}");
                 if let Some(e) = got {
                     bins.remove(&mut slots, e.id, e.len);
                     set.remove(&(e.len, e.addr, e.id));
+                }
+            } else if step % 3 == 2 {
+                // An allocation served only by a whole block of its length.
+                let expect = expect.filter(|k| k.0 == want);
+                let got = bins.take_exact(&mut slots, want);
+                assert_eq!(got.map(|e| (e.len, e.addr, e.id)), expect, "exact fit for {want}");
+                if let Some(k) = expect {
+                    set.remove(&k);
                 }
             }
             if step % 500 == 0 {
@@ -550,9 +604,22 @@ mod tests {
             let want = (1 + (r % 600)) * G - short(r);
             let expect = set.range((want, 0)..).next().copied();
             assert_eq!(bins.best(want).map(|e| (e.len, e.addr)), expect, "best fit for {want}");
-            let odd = |e: &Entry| (e.addr / G) % 2 == 1;
-            let expect = set.range((want, 0)..).find(|k| (k.1 / G) % 2 == 1).copied();
-            assert_eq!(bins.best_where(want, odd).map(|e| (e.len, e.addr)), expect, "predicated fit");
+            if step % 7 == 0 && !held.is_empty() {
+                // Whole blocks of a length asked for (a held block's, or the random one),
+                // off the unit or not: the best fit when it has that length, taken out.
+                let want = if r & (1 << 20) == 0 { held[(r >> 21) as usize % held.len()].len } else { want };
+                let exact = set.range((want, 0)..).next().copied().filter(|k| k.0 == want);
+                let got = bins.take_exact(&mut slots, want);
+                assert_eq!(got.map(|e| (e.len, e.addr)), exact, "exact fit for {want}");
+                if let Some(e) = got {
+                    set.remove(&(e.len, e.addr));
+                    held.retain(|h| h.id != e.id);
+                }
+            } else {
+                let odd = |e: &Entry| (e.addr / G) % 2 == 1;
+                let expect = set.range((want, 0)..).find(|k| (k.1 / G) % 2 == 1).copied();
+                assert_eq!(bins.best_where(want, odd).map(|e| (e.len, e.addr)), expect, "predicated fit");
+            }
             assert_eq!(bins.largest(), set.last().map_or(0, |k| k.0));
             if step % 1000 == 0 {
                 bins.check(&slots);

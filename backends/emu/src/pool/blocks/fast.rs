@@ -26,12 +26,8 @@ impl Blocks {
         // SAFETY: the lane of `stream` is held (`lane`), so no other path writes its bin
         // now, and this is the only reference to it.
         let sizes = unsafe { &mut *bin.sizes.get() };
-        let e = sizes.best(len)?;
-        if e.len != len {
-            return None;
-        }
+        let e = sizes.take_exact(&mut SharedSlots(&self.slots), len)?;
         debug_assert!(owned_by(self.mark(e.id), stream), "a block in a stream's bin is the stream's");
-        sizes.remove(&mut SharedSlots(&self.slots), e.id, len);
         if sizes.is_empty() {
             lane.add_nonempty(-1);
         }
