@@ -101,7 +101,7 @@
 //!
 //! | contract | rule | file |
 //! |---|---|---|
-//! | [§1](mempool_hal::contract::objects) | streams, positions and markers; the worker | `stream.rs` |
+//! | [§1](mempool_hal::contract::objects) | streams, positions and markers; the worker; a free's marker without the stream's lock | `stream.rs`, `stream/published.rs` |
 //! | §1 | events; vector clocks; destroyed streams leave clocks once observed | `event.rs`; `clock.rs`; `platform.rs` (`prune`) |
 //! | §1, [§8](mempool_hal::contract::c_abi) | host functions on one thread per device | `hostfn.rs`, `stream.rs` (`wait_for`) |
 //! | §1 | stale and foreign handles | `EmuStream::live` (`stream.rs`), `EmuEvent::live` (`event.rs`) |

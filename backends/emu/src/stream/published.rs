@@ -91,3 +91,39 @@ impl Published {
         (s1 == s2 && same_clock && open).then_some((p, dep_real))
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn a_marker_reads_the_state_as_of_its_position() {
+        let (clock, other) = (Arc::new(Clock::default()), Arc::new(Clock::default()));
+        let published = Published::new(Arc::as_ptr(&clock));
+        let (pos, destroyed) = (AtomicU64::new(0), AtomicBool::new(false));
+        // A real operation at position 1, enqueued under the lock.
+        published.write(|| {
+            let q = pos.fetch_add(1, Ordering::AcqRel) + 1;
+            published.set_last_real(q);
+        });
+        assert_eq!(published.marker(&pos, &destroyed, Arc::as_ptr(&clock)), Some((2, 1)));
+        assert_eq!(published.marker(&pos, &destroyed, Arc::as_ptr(&other)), None, "a block with another clock");
+        assert_eq!(pos.load(Ordering::Relaxed), 2, "no position taken for it");
+        published.write(|| published.set_clock(Arc::as_ptr(&other)));
+        assert_eq!(published.marker(&pos, &destroyed, Arc::as_ptr(&clock)), None, "the stream's clock changed");
+        assert_eq!(published.marker(&pos, &destroyed, Arc::as_ptr(&other)), Some((3, 1)));
+        destroyed.store(true, Ordering::Relaxed);
+        assert_eq!(published.marker(&pos, &destroyed, Arc::as_ptr(&other)), None, "a destroyed stream: the lock");
+    }
+
+    #[test]
+    fn a_marker_during_a_write_section_takes_the_lock_and_no_position() {
+        let clock = Arc::new(Clock::default());
+        let published = Published::new(Arc::as_ptr(&clock));
+        let (pos, destroyed) = (AtomicU64::new(0), AtomicBool::new(false));
+        let inside = published.write(|| published.marker(&pos, &destroyed, Arc::as_ptr(&clock)));
+        assert_eq!(inside, None, "the sequence number is odd during a section");
+        assert_eq!(published.marker(&pos, &destroyed, Arc::as_ptr(&clock)), Some((1, 0)), "position 1: none was taken");
+    }
+}
