@@ -503,19 +503,23 @@ mod tests {
         agrees_with_an_ordered_set(0, true);
     }
 
+    /// A xorshift generator from `seed`: the same sequence in every run.
+    fn xorshift(mut rng: u64) -> impl FnMut() -> u64 {
+        move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        }
+    }
+
     /// An allocator's pattern: free a block at a random address, then take the best fit
     /// of one exact size, which is a class's root whenever the hot entry is not better.
     /// Every root taken leaves the heaps ordered and agrees with an ordered set.
     #[test]
     fn taking_roots_keeps_every_class_ordered() {
         const G: u64 = 4096;
-        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         let mut bins = SizeBins::new(G);
         let mut slots = HashMap::new();
         let mut set = BTreeSet::new();
@@ -569,13 +573,7 @@ mod tests {
     /// shortened by up to a unit.
     fn agrees_with_an_ordered_set(unit: u64, off: bool) {
         const G: u64 = 4096;
-        let mut rng = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut next = xorshift(0x2545_F491_4F6C_DD1D);
         let mut bins = SizeBins::new(unit);
         let mut slots = HashMap::new();
         let short = |r: u64| if off { (r >> 40) % G } else { 0 };
