@@ -226,24 +226,16 @@ impl SizeBins {
     /// `len` bytes long, as an allocation served by a whole block wants it; `None`, with
     /// nothing changed, when the best fit is longer or there is none.
     ///
-    /// For a length with a class of its own (up to 64 units) this reads the hot entry and
-    /// that class's root only: every block of the class has the length, and every block
-    /// of a later class is longer.
+    /// When the request's class is empty or its root (the class's smallest block, then
+    /// lowest address) has the length, this reads the hot entry and that root only: every
+    /// block of an earlier class is shorter and every block of a later one longer. Any
+    /// other root (a class spanning several lengths, lengths off the unit) leaves the
+    /// choice to the general search.
     #[inline]
     pub fn take_exact(&mut self, slots: &mut impl Slots, len: u64) -> Option<Entry> {
-        let units = len >> self.shift;
         let c = self.class(len);
-        if len != units << self.shift || units == 0 || units > EXACT {
-            // Lengths off the unit share a class with others: the general search.
-            let e = self.best(len).filter(|e| e.len == len)?;
-            self.remove(slots, e.id, len);
-            return Some(e);
-        }
         let root = self.classes.get(c).and_then(|h| h.first()).copied();
-        if let Some(r) = root
-            && r.len != len
-        {
-            // A block off the unit in this class: the general search decides.
+        if root.is_some_and(|r| r.len != len) {
             let e = self.best(len).filter(|e| e.len == len)?;
             self.remove(slots, e.id, len);
             return Some(e);
