@@ -9,6 +9,8 @@
 //!   `offset-allocator`'s at 512-byte units, in the same run.
 //! - `live_100k`: one free and one allocation of random sizes with 100,000 blocks live;
 //!   besides criterion's estimate, a timed loop reports the median and p99 per operation.
+//!   `offset-allocator+map` is `offset-allocator` behind a pointer API: its free names an
+//!   address, found in a hash map, as a runtime's free (the pool's) names one.
 //!   The `-1k-live` cases run the same pairs with 1,000 blocks live, where both
 //!   structures stay in the caches: their ratio is the work per pair alone.
 //! - `cross_stream`: an allocation on one stream of memory freed on another, per reuse rule.
@@ -223,6 +225,28 @@ impl Live for OffsetLive {
     }
 }
 
+/// `offset-allocator` behind a pointer API, as a framework's allocator would wrap it for
+/// a runtime whose free names an address (as the pool's does): the free finds the
+/// allocation in a map by address.
+struct OffsetMapLive {
+    a: offset_allocator::Allocator,
+    page: u64,
+    by_addr: rustc_hash::FxHashMap<u64, offset_allocator::Allocation>,
+}
+
+impl Live for OffsetMapLive {
+    fn alloc(&mut self, pages: u64) -> u64 {
+        let a = self.a.allocate(pages as u32).expect("offset-allocator has room");
+        let addr = u64::from(a.offset) * self.page;
+        self.by_addr.insert(addr, a);
+        addr
+    }
+    fn free(&mut self, addr: u64) {
+        let a = self.by_addr.remove(&addr).expect("live address");
+        self.a.free(a);
+    }
+}
+
 struct StdLive {
     page: u64,
     sizes: std::collections::HashMap<u64, u64>,
@@ -298,6 +322,7 @@ fn live_100k(c: &mut Criterion) {
     let ids = [
         "live_100k/emu/free+alloc",
         "live_100k/offset-allocator/free+alloc",
+        "live_100k/offset-allocator+map/free+alloc",
         "live_100k/std-alloc/free+alloc",
         "live_100k/emu/free+alloc-1k-live",
         "live_100k/offset-allocator/free+alloc-1k-live",
@@ -320,6 +345,13 @@ fn live_100k(c: &mut Criterion) {
     };
     let emu_state = || LiveState::new(emu_imp());
     let offset_state = || LiveState::new(offset_imp());
+    let offset_map_state = || {
+        LiveState::new(OffsetMapLive {
+            a: offset_allocator::Allocator::with_max_allocs((size / page) as u32, 1 << 20),
+            page,
+            by_addr: rustc_hash::FxHashMap::default(),
+        })
+    };
     let std_state = || LiveState::new(StdLive { page, sizes: std::collections::HashMap::new() });
 
     // Percentiles per operation, from a loop timing each one.
@@ -341,14 +373,17 @@ fn live_100k(c: &mut Criterion) {
     println!("live_100k/emu: {:?}", emu_st.imp.pool.reuse_counts());
     let (ns, mut oa_st) = timed(offset_state());
     write_percentiles("live_100k", "offset-allocator", "operation", ns);
+    let (ns, mut oam_st) = timed(offset_map_state());
+    write_percentiles("live_100k", "offset-allocator+map", "operation", ns);
     let (ns, mut std_st) = timed(std_state());
     write_percentiles("live_100k", "std-alloc", "operation", ns);
 
     let mut g = c.benchmark_group("live_100k");
     g.bench_function(BenchmarkId::new("emu", "free+alloc"), |b| b.iter(|| emu_st.pair()));
     g.bench_function(BenchmarkId::new("offset-allocator", "free+alloc"), |b| b.iter(|| oa_st.pair()));
+    g.bench_function(BenchmarkId::new("offset-allocator+map", "free+alloc"), |b| b.iter(|| oam_st.pair()));
     g.bench_function(BenchmarkId::new("std-alloc", "free+alloc"), |b| b.iter(|| std_st.pair()));
-    drop((emu_st, oa_st, std_st));
+    drop((emu_st, oa_st, oam_st, std_st));
     // The same pairs with 1,000 blocks live: everything both structures touch stays in
     // the caches, so the ratio is their work per pair, and the gap to the 100,000-block
     // case is what their cache misses cost.
