@@ -447,6 +447,15 @@ fn criterion_median(json: &str) -> Option<f64> {
     rest[..end].trim().parse().ok()
 }
 
+/// The cases of an implementation's folder `dir`: its subfolders, or one unnamed case
+/// (`""`) for a benchmark without cases, whose folder holds criterion's own (`new`, `base`).
+fn cases_of(dir: &Path) -> Vec<String> {
+    if dir.join("new").join("estimates.json").is_file() {
+        return vec![String::new()];
+    }
+    subdirs(dir)
+}
+
 /// Sorted subfolder names of `dir`.
 fn subdirs(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -488,7 +497,7 @@ pub(crate) fn bench_report(criterion: &Path, tsv: &str) -> String {
             continue;
         }
         let baselines: Vec<&String> = impls.iter().filter(|i| *i != subject).collect();
-        let mut cases: Vec<String> = impls.iter().flat_map(|i| subdirs(&dir.join(i))).collect();
+        let mut cases: Vec<String> = impls.iter().flat_map(|i| cases_of(&dir.join(i))).collect();
         // Sizes in numeric order (2MiB before 8MiB before 64MiB), names alphabetically.
         let lead = |c: &String| c.chars().take_while(char::is_ascii_digit).collect::<String>().parse::<u64>().ok();
         cases.sort_by(|a, b| lead(a).cmp(&lead(b)).then_with(|| a.cmp(b)));
@@ -503,7 +512,8 @@ pub(crate) fn bench_report(criterion: &Path, tsv: &str) -> String {
         md.push('\n');
         for case in &cases {
             let m = median(subject, case);
-            md.push_str(&format!("| {case} | {} |", m.map_or("-".into(), fmt_ns)));
+            let label = if case.is_empty() { "(one case)" } else { case };
+            md.push_str(&format!("| {label} | {} |", m.map_or("-".into(), fmt_ns)));
             for b in &baselines {
                 let bm = median(b, case);
                 let ratio = match (m, bm) {
@@ -640,7 +650,14 @@ mod tests {
                    ffi_overhead\traw-ffi (rounds)\t200\t240\t300\n";
         let replay = "training.csv\t1857\t1\t1\t1.047\t3000000\n";
 
+        // A group whose benchmarks have no cases: one row, not criterion's folders.
+        estimate(&criterion, "history_switch", "history-off", "", 30.0);
+        estimate(&criterion, "history_switch", "history-on", "", 60.0);
+        std::fs::create_dir_all(criterion.join("history_switch/history-off/base")).unwrap();
+
         let report = bench_report(&criterion, tsv);
+        assert!(report.contains("| (one case) | 30.0 ns |"), "{report}");
+        assert!(!report.contains("| base |") && !report.contains("| new |"), "{report}");
         assert!(report.contains("| 2MiB | 80.0 ns | 40.0 ns | 2.00 |"), "{report}");
         assert!(report.contains("| 64MiB | 120.0 ns | 60.0 ns | 2.00 |"), "{report}");
         assert!(report.contains("(criterion medians): +5.0 %"), "{report}");
