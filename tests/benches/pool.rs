@@ -338,20 +338,13 @@ fn live_100k(c: &mut Criterion) {
         let pool = pool(&emu, size);
         EmuLive { pool, stream, page, _emu: emu }
     };
-    let offset_imp = || OffsetLive {
-        a: offset_allocator::Allocator::with_max_allocs((size / page) as u32, 1 << 20),
-        slots: Vec::new(),
-        spare: Vec::new(),
-    };
+    // `offset-allocator` over the same range, in pages.
+    let offset_alloc = || offset_allocator::Allocator::with_max_allocs((size / page) as u32, 1 << 20);
+    let offset_imp = || OffsetLive { a: offset_alloc(), slots: Vec::new(), spare: Vec::new() };
     let emu_state = || LiveState::new(emu_imp());
     let offset_state = || LiveState::new(offset_imp());
-    let offset_map_state = || {
-        LiveState::new(OffsetMapLive {
-            a: offset_allocator::Allocator::with_max_allocs((size / page) as u32, 1 << 20),
-            page,
-            by_addr: rustc_hash::FxHashMap::default(),
-        })
-    };
+    let offset_map_state =
+        || LiveState::new(OffsetMapLive { a: offset_alloc(), page, by_addr: rustc_hash::FxHashMap::default() });
     let std_state = || LiveState::new(StdLive { page, sizes: std::collections::HashMap::new() });
 
     // Percentiles per operation, from a loop timing each one.

@@ -299,9 +299,10 @@ pub(crate) fn targets_report(criterion: &Path, tsv: &str, replay_tsv: &str, real
         timed("live_100k", "offset-allocator", 3).map_or("-".into(), fmt_ns),
         verdict(p99.map(|p| p < 1000.0))
     ));
-    let live = median("live_100k", "emu", "free+alloc").zip(median("live_100k", "offset-allocator", "free+alloc"));
+    let emu_live = median("live_100k", "emu", "free+alloc");
+    let live = emu_live.zip(median("live_100k", "offset-allocator", "free+alloc"));
     // For context, not judged: the same against `offset-allocator` behind a pointer API.
-    let mapped = median("live_100k", "emu", "free+alloc")
+    let mapped = emu_live
         .zip(median("live_100k", "offset-allocator+map", "free+alloc"))
         .map_or(String::new(), |(m, b)| format!(" ({:.2} x `offset-allocator+map`'s)", m / b));
     md.push_str(&format!(

@@ -516,10 +516,10 @@ impl StreamShared {
         self.published.write(|| self.take_pos())
     }
 
-    /// The next position (inside a write section, or by a lock-free marker): a
-    /// read-modify-write, since lock-free markers take positions beside the lock.
+    /// The next position, inside a write section ([`published::take_position`], as a
+    /// lock-free marker takes one).
     fn take_pos(&self) -> u64 {
-        self.pos.fetch_add(1, Ordering::AcqRel).wrapping_add(1)
+        published::take_position(&self.pos)
     }
 
     /// A marker taken without the state lock, for a free whose block holds the clock

@@ -34,6 +34,12 @@ cfg_if::cfg_if! {
     }
 }
 
+/// Takes the next position of the stream whose last handed-out position is `pos`: a
+/// read-modify-write, since lock-free markers take positions beside the lock's holder.
+pub(crate) fn take_position(pos: &AtomicU64) -> u64 {
+    pos.fetch_add(1, Ordering::AcqRel).wrapping_add(1)
+}
+
 /// The sequence number and the copies of a stream's marker state (module docs).
 #[derive(Debug)]
 pub(crate) struct Published {
@@ -81,7 +87,7 @@ impl Published {
         if s1 & 1 == 1 || self.clock.load(Ordering::Relaxed) != clock as u64 {
             return None;
         }
-        let p = pos.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
+        let p = take_position(pos);
         let dep_real = self.last_real.load(Ordering::Relaxed);
         let same_clock = self.clock.load(Ordering::Relaxed) == clock as u64;
         // Set before the destroy's write section, which closes the stream.
@@ -104,7 +110,7 @@ mod tests {
         let (pos, destroyed) = (AtomicU64::new(0), AtomicBool::new(false));
         // A real operation at position 1, enqueued under the lock.
         published.write(|| {
-            let q = pos.fetch_add(1, Ordering::AcqRel) + 1;
+            let q = take_position(&pos);
             published.set_last_real(q);
         });
         assert_eq!(published.marker(&pos, &destroyed, Arc::as_ptr(&clock)), Some((2, 1)));
