@@ -104,31 +104,83 @@ impl Library {
 /// A message when the extension is neither C nor C++, or when the compiler cannot run or
 /// fails, with what it printed.
 pub fn compile(src: &Path, exe: &Path, lib_dir: &Path, library: Library, strict: bool) -> Result<(), String> {
-    let lang =
-        Lang::of(src).ok_or_else(|| format!("{}: not a C (.c) or C++ (.cpp, .cc, .cxx) source file", src.display()))?;
-    let (compiler, std) = lang.compiler();
-    let mut cmd = Command::new(&compiler);
-    cmd.arg(std);
-    if strict {
-        cmd.args(["-Wall", "-Wextra", "-Werror"]);
+    let build = Build {
+        includes: vec![headers()],
+        lib_dirs: vec![lib_dir.to_path_buf()],
+        libs: vec![format!("-l{}", library.link_name())],
+        defines: Vec::new(),
+        strict,
+    };
+    build.compile(src, exe)
+}
+
+/// A compiler line for a program on any of the project's C libraries: the one
+/// [`compile`] uses for the drop-in ACL library, with the include folders, libraries and
+/// macros the caller names.
+#[derive(Debug, Clone, Default)]
+pub struct Build {
+    /// `-I` folders.
+    pub includes: Vec<PathBuf>,
+    /// `-L` folders, each also a run-time search path (`-Wl,-rpath`).
+    pub lib_dirs: Vec<PathBuf>,
+    /// Library arguments, as given (`-lacl_rt`, `-l:libcuda.so.1`).
+    pub libs: Vec<String>,
+    /// `-D` macros (`FLAVOUR_ACL`, `NAME=value`).
+    pub defines: Vec<String>,
+    /// `-Wall -Wextra -Werror`.
+    pub strict: bool,
+}
+
+impl Build {
+    /// Compiles `src` (the language from its extension) into `exe`.
+    ///
+    /// # Errors
+    ///
+    /// As [`compile`].
+    pub fn compile(&self, src: &Path, exe: &Path) -> Result<(), String> {
+        let lang = Lang::of(src)
+            .ok_or_else(|| format!("{}: not a C (.c) or C++ (.cpp, .cc, .cxx) source file", src.display()))?;
+        let (compiler, std) = lang.compiler();
+        let mut cmd = Command::new(&compiler);
+        cmd.arg(std);
+        if self.strict {
+            cmd.args(["-Wall", "-Wextra", "-Werror"]);
+        }
+        cmd.args(["-O1", "-pthread"]);
+        for d in &self.defines {
+            cmd.arg(format!("-D{d}"));
+        }
+        for i in &self.includes {
+            cmd.arg("-I").arg(i);
+        }
+        cmd.arg(src).arg("-o").arg(exe);
+        for l in &self.lib_dirs {
+            cmd.arg(format!("-L{}", l.display())).arg(format!("-Wl,-rpath,{}", l.display()));
+        }
+        let out = cmd.args(&self.libs).output().map_err(|e| format!("the compiler `{compiler}` could not run: {e}"))?;
+        if out.status.success() {
+            // Warnings, when not strict.
+            eprint!("{}", String::from_utf8_lossy(&out.stderr));
+            Ok(())
+        } else {
+            Err(format!(
+                "compiling {} failed ({}):\n{}",
+                src.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
     }
-    let out = cmd
-        .args(["-O1", "-pthread", "-I"])
-        .arg(headers())
-        .arg(src)
-        .arg("-o")
-        .arg(exe)
-        .arg(format!("-L{}", lib_dir.display()))
-        .arg(format!("-l{}", library.link_name()))
-        .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
-        .output()
-        .map_err(|e| format!("the compiler `{compiler}` could not run: {e}"))?;
-    if out.status.success() {
-        // Warnings, when not strict.
-        eprint!("{}", String::from_utf8_lossy(&out.stderr));
-        Ok(())
-    } else {
-        Err(format!("compiling {} failed ({}):\n{}", src.display(), out.status, String::from_utf8_lossy(&out.stderr)))
+}
+
+/// Why the compiler of `lang` cannot be used here (`$CC`/`cc`, `$CXX`/`c++`), or `None`
+/// when its `--version` runs.
+pub fn compiler_missing(lang: Lang) -> Option<String> {
+    let (compiler, _) = lang.compiler();
+    match Command::new(&compiler).arg("--version").stdin(std::process::Stdio::null()).output() {
+        Ok(o) if o.status.success() => None,
+        Ok(o) => Some(format!("the compiler `{compiler}` answers {} to --version", o.status)),
+        Err(e) => Some(format!("no compiler `{compiler}`: {e}")),
     }
 }
 

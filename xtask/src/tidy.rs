@@ -14,6 +14,10 @@
 //! - The modules of every crate (the `src/` folder beside each tracked `Cargo.toml`) form no
 //!   import cycle: no module names a module of its crate (through `crate::` or `super::`
 //!   paths, `use` groups included) that names it back, directly or not.
+//! - The C boundary ([`C_BOUNDARY`]: the three C libraries and the emulator's C-ABI
+//!   module): every `thread_local!` there either holds a `Cell` (plain data, no destructor)
+//!   or is reached only through `try_with`, since an `extern "C"` entry point may be called
+//!   from a thread-exit destructor after the storage is gone, where `with` panics.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -40,14 +44,77 @@ pub(crate) fn check(root: &Path, first_ci_step: Option<&str>) -> Vec<String> {
     }
     let read = |f: &str| std::fs::read_to_string(root.join(f)).unwrap_or_default();
     problems.extend(ci_problems(&read("README.md"), &read(".ci/run"), first_ci_step));
-    problems.extend(crate_cycles(&files, read));
+    problems.extend(crate_cycles(&files, &read));
+    problems.extend(thread_local_problems(&files, read));
     problems
+}
+
+/// The folders (and files) whose `thread_local!`s `extern "C"` entry points reach: the
+/// three C libraries and the emulator's C-ABI module.
+pub(crate) const C_BOUNDARY: [&str; 5] = [
+    "backends/acl-shim/src/",
+    "backends/cuda-shim/src/",
+    "crates/mempool-alloc/src/",
+    "backends/emu/src/cabi.rs",
+    "backends/emu/src/cabi/",
+];
+
+/// The thread-local rule of the C boundary over the tracked `files` ([`C_BOUNDARY`]): each
+/// `thread_local!` static whose type is not a `Cell` is named only with `try_with` (or
+/// by reference, as an `ErrorStore` names its key), never `NAME.with(`. A file's
+/// `#[cfg(test)] mod tests` is not an entry point's and is skipped.
+fn thread_local_problems(files: &[String], read: impl Fn(&str) -> String) -> Vec<String> {
+    let sources: Vec<(&String, String)> = files
+        .iter()
+        .filter(|f| f.ends_with(".rs") && C_BOUNDARY.iter().any(|b| f.starts_with(b)))
+        .map(|f| {
+            let text = read(f);
+            let product = text.find("#[cfg(test)]\nmod tests").map_or(text.as_str(), |at| &text[..at]).to_string();
+            (f, product)
+        })
+        .collect();
+    let mut problems = Vec::new();
+    for (file, text) in &sources {
+        for name in destructor_thread_locals(text) {
+            for (other, src) in &sources {
+                for (line, l) in src.lines().enumerate() {
+                    if l.contains(&format!("{name}.with(")) {
+                        problems.push(format!(
+                            "{other}:{}: thread-local `{name}` (declared in {file}) has a destructor and is reached with \
+                             `with`, which panics at thread exit; use `try_with` or a `Cell` of plain data",
+                            line + 1
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// The names of the `thread_local!` statics in `src` whose type is not a `Cell` (which may
+/// have a destructor).
+fn destructor_thread_locals(src: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for (at, _) in src.match_indices("thread_local!") {
+        let body = &src[at..];
+        let end = body.find("\n}").unwrap_or(body.len());
+        for decl in body[..end].split("static ").skip(1) {
+            let Some((name, rest)) = decl.split_once(':') else { continue };
+            let ty = rest.trim_start();
+            let plain = ty.starts_with("Cell<") || ty.starts_with("std::cell::Cell<");
+            if !plain {
+                names.push(name.trim().to_string());
+            }
+        }
+    }
+    names
 }
 
 /// The import cycles of every crate among the tracked `files`, whose text `read` gives: the
 /// crates are the folders with a `Cargo.toml` (the root's included), each with the modules
 /// of the Rust files under its `src/`; a crate's modules name only its own.
-fn crate_cycles(files: &[String], read: impl Fn(&str) -> String) -> Vec<String> {
+fn crate_cycles(files: &[String], read: &impl Fn(&str) -> String) -> Vec<String> {
     let mut problems = Vec::new();
     for manifest in files.iter().filter(|f| *f == "Cargo.toml" || f.ends_with("/Cargo.toml")) {
         let src = format!("{}src", manifest.trim_end_matches("Cargo.toml"));
@@ -367,9 +434,31 @@ mod tests {
         let files: Vec<String> = sources.iter().map(|(f, _)| f.to_string()).collect();
         let read = |f: &str| sources.iter().find(|(g, _)| *g == f).map_or(String::new(), |(_, s)| s.to_string());
         assert_eq!(
-            crate_cycles(&files, read),
+            crate_cycles(&files, &read),
             ["made-up/src: import cycle left -> right -> left", "tool/src: import cycle x -> y -> z -> x"]
         );
+    }
+
+    #[test]
+    fn a_thread_local_with_a_destructor_is_reached_only_with_try_with() {
+        let decls = "thread_local! {\n    static LAST: RefCell<Option<CString>> = const { RefCell::new(None) };\n    \
+                     static CURRENT: Cell<u64> = const { Cell::new(0) };\n}\n";
+        let good = format!("{decls}fn a() {{ LAST.try_with(|l| ()); CURRENT.with(|c| c.get()); }}\n");
+        let bad = format!(
+            "{good}fn b() {{ LAST.with(|l| ()); }}\n#[cfg(test)]\nmod tests {{ fn t() {{ LAST.with(|l| ()); }} }}\n"
+        );
+        let outside = format!("{decls}fn c() {{ LAST.with(|l| ()); }}\n");
+        let files = ["backends/acl-shim/src/ffi.rs".to_string(), "crates/mempool-small/src/x.rs".to_string()];
+        let run = |ffi: &str| {
+            thread_local_problems(
+                &files,
+                |f: &str| if f.ends_with("ffi.rs") { ffi.to_string() } else { outside.clone() },
+            )
+        };
+        assert!(run(&good).is_empty(), "try_with, a Cell, and a file outside the C boundary pass");
+        let problems = run(&bad);
+        assert_eq!(problems.len(), 1, "only the product code's `with`: {problems:?}");
+        assert!(problems[0].starts_with("backends/acl-shim/src/ffi.rs:6: thread-local `LAST`"), "{problems:?}");
     }
 
     #[test]

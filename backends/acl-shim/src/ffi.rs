@@ -1,44 +1,46 @@
-//! The bottom layer every exported function stands on: the unwind guard ([`ffi`]), errors
-//! with their codes and the calling thread's last message and code, and the argument
-//! checks shared by many calls (null pointers, time limits, device pointers).
+//! The bottom layer every exported function stands on: the library's codes and how an
+//! error becomes one, its per-thread last failure, the unwind guard ([`ffi`]; the
+//! machinery of both is `mempool_emu::cabi::boundary`, shared by the three C libraries),
+//! and the argument checks shared by many calls (null pointers, time limits, device
+//! pointers).
 //!
 //! It imports nothing from the rest of the crate: every other module may use it, and it
 //! uses none of them.
 
-use mempool_hal::{DevicePtr, Error, ErrorKind, Result, code};
-use std::cell::{Cell, RefCell};
-use std::ffi::{CString, c_int, c_void};
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use mempool_emu::cabi::boundary::{ErrorStore, LastError};
+use mempool_hal::{DevicePtr, Error, ErrorKind, Result, Vendor};
+use std::ffi::{c_char, c_int, c_void};
+
+/// The ACL codes, from the Ascend backend's declaration table (`mempool_ascend::sys`), the
+/// one place the library reads them from.
+pub(crate) use mempool_ascend::sys as code;
 
 thread_local! {
-    /// The message of this thread's last error, until `aclGetRecentErrMsg` takes it.
-    static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
-    /// The message `aclGetRecentErrMsg` returned last on this thread, kept alive for the
-    /// caller until that call returns another message.
-    static TAKEN_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
-    /// The code of this thread's last error not yet taken by `aclrtGetLastError`.
-    static LAST_CODE: Cell<c_int> = const { Cell::new(0) };
+    /// This thread's last failure: its message until `aclGetRecentErrMsg` takes it, and
+    /// its code until `aclrtGetLastError` does (reached only through [`LAST`]).
+    static LAST_ERROR: LastError = const { LastError::new() };
 }
+
+/// This library's per-thread last failure.
+const LAST: ErrorStore = ErrorStore::new(&LAST_ERROR);
 
 /// This thread's last error code (0 if none); `take` clears it.
 pub(crate) fn last_code(take: bool) -> c_int {
-    LAST_CODE.with(|c| if take { c.replace(0) } else { c.get() })
+    LAST.code(take)
 }
 
 /// Takes this thread's last error message, as CANN's `aclGetRecentErrMsg` "obtains and
 /// clears" it: a pointer to it, or null when there is nothing to report (no failure yet,
 /// or the message was already taken). The string stays valid until this function
 /// returns another message on this thread.
-pub(crate) fn take_last_error_ptr() -> *const std::ffi::c_char {
-    match LAST_ERROR.with(|m| m.borrow_mut().take()) {
-        None => std::ptr::null(),
-        Some(msg) => TAKEN_ERROR.with(|t| t.borrow_mut().insert(msg).as_ptr()),
-    }
+pub(crate) fn take_last_error_ptr() -> *const c_char {
+    LAST.take_message_ptr()
 }
 
-fn set_last_error(msg: String) {
-    let c = CString::new(msg.replace('\0', " ")).unwrap_or_default();
-    LAST_ERROR.with(|m| *m.borrow_mut() = Some(c));
+/// The ACL code of `e`: its own when it is an ACL number (the emulator's and this
+/// library's errors are), else the code of its kind (`mempool_ascend::result::code_of`).
+fn code_of(e: &Error) -> c_int {
+    e.code_in(Vendor::Acl, mempool_ascend::result::code_of)
 }
 
 /// An error with the kind that matches `code`.
@@ -54,21 +56,7 @@ pub(crate) fn stale(op: &'static str, what: &str, h: usize) -> Error {
 /// Runs the body of an exported function: errors become their code and this thread's
 /// message; a panic never crosses the C boundary (507000).
 pub(crate) fn ffi(op: &'static str, body: impl FnOnce() -> Result<()>) -> c_int {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => code::ACL_SUCCESS,
-        Ok(Err(e)) => {
-            let c = e.code();
-            set_last_error(format!("{op}: {} ({})", e.message(), e.kind()));
-            let c = if c == code::ACL_SUCCESS { code::ACL_ERROR_RT_INTERNAL_ERROR } else { c };
-            LAST_CODE.with(|l| l.set(c));
-            c
-        }
-        Err(_) => {
-            set_last_error(format!("{op}: internal error (panic caught at the C boundary)"));
-            LAST_CODE.with(|l| l.set(code::ACL_ERROR_RT_INTERNAL_ERROR));
-            code::ACL_ERROR_RT_INTERNAL_ERROR
-        }
-    }
+    LAST.guard(op, code::ACL_ERROR_RT_INTERNAL_ERROR, code_of, body)
 }
 
 /// Refuses a null pointer argument with 100000.

@@ -18,10 +18,10 @@
 //! that leaves other pieces live is checked for liveness only (the host must still have
 //! synchronized the streams that used it, which the checker does not verify then).
 
-use crate::ffi::err;
+use crate::ffi::{code, err};
 use mempool_emu::{EmuPool, EmuStream, Emulator};
 use mempool_hal::attr::UsedMemCurrent;
-use mempool_hal::{Device, DevicePtr, ErrorKind, MemPool, MemPoolExt, Result, code};
+use mempool_hal::{Device, DevicePtr, ErrorKind, MemPool, MemPoolExt, Result};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

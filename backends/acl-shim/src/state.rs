@@ -1,11 +1,11 @@
 //! The shim's process-wide state: the emulated platform, handle registries, the
 //! per-thread current context and last error message.
 
-use crate::ffi::{err, stale};
+use crate::ffi::{code, err, stale};
 use crate::heap::SyncHeap;
 use mempool_emu::cabi::{HandleKind, Handles, HostAllocs, HostBlock, HostRange};
 use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator};
-use mempool_hal::{Device, Error, PoolCall, PoolProps, Result, code};
+use mempool_hal::{Device, Error, PoolCall, PoolProps, Result};
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};

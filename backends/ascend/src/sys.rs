@@ -10,6 +10,12 @@ use std::ffi::{c_char, c_int, c_void};
 mod allocator;
 pub use allocator::*;
 
+/// The ACL codes of the pool API and its neighbours, as the contract numbers them
+/// (`mempool_hal::code`, the emulator's own numbering), read from here by this backend and
+/// by the drop-in `libacl_rt.so`; the codes declared below are the rest of CANN's that
+/// either uses.
+pub use mempool_hal::code::*;
+
 /// `aclError`: 0 is success.
 pub type aclError = c_int;
 /// `aclrtStream`.

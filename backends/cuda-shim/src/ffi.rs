@@ -1,135 +1,67 @@
-//! The bottom layer every exported function stands on: the driver's result codes, the
-//! unwind guard ([`ffi`]) that turns errors and panics into a `CUresult`, the calling
-//! thread's last message, and the argument checks shared by many calls.
+//! The bottom layer every exported function stands on: the driver's result codes (from
+//! the CUDA backend's `sys`), the unwind guard ([`ffi`]) that turns errors and panics into
+//! a `CUresult`, the calling thread's last message (the machinery of both is
+//! `mempool_emu::cabi::boundary`, shared by the three C libraries), and the argument checks
+//! shared by many calls.
 //!
 //! It imports nothing from the rest of the crate: every other module may use it, and it
 //! uses none of them.
 
-use mempool_hal::{Error, ErrorKind, Result, Vendor};
-use std::cell::RefCell;
-use std::ffi::{CString, c_char, c_int};
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use mempool_emu::cabi::boundary::{ErrorStore, LastError};
+use mempool_hal::{Error, Result, Vendor};
+use std::ffi::c_char;
 
-/// The driver's result type (`CUresult`, an `int`-sized enum in C).
-pub type CUresult = c_int;
-
-/// The call succeeded.
-pub const CUDA_SUCCESS: CUresult = 0;
-/// A bad argument: a null pointer, a value out of range, bad pool properties, an unknown
-/// or read-only attribute, a device pointer outside live memory.
-pub const CUDA_ERROR_INVALID_VALUE: CUresult = 1;
-/// Device or page-locked host memory could not be allocated.
-pub const CUDA_ERROR_OUT_OF_MEMORY: CUresult = 2;
-/// A call other than `cuInit`, `cuDriverGetVersion`, `cuGetErrorName` and
-/// `cuGetErrorString` came before a successful `cuInit`.
-pub const CUDA_ERROR_NOT_INITIALIZED: CUresult = 3;
-/// A device ordinal that does not exist.
-pub const CUDA_ERROR_INVALID_DEVICE: CUresult = 101;
-/// No current context where the call needs one, a context handle that is not a live
-/// context, or a stream used with a pool of another device.
-pub const CUDA_ERROR_INVALID_CONTEXT: CUresult = 201;
-/// A null, garbage, destroyed or wrong-kind stream, event or pool handle.
-pub const CUDA_ERROR_INVALID_HANDLE: CUresult = 400;
-/// A host range that overlaps one registered already, or `cuMemAllocHost` memory.
-pub const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: CUresult = 712;
-/// An unregister of a pointer that no registration knows.
-pub const CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: CUresult = 713;
-/// The work a query asks about has not completed yet.
-pub const CUDA_ERROR_NOT_READY: CUresult = 600;
-/// The operation is not supported by this library.
-pub const CUDA_ERROR_NOT_SUPPORTED: CUresult = 801;
-/// Anything else, a panic caught at the C boundary included.
-pub const CUDA_ERROR_UNKNOWN: CUresult = 999;
+/// The driver's result codes, from the CUDA backend's declaration table
+/// (`mempool_cuda::sys`), the one place the library reads them from.
+pub use mempool_cuda::sys::{
+    CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, CUDA_ERROR_INVALID_CONTEXT,
+    CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED,
+    CUDA_ERROR_NOT_READY, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_UNKNOWN, CUDA_SUCCESS,
+    CUresult,
+};
 
 thread_local! {
-    /// The message of this thread's last failed call, NUL-terminated for C callers.
-    static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
+    /// This thread's last failure (reached only through [`LAST`]).
+    static LAST_ERROR: LastError = const { LastError::new() };
 }
+
+/// This library's per-thread last failure.
+const LAST: ErrorStore = ErrorStore::new(&LAST_ERROR);
 
 /// The message of the calling thread's last failed call (`"cuMemPoolCreate: ..."`), or
 /// `None` when no call has failed on this thread. The driver API has no C call for it; C
 /// callers (and the CUDA backend) read it through the library's own
 /// `mempool_cuda_shim_last_error`, Rust callers and the tests here.
 pub fn last_error_message() -> Option<String> {
-    LAST_ERROR.with(|m| m.borrow().as_ref().map(|c| c.to_string_lossy().into_owned()))
+    LAST.message()
 }
 
 /// The calling thread's last message as a C string, or null when none (or while the
 /// thread is being torn down). The string stays where it is until the thread's next failed
 /// call replaces it, or the thread ends.
 pub(crate) fn last_error_ptr() -> *const c_char {
-    LAST_ERROR.try_with(|m| m.borrow().as_ref().map_or(std::ptr::null(), |c| c.as_ptr())).unwrap_or(std::ptr::null())
+    LAST.message_ptr()
 }
 
-fn set_last_error(msg: String) {
-    // A NUL inside a message (from a caller's text, say) would cut it short for C: shown
-    // as U+FFFD instead.
-    let msg = CString::new(msg).unwrap_or_else(|e| {
-        let text = String::from_utf8_lossy(&e.into_vec()).replace('\0', "\u{fffd}");
-        CString::new(text).unwrap_or_default()
-    });
-    LAST_ERROR.with(|m| *m.borrow_mut() = Some(msg));
-}
-
-/// The portable kind that goes with a `CUresult` this library returns.
-fn kind_of(code: CUresult) -> ErrorKind {
-    match code {
-        CUDA_ERROR_INVALID_VALUE => ErrorKind::InvalidParam,
-        CUDA_ERROR_OUT_OF_MEMORY => ErrorKind::OutOfMemory,
-        CUDA_ERROR_NOT_INITIALIZED => ErrorKind::Unavailable,
-        CUDA_ERROR_INVALID_DEVICE => ErrorKind::InvalidDevice,
-        CUDA_ERROR_INVALID_CONTEXT => ErrorKind::NoContext,
-        CUDA_ERROR_INVALID_HANDLE => ErrorKind::InvalidHandle,
-        CUDA_ERROR_NOT_READY => ErrorKind::NotReady,
-        CUDA_ERROR_NOT_SUPPORTED => ErrorKind::NotSupported,
-        CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED => ErrorKind::InvalidParam,
-        CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED => ErrorKind::InvalidPointer,
-        _ => ErrorKind::Internal,
-    }
-}
-
-/// An error of this library with the `CUresult` `code` (its kind follows from the code).
+/// An error of this library with the `CUresult` `code` (its kind follows from the code,
+/// by the CUDA backend's table, `mempool_cuda::result::kind_of`).
 pub(crate) fn err(code: CUresult, op: &'static str, msg: impl Into<String>) -> Error {
-    Error::cuda(kind_of(code), code, op, msg)
+    Error::cuda(mempool_cuda::result::kind_of(code), code, op, msg)
 }
 
 /// The `CUresult` of an error: its own code when it is a CUDA one (made by [`err`]),
-/// otherwise by its kind (the emulator reports ACL numbers, which mean nothing here).
+/// otherwise the code of its kind from the CUDA numbering's one table
+/// (`mempool_cuda::result::code_of`; the emulator reports ACL numbers, which mean nothing
+/// here).
 pub(crate) fn code_of(e: &Error) -> CUresult {
-    if e.vendor() == Vendor::Cuda && e.code() != CUDA_SUCCESS {
-        return e.code();
-    }
-    match e.kind() {
-        ErrorKind::InvalidParam
-        | ErrorKind::ReadOnly
-        | ErrorKind::UnknownAttribute
-        | ErrorKind::InvalidPointer
-        | ErrorKind::StreamOrderViolation => CUDA_ERROR_INVALID_VALUE,
-        ErrorKind::OutOfMemory | ErrorKind::HostAllocation => CUDA_ERROR_OUT_OF_MEMORY,
-        ErrorKind::InvalidHandle => CUDA_ERROR_INVALID_HANDLE,
-        ErrorKind::InvalidDevice => CUDA_ERROR_INVALID_DEVICE,
-        ErrorKind::NoContext | ErrorKind::WrongContext => CUDA_ERROR_INVALID_CONTEXT,
-        ErrorKind::NotReady => CUDA_ERROR_NOT_READY,
-        ErrorKind::NotSupported => CUDA_ERROR_NOT_SUPPORTED,
-        _ => CUDA_ERROR_UNKNOWN,
-    }
+    e.code_in(Vendor::Cuda, mempool_cuda::result::code_of)
 }
 
 /// Runs the body of an exported function: an error becomes its `CUresult` and this
 /// thread's last message (`"<op>: <message> (<kind>)"`); a panic never crosses the C
 /// boundary: it becomes `CUDA_ERROR_UNKNOWN` (999) with a message.
 pub(crate) fn ffi(op: &'static str, body: impl FnOnce() -> Result<()>) -> CUresult {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => CUDA_SUCCESS,
-        Ok(Err(e)) => {
-            set_last_error(format!("{op}: {} ({})", e.message(), e.kind()));
-            code_of(&e)
-        }
-        Err(_) => {
-            set_last_error(format!("{op}: internal error (panic caught at the C boundary)"));
-            CUDA_ERROR_UNKNOWN
-        }
-    }
+    LAST.guard(op, CUDA_ERROR_UNKNOWN, code_of, body)
 }
 
 /// Refuses a null pointer argument with `CUDA_ERROR_INVALID_VALUE`.
@@ -145,6 +77,7 @@ pub(crate) fn non_zero(p: u64, op: &'static str, what: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mempool_hal::ErrorKind;
 
     #[test]
     fn errors_of_the_emulator_translate_by_kind_and_ours_keep_their_code() {
@@ -182,7 +115,10 @@ mod tests {
     fn a_panic_is_stopped_at_the_boundary() {
         let rc = ffi("cuTest", || panic!("boom"));
         assert_eq!(rc, CUDA_ERROR_UNKNOWN);
-        assert_eq!(last_error_message().as_deref(), Some("cuTest: internal error (panic caught at the C boundary)"));
+        assert_eq!(
+            last_error_message().as_deref(),
+            Some("cuTest: internal error (a panic was caught at the C boundary)")
+        );
         assert_eq!(ffi("cuTest", || Ok(())), CUDA_SUCCESS);
     }
 }

@@ -1,7 +1,11 @@
 //! What a C library on the emulator keeps for its callers, once for both drop-in libraries
 //! (`libacl_rt.so`, the CPU `libcuda.so.1`): registries of C handles ([`Handles`]), and the
 //! page-locked host memory the runtime hands out ([`HostAllocs`]: `aclrtMallocHost`,
-//! `cuMemAllocHost`), which copies and memsets accept and queued work keeps alive.
+//! `cuMemAllocHost`), which copies and memsets accept and queued work keeps alive. The C
+//! boundary itself, the unwind guard and the per-thread last error that never panics, is
+//! [`boundary`], shared by those two and `libmempool_alloc.so`.
+
+pub mod boundary;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};

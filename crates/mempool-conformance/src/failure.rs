@@ -89,8 +89,11 @@ impl From<mempool_hal::Error> for Failure {
 
 /// Checks that `result` is an error of `kind` with vendor code `code`, and returns the
 /// error for further checks. `what` names the call in the failure message. `code` is the
-/// ACL number; an error of the CUDA backend ([`mempool_hal::Vendor::Cuda`]) must carry
-/// the `CUresult` CUDA gives for `kind` instead ([`ErrorKind::cuda_code`]).
+/// ACL number the contract gives (the emulator's and the Ascend backend's numbering); an
+/// error in another vendor's numbering (the CUDA backend's `CUresult`,
+/// [`mempool_hal::Vendor::Cuda`]) must have the kind and a code other than 0: its vendor's
+/// one kind → code table is the backend's own (`mempool_cuda::result::code_of`), which the
+/// backend's tests check.
 ///
 /// # Errors
 ///
@@ -106,8 +109,8 @@ pub fn expect_error<T: fmt::Debug>(
         Ok(value) => Err(Failure::new(format!(
             "{what}: expected an error ({kind}, code {code}), but the call succeeded with {value:?}"
         ))),
-        // `code` is ACL's number; a CUDA backend's error carries the `CUresult` of its kind.
-        Err(e) if e.kind() == kind && e.code() == vendor_code(&e, code) => Ok(e),
+        // `code` is ACL's number; another vendor's error carries its own code for the kind.
+        Err(e) if e.kind() == kind && vendor_code_matches(&e, code) => Ok(e),
         Err(e) => Err(Failure::new(format!(
             "{what}: expected an error ({kind}, code {code}), got ({}, code {}): {e}",
             e.kind(),
@@ -116,12 +119,12 @@ pub fn expect_error<T: fmt::Debug>(
     }
 }
 
-/// The code `e`'s vendor gives for the mistake whose ACL code is `acl`: `acl` itself, or
-/// for a CUDA error the `CUresult` of its kind ([`ErrorKind::cuda_code`]).
-fn vendor_code(e: &mempool_hal::Error, acl: i32) -> i32 {
+/// Whether `e`'s code is the one its vendor gives for the mistake whose ACL code is `acl`:
+/// `acl` itself for an ACL error; any code but success for another vendor's.
+fn vendor_code_matches(e: &mempool_hal::Error, acl: i32) -> bool {
     match e.vendor() {
-        mempool_hal::Vendor::Cuda => e.kind().cuda_code(),
-        _ => acl,
+        mempool_hal::Vendor::Acl => e.code() == acl,
+        _ => e.code() != 0,
     }
 }
 

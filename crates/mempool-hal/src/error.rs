@@ -1,6 +1,12 @@
 //! One error type for every backend: a portable [`ErrorKind`], the vendor code and the
 //! [`Vendor`] whose numbering it is (an ACL number, or a CUDA `CUresult`), the operation
 //! that failed and a message.
+//!
+//! Callers match [`Error::kind`]; logs show [`Error::code`]. Each vendor's numbering has
+//! one home: ACL's numbers are [`code`] (re-exported by `mempool_ascend::sys`, with the
+//! rest of CANN's), the `CUresult`s are `mempool_cuda::sys`, with the one kind → code
+//! table of that numbering (`mempool_cuda::result::code_of`). A backend stamps its
+//! vendor's code at its boundary ([`Error::code_in`]).
 
 use crate::stats::PoolStats;
 use std::fmt;
@@ -8,8 +14,15 @@ use std::fmt;
 /// The ACL error codes of the pool API (the error table of the
 /// [C ABI contract](crate::contract::c_abi)).
 ///
-/// Every backend reports these numbers, the emulator included, so a log line reads the
-/// same whichever backend produced it.
+/// Whose numbering this is:
+///
+/// - **the emulator's** own Rust errors, on every profile (the `cuda` profile included:
+///   its C library, the CPU libcuda, stamps `CUresult`s at its boundary), and the checks
+///   of this crate that the contract gives a code (properties, attribute writes, the
+///   helpers on [`Error`]), since CANN answers one kind of mistake with several codes;
+/// - **the Ascend backend's** errors, which keep the runtime's own codes;
+/// - **not the CUDA backend's**: it reports the driver's `CUresult` ([`Vendor::Cuda`]),
+///   stamped at its boundary from its one table, whatever a portable check stamped.
 pub mod code {
     /// Success.
     pub const ACL_SUCCESS: i32 = 0;
@@ -104,31 +117,6 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    /// The `CUresult` CUDA's driver answers for this kind of mistake, the numbering of
-    /// errors whose [`Error::vendor`] is [`Vendor::Cuda`]: `CUDA_ERROR_INVALID_VALUE` (1)
-    /// for bad parameters, pointers and attributes, `CUDA_ERROR_OUT_OF_MEMORY` (2),
-    /// `CUDA_ERROR_INVALID_HANDLE` (400), `CUDA_ERROR_INVALID_DEVICE` (101),
-    /// `CUDA_ERROR_INVALID_CONTEXT` (201), `CUDA_ERROR_NOT_SUPPORTED` (801),
-    /// `CUDA_ERROR_NO_DEVICE` (100), `CUDA_ERROR_NOT_READY` (600), else
-    /// `CUDA_ERROR_UNKNOWN` (999).
-    pub const fn cuda_code(self) -> i32 {
-        match self {
-            ErrorKind::InvalidParam
-            | ErrorKind::ReadOnly
-            | ErrorKind::UnknownAttribute
-            | ErrorKind::InvalidPointer
-            | ErrorKind::StreamOrderViolation => 1,
-            ErrorKind::OutOfMemory | ErrorKind::HostAllocation => 2,
-            ErrorKind::InvalidHandle => 400,
-            ErrorKind::InvalidDevice => 101,
-            ErrorKind::NoContext | ErrorKind::WrongContext => 201,
-            ErrorKind::NotSupported => 801,
-            ErrorKind::Unavailable => 100,
-            ErrorKind::NotReady => 600,
-            ErrorKind::AsyncFailure | ErrorKind::Internal => 999,
-        }
-    }
-
     /// A short lower-case name of the kind, as printed in messages.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -182,9 +170,9 @@ pub struct OomInfo {
 /// Whose numbering an [`Error`]'s code is in.
 ///
 /// The emulator and the Ascend backend report ACL numbers (see [`code`]), so a log line
-/// reads the same whichever of them produced it; the CUDA backend reports the driver's
-/// `CUresult`, since those are the numbers its users look up. Match on
-/// [`Error::kind`] for portable handling.
+/// reads the same whichever of them produced it; the CUDA backend and the CPU libcuda
+/// report the driver's `CUresult`, since those are the numbers their users look up. Match
+/// on [`Error::kind`] for portable handling.
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Vendor {
@@ -232,6 +220,14 @@ impl Error {
     /// Makes an error whose code is a CUDA driver `CUresult`.
     pub fn cuda(kind: ErrorKind, code: i32, op: &'static str, message: impl Into<String>) -> Self {
         Error { vendor: Vendor::Cuda, ..Error::new(kind, code, op, message) }
+    }
+
+    /// The code of this error in `vendor`'s numbering: its own code when it is in that
+    /// numbering already, otherwise the code `table` gives its kind. A backend or a C
+    /// library stamps its vendor's code at its boundary with it, from its vendor's one
+    /// table (`mempool_cuda::result::code_of`, `mempool_ascend::result::code_of`).
+    pub fn code_in(&self, vendor: Vendor, table: impl FnOnce(ErrorKind) -> i32) -> i32 {
+        if self.vendor == vendor { self.code } else { table(self.kind) }
     }
 
     /// Returns the same error with its code renumbered as `vendor`'s `code` (a backend

@@ -55,7 +55,7 @@ pub use vmm::*;
 
 /// What the files of this folder share: the bottom layer, the state, and the ACL types.
 mod prelude {
-    pub(super) use crate::ffi::{dptr, err, ffi, last_code, non_null, take_last_error_ptr, timeout_ms};
+    pub(super) use crate::ffi::{code, dptr, err, ffi, last_code, non_null, take_last_error_ptr, timeout_ms};
     pub(super) use crate::report::Callback;
     pub(super) use crate::state::{Lifecycle, Shim, current, current_context, lifecycle, set_current, shim};
     pub(super) use mempool_ascend::sys;
@@ -69,7 +69,7 @@ mod prelude {
     pub(super) use mempool_emu::CopySide;
     pub(super) use mempool_emu::cabi::{HostAllocError, HostBlock};
     pub(super) use mempool_hal::attr::{AttrId, AttrWidth};
-    pub(super) use mempool_hal::{Device, EventStatus, MemPool, PoolCall, PoolProps, RawAttrValue, code};
+    pub(super) use mempool_hal::{Device, EventStatus, MemPool, PoolCall, PoolProps, RawAttrValue};
     pub(super) use std::ffi::{CStr, c_char, c_void};
     pub(super) use std::os::unix::ffi::OsStrExt;
     pub(super) use std::sync::{Arc, PoisonError};

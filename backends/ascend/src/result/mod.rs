@@ -56,6 +56,32 @@ pub fn kind_of(rc: i32) -> ErrorKind {
     }
 }
 
+/// The ACL code this library's numbering gives an error of `kind` that carries no ACL
+/// number of its own (every error of the emulator and of this backend carries one; the
+/// drop-in `libacl_rt.so` stamps the rest with this at its boundary): the code CANN
+/// answers most often for that kind of mistake.
+pub fn code_of(kind: ErrorKind) -> sys::aclError {
+    match kind {
+        ErrorKind::InvalidParam
+        | ErrorKind::ReadOnly
+        | ErrorKind::UnknownAttribute
+        | ErrorKind::InvalidPointer
+        | ErrorKind::StreamOrderViolation => sys::ACL_ERROR_RT_PARAM_INVALID,
+        ErrorKind::InvalidHandle => sys::ACL_ERROR_RT_INVALID_HANDLE,
+        ErrorKind::InvalidDevice => sys::ACL_ERROR_RT_INVALID_DEVICEID,
+        ErrorKind::WrongContext => sys::ACL_ERROR_RT_STREAM_CONTEXT,
+        ErrorKind::NoContext => sys::ACL_ERROR_RT_CONTEXT_NULL,
+        ErrorKind::NotSupported => sys::ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+        ErrorKind::HostAllocation => sys::ACL_ERROR_RT_MEMORY_ALLOCATION,
+        ErrorKind::Unavailable => sys::ACL_ERROR_COMPILING_STUB_MODE,
+        ErrorKind::OutOfMemory | ErrorKind::AsyncFailure | ErrorKind::NotReady | ErrorKind::Internal => {
+            sys::ACL_ERROR_RT_INTERNAL_ERROR
+        }
+        // A kind added later: the catch-all code until it has a row.
+        _ => sys::ACL_ERROR_RT_INTERNAL_ERROR,
+    }
+}
+
 /// The CANN name and meaning of the codes whose kind alone would not say what happened;
 /// a failure with one of them has it at the start of its message.
 pub fn code_name(rc: i32) -> Option<&'static str> {

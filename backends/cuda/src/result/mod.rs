@@ -19,6 +19,8 @@
 //! | 400 `CUDA_ERROR_INVALID_HANDLE` | `InvalidHandle` | `NotReady` in `cuEventElapsedTime` (an event never recorded) |
 //! | 600 `CUDA_ERROR_NOT_READY` | `NotReady` | |
 //! | 700, 714-719 (work on the device failed) | `Internal` | `AsyncFailure` in synchronizations and queries |
+//! | 712 `CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED` | `InvalidParam` | |
+//! | 713 `CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED` | `InvalidPointer` | |
 //! | 801 `CUDA_ERROR_NOT_SUPPORTED` | `NotSupported` | |
 //! | anything else | `Internal` | |
 //!
@@ -56,15 +58,45 @@ pub fn kind_of(rc: sys::CUresult) -> ErrorKind {
         sys::CUDA_ERROR_INVALID_HANDLE => ErrorKind::InvalidHandle,
         sys::CUDA_ERROR_NOT_READY => ErrorKind::NotReady,
         sys::CUDA_ERROR_NOT_SUPPORTED => ErrorKind::NotSupported,
+        sys::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED => ErrorKind::InvalidParam,
+        sys::CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED => ErrorKind::InvalidPointer,
         _ => ErrorKind::Internal,
     }
 }
 
-/// The `CUresult` the backend reports for an error it finds itself, before any driver
-/// call (a stale handle, a size of 0, an attribute rule of the contract): the driver's
-/// code for the same mistake, so every error of this backend is in the driver's numbering.
-pub fn code_of(kind: ErrorKind) -> sys::CUresult {
-    kind.cuda_code()
+/// The `CUresult` of each [`ErrorKind`]: what the backend reports for an error it finds
+/// itself, before any driver call (a stale handle, a size of 0, an attribute rule of the
+/// contract), and what the CPU libcuda answers for the emulator's errors. It is the
+/// driver's code for the same mistake, so every error of this backend is in the driver's
+/// numbering; it is the one kind → code table of the CUDA numbering.
+///
+/// | kind | `CUresult` |
+/// |---|---|
+/// | `InvalidParam`, `ReadOnly`, `UnknownAttribute`, `InvalidPointer`, `StreamOrderViolation` | 1 `CUDA_ERROR_INVALID_VALUE` |
+/// | `OutOfMemory`, `HostAllocation` | 2 `CUDA_ERROR_OUT_OF_MEMORY` |
+/// | `Unavailable` | 100 `CUDA_ERROR_NO_DEVICE` |
+/// | `InvalidDevice` | 101 `CUDA_ERROR_INVALID_DEVICE` |
+/// | `NoContext`, `WrongContext` | 201 `CUDA_ERROR_INVALID_CONTEXT` |
+/// | `InvalidHandle` | 400 `CUDA_ERROR_INVALID_HANDLE` |
+/// | `NotReady` | 600 `CUDA_ERROR_NOT_READY` |
+/// | `NotSupported` | 801 `CUDA_ERROR_NOT_SUPPORTED` |
+/// | `AsyncFailure`, `Internal`, anything else | 999 `CUDA_ERROR_UNKNOWN` |
+pub const fn code_of(kind: ErrorKind) -> sys::CUresult {
+    match kind {
+        ErrorKind::InvalidParam
+        | ErrorKind::ReadOnly
+        | ErrorKind::UnknownAttribute
+        | ErrorKind::InvalidPointer
+        | ErrorKind::StreamOrderViolation => sys::CUDA_ERROR_INVALID_VALUE,
+        ErrorKind::OutOfMemory | ErrorKind::HostAllocation => sys::CUDA_ERROR_OUT_OF_MEMORY,
+        ErrorKind::InvalidHandle => sys::CUDA_ERROR_INVALID_HANDLE,
+        ErrorKind::InvalidDevice => sys::CUDA_ERROR_INVALID_DEVICE,
+        ErrorKind::NoContext | ErrorKind::WrongContext => sys::CUDA_ERROR_INVALID_CONTEXT,
+        ErrorKind::NotSupported => sys::CUDA_ERROR_NOT_SUPPORTED,
+        ErrorKind::Unavailable => sys::CUDA_ERROR_NO_DEVICE,
+        ErrorKind::NotReady => sys::CUDA_ERROR_NOT_READY,
+        _ => sys::CUDA_ERROR_UNKNOWN,
+    }
 }
 
 /// `e` (made with the portable helpers of `mempool_hal`, in ACL numbering) renumbered
@@ -72,7 +104,7 @@ pub fn code_of(kind: ErrorKind) -> sys::CUresult {
 /// details are kept.
 #[cold]
 pub(crate) fn renumbered(e: Error) -> Error {
-    let code = code_of(e.kind());
+    let code = e.code_in(mempool_hal::Vendor::Cuda, code_of);
     e.with_vendor_code(mempool_hal::Vendor::Cuda, code)
 }
 
@@ -191,7 +223,7 @@ mod tests {
         for rc in [700, 714, 715, 716, 717, 718, 719] {
             assert_eq!(sync_kind(rc), ErrorKind::AsyncFailure, "{rc}");
         }
-        assert_eq!(sync_kind(713), ErrorKind::Internal);
+        assert_eq!(sync_kind(713), ErrorKind::InvalidPointer, "713 is not failed device work");
         assert_eq!(sync_kind(720), ErrorKind::Internal);
         assert_eq!(attr_kind(AttrId(99), 1), ErrorKind::UnknownAttribute);
         assert_eq!(attr_kind(AttrId::USED_MEM_CURRENT, 1), ErrorKind::ReadOnly);

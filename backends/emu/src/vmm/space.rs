@@ -8,7 +8,8 @@
 //! what its kernel module refuses (a mapping outside a reservation, over a mapping,
 //! misaligned, beyond its chunk; an unmapping of nothing; a chunk size not a multiple of
 //! the granularity) is 507899; out of device memory is 207001. The kind carries CUDA's
-//! code ([`mempool_hal::ErrorKind::cuda_code`]): `InvalidParam` is `CUDA_ERROR_INVALID_VALUE`,
+//! code: the CPU libcuda stamps it from the CUDA numbering's table
+//! (`mempool_cuda::result::code_of`), so `InvalidParam` is `CUDA_ERROR_INVALID_VALUE` and
 //! `OutOfMemory` is `CUDA_ERROR_OUT_OF_MEMORY`.
 
 use super::chunk::Chunk;
