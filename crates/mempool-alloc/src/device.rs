@@ -2,14 +2,16 @@
 //! layer over it, the framework's streams, the live allocations with the streams that used
 //! them (record-stream), frees waiting for those streams, the memory fraction's cap, and the
 //! out-of-memory and stream-order counters. Generic over the backend ([`Backend`]); the
-//! exports see it through the object-safe [`Pool`].
+//! exports see it through the object-safe [`Pool`]. Record-stream and the frees waiting
+//! for other streams are `record_stream.rs`; the memory fraction's cap and the
+//! out-of-memory path (make room, retry once, count) are `oom.rs`.
 
 use crate::config::Settings;
 use crate::error::AllocError;
 use crate::history::{self, LiveBlock};
 use crate::stats::Stats;
 use mempool_hal::attr::{ReleaseThreshold, ReservedMemCurrent, ReservedMemHigh, UsedMemCurrent, UsedMemHigh};
-use mempool_hal::{Device, DevicePtr, ErrorKind, EventStatus, MemPool, MemPoolExt, PoolProps, round_down, round_up};
+use mempool_hal::{Device, DevicePtr, MemPool, MemPoolExt, PoolProps, round_down, round_up};
 use mempool_small::SmallBlocks;
 use mempool_trace::snapshot::SnapshotAction;
 use rustc_hash::FxHashMap;
@@ -95,24 +97,17 @@ pub(crate) trait Pool: Send + Sync {
     fn unregister_allocator(&self, stream: usize) -> Result<bool, AllocError>;
 }
 
+mod oom;
+mod record_stream;
 mod registry;
+
+use record_stream::Deferred;
 
 /// A live allocation: its size, its stream, and the other streams that used it.
 struct Live {
     size: u64,
     stream: usize,
     uses: Vec<usize>,
-}
-
-/// A free waiting for the events recorded on the streams that used the memory.
-struct Deferred<E> {
-    ptr: u64,
-    size: u64,
-    stream: usize,
-    /// The free or one of the uses is on the library's own NULL stream of a backend whose
-    /// NULL is synchronous (Ascend): the device is synchronized before the release.
-    sync_first: bool,
-    events: Vec<E>,
 }
 
 /// What the device's lock guards.
@@ -171,7 +166,7 @@ where
         if let NullStream::Own { .. } = D::NULL {
             streams.insert(0, dev.create_stream()?);
         }
-        let limit = settings.memory_fraction.map_or(0, |f| cap(f, total));
+        let limit = settings.memory_fraction.map_or(0, |f| oom::cap(f, total));
         Ok(DevicePool {
             index,
             dev,
@@ -234,81 +229,6 @@ where
         Ok(p.addr())
     }
 
-    fn over_cap(&self, size: u64, limit: u64, reserved: u64) -> AllocError {
-        AllocError::OutOfMemory {
-            device: self.index,
-            size,
-            why: format!("; the memory fraction caps the pool at {limit} bytes, and it would reserve {reserved}"),
-        }
-    }
-
-    /// Makes room after an out-of-memory answer: waits for the device, takes in the frees
-    /// waiting for streams, gives the layer's empty blocks back and trims the pool to USED.
-    fn make_room(&self, inner: &mut Inner<D>, check: bool) -> Result<(), AllocError> {
-        let mut first: Option<AllocError> = None;
-        let mut step = |r: Result<(), AllocError>| -> Result<(), AllocError> {
-            match r {
-                Err(e) if check => Err(e),
-                Err(e) => {
-                    first.get_or_insert(e);
-                    Ok(())
-                }
-                Ok(()) => Ok(()),
-            }
-        };
-        step(self.dev.synchronize_device().map_err(AllocError::from))?;
-        step(self.poll_deferred(inner, true))?;
-        step(self.layer.release_empty().map(drop).map_err(AllocError::from))?;
-        step(self.dev.synchronize_device().map_err(AllocError::from))?;
-        step((|| Ok(self.layer.trim_to(self.pool.get(UsedMemCurrent)?)?))())?;
-        first.map_or(Ok(()), Err)
-    }
-
-    /// Frees the deferred frees whose events are complete (all of them, waiting, when
-    /// `wait`).
-    fn poll_deferred(&self, inner: &mut Inner<D>, wait: bool) -> Result<(), AllocError> {
-        let mut first: Option<AllocError> = None;
-        let mut i = 0;
-        while i < inner.deferred.len() {
-            // A free that cannot be completed now (its stream destroyed by the framework, an
-            // event that fails) stays waiting, with its events; the others go on.
-            match self.complete_deferred(inner, i, wait) {
-                Ok(true) => {}
-                Ok(false) => i += 1,
-                Err(e) => {
-                    first.get_or_insert(e);
-                    i += 1;
-                }
-            }
-        }
-        first.map_or(Ok(()), Err)
-    }
-
-    /// Completes deferred free `i` if its events are complete (waiting for them when
-    /// `wait`): `true` when it was released and removed.
-    fn complete_deferred(&self, inner: &mut Inner<D>, i: usize, wait: bool) -> Result<bool, AllocError> {
-        for e in &inner.deferred[i].events {
-            if wait {
-                self.dev.synchronize_event(e)?;
-            } else if self.dev.query_event(e)? == EventStatus::NotReady {
-                return Ok(false);
-            }
-        }
-        let (ptr, size, raw, sync_first) = {
-            let d = &inner.deferred[i];
-            (d.ptr, d.size, d.stream, d.sync_first)
-        };
-        let s = self.stream(inner, raw)?;
-        if sync_first {
-            self.dev.synchronize_device()?;
-        }
-        self.release(ptr, &s, false)?;
-        history::record(self.index, SnapshotAction::FreeCompleted, ptr, size, raw);
-        let d = inner.deferred.swap_remove(i);
-        inner.spare.extend(d.events);
-        Ok(true)
-    }
-
     /// Frees `ptr` on `s` in the layer. A free the runtime refuses (the stream-order
     /// checker of the drop-in libraries refuses a free not ordered after every use) is
     /// retried once the device is synchronized; when that one passes, it was a stream-order
@@ -342,19 +262,6 @@ where
     }
 }
 
-/// The cap of `fraction` of `total` bytes.
-fn cap(fraction: f64, total: u64) -> u64 {
-    ((total as f64) * fraction).floor().max(1.0) as u64
-}
-
-fn is_oom(e: &AllocError) -> bool {
-    match e {
-        AllocError::OutOfMemory { .. } => true,
-        AllocError::Backend(e) => e.kind() == ErrorKind::OutOfMemory,
-        _ => false,
-    }
-}
-
 impl<D: Backend> DevicePool<D>
 where
     D::Stream: Eq + Hash,
@@ -370,26 +277,7 @@ where
         let s = self.stream(&mut inner, raw)?;
         let p = match self.try_alloc(size, &s) {
             Ok(p) => p,
-            Err(first) if is_oom(&first) => {
-                self.oom_retries.fetch_add(1, Ordering::Relaxed);
-                // Best effort: a step that fails still leaves the retry and the observers.
-                let _ = self.make_room(&mut inner, false);
-                match self.try_alloc(size, &s) {
-                    Ok(p) => p,
-                    Err(e) => {
-                        self.oom_count.fetch_add(1, Ordering::Relaxed);
-                        history::record(self.index, SnapshotAction::Oom, 0, size, raw);
-                        // Leave the pool within its cap again (best effort).
-                        let _ = self.make_room(&mut inner, false);
-                        return Err(match e {
-                            AllocError::Backend(b) => {
-                                AllocError::OutOfMemory { device: self.index, size, why: format!(": {b}") }
-                            }
-                            e => e,
-                        });
-                    }
-                }
-            }
+            Err(first) if oom::is_oom(&first) => self.retry_after_oom(&mut inner, size, &s, raw)?,
             Err(e) => return Err(e),
         };
         if Self::synchronous(raw)
@@ -420,33 +308,7 @@ where
         let uses: Vec<usize> = live.uses.iter().copied().filter(|&u| u != raw).collect();
         let s = self.stream(&mut inner, raw)?;
         if !uses.is_empty() {
-            let sync_first = Self::synchronous(raw) || uses.iter().any(|&u| Self::synchronous(u));
-            let mut events = Vec::with_capacity(uses.len());
-            for u in uses {
-                let recorded = (|| {
-                    let us = self.stream(&mut inner, u)?;
-                    let ev = match inner.spare.pop() {
-                        Some(ev) => ev,
-                        None => self.dev.create_event()?,
-                    };
-                    if let Err(e) = self.dev.record_event(&ev, &us) {
-                        inner.spare.push(ev);
-                        return Err(AllocError::from(e));
-                    }
-                    Ok(ev)
-                })();
-                match recorded {
-                    Ok(ev) => events.push(ev),
-                    Err(e) => {
-                        inner.spare.extend(events);
-                        return Err(e);
-                    }
-                }
-            }
-            inner.live.remove(&ptr);
-            inner.deferred.push(Deferred { ptr, size, stream: raw, sync_first, events });
-            history::record(self.index, SnapshotAction::FreeRequested, ptr, size, raw);
-            return Ok(());
+            return self.defer_free(&mut inner, ptr, size, raw, uses);
         }
         if Self::synchronous(raw) {
             self.dev.synchronize_device()?;
@@ -459,28 +321,13 @@ where
         Ok(())
     }
 
-    fn record_stream_here(&self, ptr: u64, raw: usize) -> Result<bool, AllocError> {
-        let mut inner = self.lock();
-        match inner.live.get(&ptr) {
-            None => return Ok(false),
-            Some(l) if l.stream == raw || l.uses.contains(&raw) => return Ok(true),
-            Some(_) => {}
-        }
-        // Check the stream now, so that the free does not meet a stream it cannot use.
-        self.stream(&mut inner, raw)?;
-        if let Some(l) = inner.live.get_mut(&ptr) {
-            l.uses.push(raw);
-        }
-        Ok(true)
-    }
-
     fn empty_cache_here(&self, check: bool) -> Result<(), AllocError> {
         let mut inner = self.lock();
         self.make_room(&mut inner, check)
     }
 
     fn set_fraction_here(&self, fraction: f64) {
-        self.limit.store(cap(fraction, self.total), Ordering::Relaxed);
+        self.limit.store(oom::cap(fraction, self.total), Ordering::Relaxed);
     }
 
     fn stats_here(&self) -> Result<Stats, AllocError> {

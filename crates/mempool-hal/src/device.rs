@@ -44,7 +44,13 @@ pub type HostFn = Box<dyn FnOnce() + Send + 'static>;
 ///
 /// Static dispatch: code generic over `D: Device` compiles to direct calls. Handles are
 /// cheap `Clone` values; destroying one makes every clone stale, and a stale handle is
-/// answered with `InvalidHandle` (code 107017), never undefined behaviour.
+/// answered with `InvalidHandle` (ACL 107017, CUDA 400), never undefined behaviour.
+///
+/// Errors are named by their [`ErrorKind`](crate::ErrorKind), which is what callers should
+/// match. Where a code is given as "ACL n, CUDA m", n is what the emulator and the Ascend
+/// backend report ([`Vendor::Acl`](crate::Vendor::Acl)) and m the `CUresult` the CUDA
+/// backend and the CPU libcuda report ([`Vendor::Cuda`](crate::Vendor::Cuda)), stamped
+/// from the CUDA numbering's one table; a code the driver itself returns is the driver's.
 ///
 /// # Stream ordering
 ///
@@ -79,8 +85,9 @@ pub type HostFn = Box<dyn FnOnce() + Send + 'static>;
 ///
 /// | backend | an unordered or freed range |
 /// |---|---|
-/// | the emulator | with its checker on (the default), refused at the call by the [stream-order checker](crate::contract::checker): `StreamOrderViolation` (107000), nothing enqueued, a message naming the streams and positions involved; a range outside live memory is `InvalidPointer` (107000) |
+/// | the emulator | with its checker on (the default), refused at the call by the [stream-order checker](crate::contract::checker): `StreamOrderViolation` (ACL 107000, CUDA 1), nothing enqueued, a message naming the streams and positions involved; a range outside live memory is `InvalidPointer` (ACL 107000, CUDA 1) |
 /// | the Ascend backend | the runtime cannot check stream order: the device reads stale data or corrupts memory, silently and only sometimes |
+/// | the CUDA backend | the same: the driver cannot check stream order (on the CPU libcuda, the emulator's checker refuses it with `CUDA_ERROR_INVALID_VALUE`, 1) |
 /// | the mock | whatever the test's expectations say; nothing is checked |
 ///
 /// Running a program's tests on the emulator with its checker on is how these mistakes
@@ -127,7 +134,7 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign stream: `InvalidHandle` (107017).
+    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400).
     fn destroy_stream(&self, stream: &Self::Stream) -> Result<()>;
 
     /// Blocks until all work enqueued on `stream` so far has run. Pools of the stream's
@@ -142,7 +149,7 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign stream: `InvalidHandle` (107017). Work that failed on the
+    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400). Work that failed on the
     /// stream since the last synchronization: `AsyncFailure`.
     fn synchronize_stream(&self, stream: &Self::Stream) -> Result<()>;
 
@@ -158,7 +165,7 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign stream: `InvalidHandle` (107017).
+    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400).
     ///
     /// # Portability
     ///
@@ -194,14 +201,14 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign event: `InvalidHandle` (107017).
+    /// A destroyed or foreign event: `InvalidHandle` (ACL 107017, CUDA 400).
     fn destroy_event(&self, event: &Self::Event) -> Result<()>;
 
     /// Records `event` at the current end of `stream` (replacing an earlier record).
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign handle: `InvalidHandle` (107017).
+    /// A destroyed or foreign handle: `InvalidHandle` (ACL 107017, CUDA 400).
     fn record_event(&self, event: &Self::Event, stream: &Self::Stream) -> Result<()>;
 
     /// Makes later work on `stream` wait until the work before `event`'s latest record
@@ -213,7 +220,7 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign handle: `InvalidHandle` (107017).
+    /// A destroyed or foreign handle: `InvalidHandle` (ACL 107017, CUDA 400).
     fn stream_wait_event(&self, stream: &Self::Stream, event: &Self::Event) -> Result<()>;
 
     /// Blocks until the work before `event` has run; then the pools of the device of the
@@ -223,7 +230,7 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign event: `InvalidHandle` (107017).
+    /// A destroyed or foreign event: `InvalidHandle` (ACL 107017, CUDA 400).
     fn synchronize_event(&self, event: &Self::Event) -> Result<()>;
 
     /// Whether the work before `event` has run. Does not count as a synchronization (no
@@ -233,7 +240,7 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign event: `InvalidHandle` (107017).
+    /// A destroyed or foreign event: `InvalidHandle` (ACL 107017, CUDA 400).
     fn query_event(&self, event: &Self::Event) -> Result<EventStatus>;
 
     /// Milliseconds between the completion of `start` and of `end`
@@ -241,7 +248,7 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign event: `InvalidHandle` (107017). An event never recorded, or
+    /// A destroyed or foreign event: `InvalidHandle` (ACL 107017, CUDA 400). An event never recorded, or
     /// whose work has not completed: `NotReady` (CANN answers 507000 for both).
     fn event_elapsed_ms(&self, start: &Self::Event, end: &Self::Event) -> Result<f32>;
 
@@ -252,7 +259,7 @@ pub trait Device: Send + Sync {
     /// # Errors
     ///
     /// See [`PoolProps::validate`]; host memory that cannot be reserved:
-    /// `HostAllocation` (207001).
+    /// `HostAllocation` (ACL 207001, CUDA 2).
     fn create_pool(&self, props: &PoolProps) -> Result<Self::Pool>;
 
     /// Destroys a pool. Live allocations become unknown addresses; memory still used by
@@ -262,7 +269,7 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A pool destroyed before: `InvalidHandle` (507000).
+    /// A pool destroyed before: `InvalidHandle` (ACL 507000, CUDA 400).
     fn destroy_pool(&self, pool: &Self::Pool) -> Result<()>;
 
     /// Copies `src` to device memory at `dst` in stream order. `src` is staged at the
@@ -270,9 +277,9 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign stream: `InvalidHandle` (107017). A range that is not
-    /// inside live device memory: `InvalidPointer` (107000). On the emulator, a range the
-    /// stream is not ordered after, or freed memory: `StreamOrderViolation` (107000). A
+    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400). A range that is not
+    /// inside live device memory: `InvalidPointer` (ACL 107000, CUDA 1). On the emulator, a range the
+    /// stream is not ordered after, or freed memory: `StreamOrderViolation` (ACL 107000, CUDA 1). A
     /// range released before the copy ran: `AsyncFailure`, at the next synchronization.
     ///
     /// # Stream ordering
@@ -288,17 +295,17 @@ pub trait Device: Send + Sync {
     ///
     /// - With its checker on (the default), the emulator checks the range and the
     ///   ordering when the call is made and refuses an unordered or freed range with
-    ///   `StreamOrderViolation` (107000), enqueueing nothing (with the checker off, freed
+    ///   `StreamOrderViolation` (ACL 107000, CUDA 1), enqueueing nothing (with the checker off, freed
     ///   memory is still `InvalidPointer` unless another allocation has taken it). The
     ///   copy itself is queued and runs when the stream reaches it.
-    /// - The Ascend backend stages `src` in ordinary (pageable) host memory and calls
-    ///   `aclrtMemcpyAsync`, then frees the staging in a host function ordered after the
-    ///   copy. The runtime may refuse an address it does not know as device memory
-    ///   (`InvalidPointer`), but it cannot check stream order: an unordered or freed `dst`
-    ///   is overwritten silently, possibly after another allocation took it over. CANN
-    ///   makes an async copy from pageable memory synchronous (it waits for the stream's
-    ///   earlier work and copies before returning), so on Ascend this call may block; do
-    ///   not rely on it blocking or not.
+    /// - The Ascend and CUDA backends copy `src` into a page-locked staging buffer (from a
+    ///   small cache of `aclrtMallocHost` / `cuMemAllocHost` buffers) and call
+    ///   `aclrtMemcpyAsync` / `cuMemcpyHtoDAsync_v2`, so the copy stays asynchronous (a
+    ///   runtime makes an async copy from pageable memory synchronous); a host function
+    ///   ordered after the copy gives the buffer back. The runtime may refuse an address
+    ///   it does not know as device memory (`InvalidPointer`), but it cannot check stream
+    ///   order: an unordered or freed `dst` is overwritten silently, possibly after another
+    ///   allocation took it over. Do not rely on the call blocking or not.
     /// - The mock does what the test's expectations say and checks nothing.
     fn memcpy_h2d_async(&self, dst: DevicePtr, src: &[u8], stream: &Self::Stream) -> Result<()>;
 
@@ -308,9 +315,9 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign stream: `InvalidHandle` (107017). A range that is not
-    /// inside live device memory: `InvalidPointer` (107000). On the emulator, a range the
-    /// stream is not ordered after, or freed memory: `StreamOrderViolation` (107000). A
+    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400). A range that is not
+    /// inside live device memory: `InvalidPointer` (ACL 107000, CUDA 1). On the emulator, a range the
+    /// stream is not ordered after, or freed memory: `StreamOrderViolation` (ACL 107000, CUDA 1). A
     /// range released before the copy ran: `AsyncFailure`, at the next synchronization.
     ///
     /// # Stream ordering
@@ -329,15 +336,15 @@ pub trait Device: Send + Sync {
     ///
     /// - With its checker on (the default), the emulator checks the range and the
     ///   ordering when the call is made and refuses an unordered or freed range with
-    ///   `StreamOrderViolation` (107000), enqueueing nothing (with the checker off, freed
+    ///   `StreamOrderViolation` (ACL 107000, CUDA 1), enqueueing nothing (with the checker off, freed
     ///   memory is still `InvalidPointer` unless another allocation has taken it). When
     ///   the copy runs it writes `dst` directly.
-    /// - The Ascend backend copies into a pageable staging buffer with `aclrtMemcpyAsync`,
-    ///   and a host function ordered after the copy moves the bytes into `dst`. The runtime
-    ///   cannot check stream order: an unordered or freed `src` is read silently and yields
-    ///   stale or foreign data. CANN makes an async copy to pageable memory synchronous, so
-    ///   this call may block on Ascend; `dst` is still written only by the host function,
-    ///   so synchronize before reading it on every backend.
+    /// - The Ascend and CUDA backends copy into a page-locked staging buffer (from the
+    ///   same cache) with `aclrtMemcpyAsync` / `cuMemcpyDtoHAsync_v2`, so the copy stays
+    ///   asynchronous, and a host function ordered after the copy moves the bytes into
+    ///   `dst`. The runtime cannot check stream order: an unordered or freed `src` is read
+    ///   silently and yields stale or foreign data. `dst` is written only by the host
+    ///   function, so synchronize before reading it on every backend.
     /// - The mock does what the test's expectations say and checks nothing; it writes
     ///   nothing into `dst` unless the expectation does.
     fn memcpy_d2h_async(&self, dst: &HostBuffer, src: DevicePtr, stream: &Self::Stream) -> Result<()>;
@@ -347,9 +354,9 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign stream: `InvalidHandle` (107017). A range that is not
-    /// inside live device memory: `InvalidPointer` (107000). On the emulator, a range the
-    /// stream is not ordered after, or freed memory: `StreamOrderViolation` (107000). A
+    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400). A range that is not
+    /// inside live device memory: `InvalidPointer` (ACL 107000, CUDA 1). On the emulator, a range the
+    /// stream is not ordered after, or freed memory: `StreamOrderViolation` (ACL 107000, CUDA 1). A
     /// length that does not fit in the host's address space: `InvalidParam`. A range
     /// released before the copy ran: `AsyncFailure`, at the next synchronization.
     ///
@@ -366,7 +373,7 @@ pub trait Device: Send + Sync {
     ///
     /// - With its checker on (the default), the emulator checks both ranges and the
     ///   ordering when the call is made and refuses an unordered or freed range with
-    ///   `StreamOrderViolation` (107000), enqueueing nothing (with the checker off, freed
+    ///   `StreamOrderViolation` (ACL 107000, CUDA 1), enqueueing nothing (with the checker off, freed
     ///   memory is still `InvalidPointer` unless another allocation has taken it). It copies through a temporary buffer, so overlapping ranges
     ///   happen to work there.
     /// - The Ascend backend calls `aclrtMemcpyAsync` (device to device). The runtime
@@ -379,9 +386,9 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign stream: `InvalidHandle` (107017). A range that is not
-    /// inside live device memory: `InvalidPointer` (107000). On the emulator, a range the
-    /// stream is not ordered after, or freed memory: `StreamOrderViolation` (107000). A
+    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400). A range that is not
+    /// inside live device memory: `InvalidPointer` (ACL 107000, CUDA 1). On the emulator, a range the
+    /// stream is not ordered after, or freed memory: `StreamOrderViolation` (ACL 107000, CUDA 1). A
     /// length that does not fit in the host's address space: `InvalidParam`. A range
     /// released before the memset ran: `AsyncFailure`, at the next synchronization.
     ///
@@ -398,7 +405,7 @@ pub trait Device: Send + Sync {
     ///
     /// - With its checker on (the default), the emulator checks the range and the
     ///   ordering when the call is made and refuses an unordered or freed range with
-    ///   `StreamOrderViolation` (107000), enqueueing nothing (with the checker off, freed
+    ///   `StreamOrderViolation` (ACL 107000, CUDA 1), enqueueing nothing (with the checker off, freed
     ///   memory is still `InvalidPointer` unless another allocation has taken it).
     /// - The Ascend backend calls `aclrtMemsetAsync`. The runtime cannot check stream
     ///   order: an unordered or freed range is overwritten silently, possibly after another
@@ -415,6 +422,6 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign stream: `InvalidHandle` (107017).
+    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400).
     fn launch_host_func(&self, stream: &Self::Stream, f: HostFn) -> Result<()>;
 }

@@ -1,9 +1,13 @@
 //! Core traits and types for stream-ordered device memory pools.
 //!
 //! This crate is the contract every backend of `mempool-hal` implements: the Ascend
-//! CANN runtime (`aclrtMemPool*`), the CPU emulator, and mocks. It holds no FFI and no
-//! unsafe code; frameworks depend on it (usually through the `mempool` facade) and pick a
-//! backend by cargo feature.
+//! CANN runtime (`aclrtMemPool*`), the CUDA driver (`cuMemPool*`, the twin of
+//! `cudaMemPool*`, with the same attribute numbering), the CPU emulator (which answers as
+//! either), and mocks. It holds no FFI and no unsafe code; frameworks depend on it
+//! (usually through the `mempool` facade) and pick a backend by cargo feature. Errors are
+//! portable kinds ([`ErrorKind`]) with each backend's own vendor code ([`Error::code`],
+//! [`Vendor`]): ACL numbers from the emulator and the Ascend backend, `CUresult`s from the
+//! CUDA backend.
 //!
 //! # The contract
 //!

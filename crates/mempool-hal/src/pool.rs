@@ -38,9 +38,9 @@ pub trait MemPool: Send + Sync {
     ///
     /// # Errors
     ///
-    /// `size == 0` or a size that overflows when rounded: `InvalidParam` (107000).
-    /// A destroyed or foreign stream: `InvalidHandle` (107017). A destroyed pool:
-    /// `InvalidHandle` (507000). No block and no address space left: `OutOfMemory`
+    /// `size == 0` or a size that overflows when rounded: `InvalidParam` (ACL 107000, CUDA 1).
+    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400). A destroyed pool:
+    /// `InvalidHandle` (ACL 507000, CUDA 400). No block and no address space left: `OutOfMemory`
     /// (507000) with [`Error::oom`] filled in (rule g of the
     /// [allocation contract](crate::contract::allocation)).
     ///
@@ -69,8 +69,8 @@ pub trait MemPool: Send + Sync {
     ///
     /// # Errors
     ///
-    /// An interior, already freed or unknown pointer: `InvalidPointer` (107000).
-    /// A destroyed or foreign stream: `InvalidHandle` (107017).
+    /// An interior, already freed or unknown pointer: `InvalidPointer` (ACL 107000, CUDA 1).
+    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400).
     ///
     /// # Stream ordering
     ///
@@ -91,12 +91,16 @@ pub trait MemPool: Send + Sync {
     ///
     /// # Errors
     ///
-    /// Above the pool size, or below USED: `InvalidParam` (507000, Ascend's rule).
+    /// Above the pool size: [`ErrorKind::InvalidParam`](crate::ErrorKind::InvalidParam)
+    /// (ACL 507000; CUDA `CUDA_ERROR_INVALID_VALUE`, 1). Below USED, where the backend
+    /// refuses it (see below): `InvalidParam` (ACL 507000).
     ///
     /// # Portability
     ///
-    /// CUDA releases what it can when the target is below USED; Ascend refuses, and so
-    /// do we.
+    /// A target below USED is CANN's refusal and CUDA's partial release: the Ascend
+    /// backend passes the call to the runtime, and the emulator's Ascend profiles
+    /// (`documented`, `cann-open`) refuse it; the CUDA backend passes it to the driver,
+    /// which releases what it can, and so does the emulator's `cuda` profile.
     fn trim_to(&self, min_bytes_to_keep: u64) -> Result<()>;
 
     /// Reads attribute `attr`; the value has the attribute's C width (see the
@@ -104,7 +108,7 @@ pub trait MemPool: Send + Sync {
     ///
     /// # Errors
     ///
-    /// Unknown id: `UnknownAttribute` (107000). Destroyed pool: `InvalidHandle` (107000).
+    /// Unknown id: `UnknownAttribute` (ACL 107000, CUDA 1). Destroyed pool: `InvalidHandle` (ACL 107000, CUDA 400).
     fn get_attr_raw(&self, attr: AttrId) -> Result<RawAttrValue>;
 
     /// Writes attribute `attr`, checking every rule of the

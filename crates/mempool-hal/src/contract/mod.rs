@@ -16,8 +16,12 @@
 //!   the real runtime, section 10 the scenarios the conformance suite runs against every
 //!   backend, section 11 the emulator's stream-order checker, and section 12 how the project
 //!   copes with runtimes that do less than CANN documents.
-//! - Error answers give the ACL code (see [`code`](crate::code)) and, for the Rust API, the
-//!   portable [`ErrorKind`](crate::ErrorKind).
+//! - Error answers give the portable [`ErrorKind`](crate::ErrorKind) of the Rust API and
+//!   the ACL code (see [`code`](crate::code)): the emulator's and the Ascend backend's
+//!   numbering. Where a table has a *CUDA backend* column, it gives the `CUresult` the CUDA
+//!   backend (and the CPU `libcuda.so.1`) answers for that kind, from the CUDA numbering's
+//!   one table (`mempool_cuda::result::code_of`); the CPU library's own codes are on
+//!   [`cuda_abi`].
 //! - Where a comparison with CANN or CUDA is made, it says which behaviour the project
 //!   follows and why.
 //! - A page ends with a **Status** note when the project does not implement every rule of it
@@ -40,6 +44,9 @@
 //! | 11 | [`checker`] | The emulator's stream-order checker |
 //! | 12 | [`profiles`] | The runtime as documented and as it ships: `documented`, `cann-open`, and CUDA's `cuda` |
 //! | 13 | [`cuda_abi`] | The C ABI of the CPU `libcuda.so.1`: calls, codes, adding a call |
+//! | 14 | [`vmm`] | Virtual memory: reserved ranges, physical chunks, mappings and access |
+//! | 15 | [`host_register`] | Host registration: page-locked ranges of the program's own memory |
+//! | 16 | [`allocator_registry`] | CANN's external-allocator registry |
 
 #[doc = include_str!("objects.md")]
 pub mod objects {}
