@@ -26,7 +26,10 @@
 //! `main` sets up the platform through the environment (two devices) before the shim's
 //! first call, then runs every row as a trial of its own, named `row::<entry>(<input>)`,
 //! one at a time on the main thread: the rows share one fixture and one library instance.
-//! The destroy-while-in-use scenarios follow as `race::<object>_destroyed_in_use`.
+//! The destroy-while-in-use scenarios follow as `race::<object>_destroyed_in_use`. The rows,
+//! by object, are in `rows_*.rs`, the scenarios in `races.rs`; the harness that runs the rows
+//! (rows, tables, trials, the checks around each call) is `mempool-hostile`'s, shared with
+//! the CUDA library's `tests/hostile/`.
 
 use acl_rt::exports::*;
 use mempool_ascend::sys::*;
@@ -36,8 +39,8 @@ use std::ffi::c_void;
 #[path = "../common/mod.rs"]
 mod common;
 use common::{message, props};
-use libtest_mimic::{Arguments, Failed, Trial};
-use std::collections::HashMap;
+use libtest_mimic::Trial;
+use mempool_hostile::{Fixture, GARBAGE, H, Kind, SENTINEL, outcome};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::ptr::null_mut;
@@ -68,10 +71,6 @@ const DEVICE_MEMORY: usize = 16 << 30;
 const POOL_SIZE: usize = 64 << 20;
 const HOST_LEN: usize = 4096;
 const BUF_LEN: usize = 4096;
-/// What an out-pointer holds before a call; a refused call must leave it.
-const SENTINEL: usize = 0x05e4_71e1;
-/// Garbage handle and pointer values.
-const GARBAGE: [usize; 4] = [0x1, 0x1234, 0xdead_beef, usize::MAX];
 /// Sizes that overflow when rounded up to the granularity.
 const OVERFLOWING: [usize; 3] = [usize::MAX, usize::MAX - 10, usize::MAX - GRAN + 2];
 /// How long a destroy-while-in-use scenario may take before it counts as a hang.
@@ -115,39 +114,7 @@ struct Fx {
     buf: usize,
 }
 
-/// A handle argument.
-#[derive(Clone, Copy, Debug)]
-enum H {
-    Null,
-    Raw(usize),
-    S,
-    DeadS,
-    E,
-    DeadE,
-    P,
-    DeadP,
-    Ctx,
-    DeadCtx,
-    DefaultCtx,
-}
-
 impl Fx {
-    fn h(&self, h: H) -> usize {
-        match h {
-            H::Null => 0,
-            H::Raw(v) => v,
-            H::S => self.s,
-            H::DeadS => self.dead_stream,
-            H::E => self.e,
-            H::DeadE => self.dead_event,
-            H::P => self.p,
-            H::DeadP => self.dead_pool,
-            H::Ctx => self.ctx,
-            H::DeadCtx => self.dead_ctx,
-            H::DefaultCtx => self.default_ctx,
-        }
-    }
-
     fn ptr(&self, p: Ptr) -> usize {
         match p {
             Ptr::Raw(v) => v,
@@ -179,45 +146,16 @@ enum Ptr {
     Buf,
 }
 
-/// The kinds of handle an entry point takes.
-#[derive(Clone, Copy, PartialEq)]
-enum Kind {
-    Stream,
-    Event,
-    Pool,
-    Context,
-}
-
 /// Hostile values for a handle of `kind`: garbage, the destroyed one, the other kinds
 /// (null is listed separately: its code differs).
 fn bad_handles(kind: Kind) -> Vec<(String, H)> {
-    let mut v: Vec<(String, H)> = GARBAGE.iter().map(|&g| (format!("garbage {g:#x}"), H::Raw(g))).collect();
-    v.push((
-        "a destroyed handle".into(),
-        match kind {
-            Kind::Stream => H::DeadS,
-            Kind::Event => H::DeadE,
-            Kind::Pool => H::DeadP,
-            Kind::Context => H::DeadCtx,
-        },
-    ));
-    for (k, name, h) in [
-        (Kind::Stream, "a stream handle", H::S),
-        (Kind::Event, "an event handle", H::E),
-        (Kind::Pool, "a pool handle", H::P),
-        (Kind::Context, "a context handle", H::Ctx),
-    ] {
-        if k != kind {
-            v.push((name.into(), h));
-        }
-    }
-    v
+    mempool_hostile::bad_handles(kind, &GARBAGE)
 }
 
 /// Device addresses outside live memory, with what they are: refused by copies and
 /// memsets (for 16 bytes) and by frees.
 fn bad_device_pointers() -> Vec<(String, Ptr)> {
-    let mut v: Vec<(String, Ptr)> = GARBAGE.iter().map(|&g| (format!("garbage {g:#x}"), Ptr::Raw(g))).collect();
+    let mut v = mempool_hostile::garbage(&GARBAGE, Ptr::Raw);
     v.extend([
         ("the last byte of a pool (unallocated)".to_string(), Ptr::A(POOL_SIZE - 1)),
         ("a freed pointer".to_string(), Ptr::Freed),
@@ -239,68 +177,17 @@ fn bad_free_pointers() -> Vec<(String, Ptr)> {
     v
 }
 
-type Call = Box<dyn Fn(&Fx) -> aclError + Send + Sync>;
-
-struct Row {
-    entry: &'static str,
-    input: String,
-    want: aclError,
-    /// Run on a fresh thread, with no current device or context.
-    fresh: bool,
-    call: Call,
-}
-
-#[derive(Default)]
-struct Table {
-    rows: Vec<Row>,
-}
-
-impl Table {
-    fn add(
-        &mut self,
-        entry: &'static str,
-        input: impl Into<String>,
-        want: aclError,
-        call: impl Fn(&Fx) -> aclError + Send + Sync + 'static,
-    ) {
-        self.rows.push(Row { entry, input: input.into(), want, fresh: false, call: Box::new(call) });
-    }
-
-    fn fresh(
-        &mut self,
-        entry: &'static str,
-        input: impl Into<String>,
-        want: aclError,
-        call: impl Fn(&Fx) -> aclError + Send + Sync + 'static,
-    ) {
-        self.rows.push(Row { entry, input: input.into(), want, fresh: true, call: Box::new(call) });
-    }
-}
+/// The rows of this library: each call returns an `aclError`.
+type Table = mempool_hostile::Table<Fx>;
+type Row = mempool_hostile::Row<Fx>;
 
 /// Panics (failing the row) when a refused call wrote its out-pointer.
 fn untouched(rc: aclError, slot: usize) -> aclError {
-    assert!(rc == OK || slot == SENTINEL, "a refused call (code {rc}) wrote its out-pointer: {slot:#x}");
-    rc
+    mempool_hostile::untouched(OK, rc, slot)
 }
 
 fn sv(v: usize) -> *mut c_void {
     v as *mut c_void
-}
-
-/// Statistics (attributes 5-8) of the witness pools.
-fn stats(fx: &Fx) -> Vec<u64> {
-    let mut out = Vec::new();
-    for pool in [fx.p, fx.q, fx.p1] {
-        for attr in 5..=8 {
-            let mut v = u64::MAX;
-            // SAFETY: the pool is a live handle and `v` is a writable `uint64_t`, the
-            // width of attributes 5-8.
-            let rc = unsafe { aclrtMemPoolGetAttr(sv(pool), attr, (&raw mut v).cast()) };
-            assert_eq!(rc, OK, "reading attribute {attr} of a witness pool: {}", message());
-            out.push(v);
-        }
-    }
-    out
 }
 
 fn check(rc: aclError, what: &str) {
@@ -464,39 +351,42 @@ fn current_context() -> usize {
     c as usize
 }
 
-/// Runs one row: `Err` with why it failed. The witness pools' statistics must be the
-/// same after the row as before it.
-fn run_row(fx: &Fx, row: &Row) -> Result<(), String> {
-    let before = stats(fx);
-    let attempt = || {
-        let got = catch_unwind(AssertUnwindSafe(|| (row.call)(fx)));
-        (got, message())
-    };
-    let (got, msg) = if row.fresh { std::thread::scope(|sc| sc.spawn(attempt).join().unwrap()) } else { attempt() };
-    let mut failures = Vec::new();
-    match got {
-        Err(panic) => {
-            let why =
-                panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
-            failures.push(format!("panicked: {}", why.unwrap_or_default()));
-        }
-        Ok(rc) if rc != row.want => failures.push(format!("returned {rc}, expected {}; message: {msg}", row.want)),
-        Ok(rc) if rc != OK && !msg.starts_with(&format!("{}: ", row.entry)) => {
-            failures.push(format!("refused with {rc} but the message does not name the entry point: {msg:?}"))
-        }
-        Ok(_) => {}
+/// What `mempool_hostile::run_row` checks around each row: the message, the witness pools'
+/// statistics, and the main thread's current context (device 0's default context).
+impl Fixture for Fx {
+    type Code = aclError;
+    const OK: aclError = OK;
+
+    fn message() -> String {
+        message()
     }
-    if !row.fresh && current_context() != fx.default_ctx {
-        failures.push("changed the calling thread's current context".to_string());
+
+    fn stats(&self) -> Vec<u64> {
+        mempool_hostile::pool_stats::<Self>(&[self.p, self.q, self.p1], |pool, attr, v| {
+            // SAFETY: the pool is a live handle and `v` is a writable `uint64_t`, the
+            // width of attributes 5-8.
+            unsafe { aclrtMemPoolGetAttr(sv(pool), attr, v) }
+        })
+    }
+
+    fn keeps_context(&self) -> bool {
+        if current_context() == self.default_ctx {
+            return true;
+        }
         // SAFETY: takes an integer only; restores the main thread's device so one
         // failure does not cascade.
         unsafe { aclrtSetDevice(0) };
+        false
     }
-    let after = stats(fx);
-    if after != before {
-        failures.push(format!("changed the witness pools' statistics from {before:?} to {after:?}"));
+
+    fn handles(&self, kind: Kind) -> (usize, Option<usize>) {
+        match kind {
+            Kind::Stream => (self.s, Some(self.dead_stream)),
+            Kind::Event => (self.e, Some(self.dead_event)),
+            Kind::Pool => (self.p, Some(self.dead_pool)),
+            Kind::Context => (self.ctx, Some(self.dead_ctx)),
+        }
     }
-    if failures.is_empty() { Ok(()) } else { Err(failures.join("; ")) }
 }
 
 // ------------------------------------------------------------------ the test
@@ -545,24 +435,6 @@ fn exported() -> Vec<&'static str> {
         .collect()
 }
 
-/// Names each row's trial `row::<entry>(<input>)`, with ` #n` after a name that repeats.
-fn trial_names(rows: &[Row]) -> Vec<String> {
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    rows.iter()
-        .map(|r| {
-            let base = format!("row::{}({})", r.entry, r.input);
-            let n = seen.entry(base.clone()).or_insert(0);
-            *n += 1;
-            if *n == 1 { base } else { format!("{base} #{n}") }
-        })
-        .collect()
-}
-
-/// A trial's outcome from a list of failures.
-fn outcome(failures: Vec<String>) -> Result<(), Failed> {
-    if failures.is_empty() { Ok(()) } else { Err(failures.join("\n").into()) }
-}
-
 /// The calls before `aclInit`: the shim needs no initialization, so these work (CANN
 /// would require `aclInit` first; contract §8 does not say). Returns the failures and
 /// how many calls were made.
@@ -596,14 +468,7 @@ fn coverage(rows: &[Row]) -> Vec<String> {
     if exports.len() != 81 {
         failures.push(format!("{} exports, contracts §8, §14, §15 and §16 list 81: {exports:?}", exports.len()));
     }
-    let missing: Vec<_> = exports.iter().filter(|e| !rows.iter().any(|r| r.entry == **e)).collect();
-    if !missing.is_empty() {
-        failures.push(format!("entry points without a row: {missing:?}"));
-    }
-    let unknown: Vec<_> = rows.iter().filter(|r| !exports.contains(&r.entry)).map(|r| r.entry).collect();
-    if !unknown.is_empty() {
-        failures.push(format!("rows for functions that are not exported: {unknown:?}"));
-    }
+    failures.extend(mempool_hostile::coverage(&exports, rows));
     failures
 }
 
@@ -645,8 +510,7 @@ fn main() {
         std::env::set_var(acl_rt::ENV_GRANULARITY, GRAN.to_string());
         std::env::set_var(acl_rt::ENV_MODE, "threaded");
     }
-    let mut args = Arguments::from_args();
-    args.test_threads = Some(1);
+    let args = mempool_hostile::arguments();
     let listing = args.list;
 
     // Before aclInit: the first calls of the process.
@@ -658,7 +522,6 @@ fn main() {
     let fx = if listing { None } else { Some(Arc::new(fixture(stack.as_ptr() as usize, buf.as_mut_ptr() as usize))) };
 
     let t = table();
-    let names = trial_names(&t.rows);
     let (n_rows, n_fresh) = (t.rows.len(), t.rows.iter().filter(|r| r.fresh).count());
     let cover = coverage(&t.rows);
     let table_codes = error_table(&t.rows);
@@ -667,13 +530,7 @@ fn main() {
         Trial::test("setup::every_export_has_a_row", move || outcome(cover)),
         Trial::test("setup::the_error_table_lists_exactly_the_codes_returned", move || outcome(table_codes)),
     ];
-    for (row, name) in t.rows.into_iter().zip(names) {
-        let fx = fx.clone();
-        trials.push(Trial::test(name, move || match fx {
-            Some(fx) => run_row(&fx, &row).map_err(Into::into),
-            None => Ok(()),
-        }));
-    }
+    trials.extend(mempool_hostile::row_trials(t.rows, fx.as_ref()));
     let scenarios: [(&str, Scenario); 4] = [
         ("race::pool_destroyed_in_use", pool_destroyed_in_use),
         ("race::stream_destroyed_in_use", stream_destroyed_in_use),

@@ -104,7 +104,7 @@ pub(super) fn context_rows(t: &mut Table) {
     }
     t.add("aclrtDestroyContext", "device 0's default context", NO_CONTEXT, |f| {
         // SAFETY: handles are looked up in the shim's registry, never dereferenced.
-        unsafe { aclrtDestroyContext(sv(f.h(H::DefaultCtx))) }
+        unsafe { aclrtDestroyContext(sv(f.default_ctx)) }
     });
     t.fresh("aclrtDestroyContext", "a live context, without a current device", OK, |_| {
         let mut c: aclrtContext = null_mut();

@@ -101,20 +101,20 @@ pub(super) fn pool_attr_rows(t: &mut Table) {
     const S: &str = "aclrtMemPoolSetAttr";
     const G: &str = "aclrtMemPoolGetAttr";
     let set = |pool: usize, attr: i32, value: Option<u64>| {
-        let v = value.unwrap_or(0);
-        let ptr = if value.is_some() { (&raw const v).cast_mut().cast::<c_void>() } else { null_mut() };
-        // SAFETY: `ptr` is null or points to a `uint64_t`, at least as wide as any
-        // attribute's value (a `uint32_t` is read from its first four bytes: little
-        // endian); handles are looked up, never dereferenced.
-        unsafe { aclrtMemPoolSetAttr(sv(pool), attr, ptr) }
+        mempool_hostile::with_value(value, |ptr| {
+            // SAFETY: `ptr` is null or points to a `uint64_t`, at least as wide as any
+            // attribute's value (a `uint32_t` is read from its first four bytes: little
+            // endian); handles are looked up, never dereferenced.
+            unsafe { aclrtMemPoolSetAttr(sv(pool), attr, ptr) }
+        })
     };
     let get = |pool: usize, attr: i32, out: bool| {
-        let mut v = SENTINEL as u64;
-        let ptr = if out { (&raw mut v).cast::<c_void>() } else { null_mut() };
-        // SAFETY: `ptr` is null or points to a `uint64_t`, room for any attribute's
-        // value; handles are looked up, never dereferenced.
-        let rc = unsafe { aclrtMemPoolGetAttr(sv(pool), attr, ptr) };
-        untouched(rc, v as usize)
+        let (rc, v) = mempool_hostile::with_out(out, |ptr| {
+            // SAFETY: `ptr` is null or points to a `uint64_t`, room for any attribute's
+            // value; handles are looked up, never dereferenced.
+            unsafe { aclrtMemPoolGetAttr(sv(pool), attr, ptr) }
+        });
+        untouched(rc, v)
     };
     t.add(S, "null pool", PARAM, move |_| set(0, 4, Some(0)));
     t.add(G, "null pool", PARAM, move |_| get(0, 7, true));

@@ -152,7 +152,7 @@ pub(super) fn stream_extra_rows(t: &mut Table) {
         // SAFETY: a live handle and a valid out-pointer.
         untouched(unsafe { aclrtStreamQuery(sv(f.s), &mut st) }, st as usize)
     });
-    for (input, h, want) in [("a live stream", H::S, OK), ("null (the default stream)", H::Null, OK)] {
+    for (input, h, want) in [("a live stream", H::Live(Kind::Stream), OK), ("null (the default stream)", H::Null, OK)] {
         t.add("aclrtStreamQuery", input, want, move |f| {
             let mut st = -1;
             // SAFETY: a live handle and a valid out-pointer.
@@ -205,7 +205,7 @@ pub(super) fn stream_extra_rows(t: &mut Table) {
         unsafe { aclrtSynchronizeStreamWithTimeout(sv(f.s), 100) }
     });
     for (input, h, timeout) in
-        [("a live stream, -1", H::S, -1), ("null (the default stream), i32::MAX", H::Null, i32::MAX)]
+        [("a live stream, -1", H::Live(Kind::Stream), -1), ("null (the default stream), i32::MAX", H::Null, i32::MAX)]
     {
         t.add("aclrtSynchronizeStreamWithTimeout", input, OK, move |f| {
             // SAFETY: a live handle or null.
@@ -326,7 +326,9 @@ pub(super) fn event_extra_rows(t: &mut Table) {
             unsafe { aclrtSynchronizeEventWithTimeout(sv(f.e), timeout) }
         });
     }
-    for (input, h, timeout) in [("a recorded event, -1", H::E, -1), ("a never recorded event, 1", H::Raw(0), 1)] {
+    for (input, h, timeout) in
+        [("a recorded event, -1", H::Live(Kind::Event), -1), ("a never recorded event, 1", H::Raw(0), 1)]
+    {
         t.fresh("aclrtSynchronizeEventWithTimeout", format!("{input}, without a current device"), OK, move |f| {
             let e = if let H::Raw(0) = h { f.e_unrecorded } else { f.h(h) };
             // SAFETY: a live handle.

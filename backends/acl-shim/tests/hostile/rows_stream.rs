@@ -45,8 +45,8 @@ pub(super) fn stream_rows(t: &mut Table) {
         unsafe { aclrtSynchronizeStream(sv(f.dead_stream)) }
     });
     for (entry, input, h) in [
-        ("aclrtDestroyStream", "a live stream", H::S),
-        ("aclrtSynchronizeStream", "a live stream", H::S),
+        ("aclrtDestroyStream", "a live stream", H::Live(Kind::Stream)),
+        ("aclrtSynchronizeStream", "a live stream", H::Live(Kind::Stream)),
         ("aclrtSynchronizeStream", "null (the default stream)", H::Null),
     ] {
         t.fresh(entry, format!("{input}, without a current device"), NO_CONTEXT, move |f| {

@@ -1,4 +1,4 @@
-//! Rows of `tests/hostile.rs` for the virtual-memory calls: null pointers, sizes 0, 1 and
+//! Rows of `tests/hostile/main.rs` for the virtual-memory calls: null pointers, sizes 0, 1 and
 //! `SIZE_MAX`, flags, every property field, garbage and released handles, addresses
 //! outside a reservation, inside one, misaligned, mapped and unmapped, access
 //! descriptors, granularity options. `CUDA_ERROR_INVALID_VALUE` for all of them but a
