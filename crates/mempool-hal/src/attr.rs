@@ -12,9 +12,9 @@
 //! | [`ReuseAllowInternalDependencies`] | 3 | `bool` | read/write |
 //! | [`ReleaseThreshold`] | 4 | `u64` bytes | read/write |
 //! | [`ReservedMemCurrent`] | 5 | `u64` bytes | read-only |
-//! | [`ReservedMemHigh`] | 6 | `u64` bytes | read, reset to 0 |
+//! | [`ReservedMemHigh`] | 6 | `u64` bytes | read, reset (by writing 0) |
 //! | [`UsedMemCurrent`] | 7 | `u64` bytes | read-only |
-//! | [`UsedMemHigh`] | 8 | `u64` bytes | read, reset to 0 |
+//! | [`UsedMemHigh`] | 8 | `u64` bytes | read, reset (by writing 0) |
 //!
 //! Writable keys can be `set`, high-water marks can only be `reset`, and the current
 //! counters can only be read:
@@ -60,13 +60,20 @@
 //! The raw, numbered path ([`MemPool::set_attr_raw`](crate::MemPool::set_attr_raw))
 //! exists for FFI and checks the same rules at run time; [`AttrId::check_write`] is the
 //! shared implementation of those checks.
+//!
+//! The numbering is the same on both runtimes: CANN's `ACL_RT_MEM_POOL_ATTR_*` and CUDA's
+//! `CU_MEMPOOL_ATTR_*` (`cudaMemPoolAttr*`) give each attribute the same id. They differ in
+//! two rules, which the [profiles](crate::contract::profiles) list: a fresh CUDA pool has
+//! the three reuse flags on, and a reset high-water mark starts again from its current
+//! value on CUDA, from 0 on Ascend.
 
 use crate::error::{Error, ErrorKind, Result, code};
 use std::fmt;
 
 /// A numbered pool attribute (`aclrtMemPoolAttr`, the same numbering as CUDA's
-/// `cudaMemPoolAttr`). Any number can be formed; backends refuse unknown ones with
-/// code 107000.
+/// `CUmemPool_attribute` and `cudaMemPoolAttr`). Any number can be formed; backends refuse
+/// unknown ones with [`UnknownAttribute`](crate::ErrorKind::UnknownAttribute) (ACL 107000;
+/// CUDA `CUDA_ERROR_INVALID_VALUE`, 1).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct AttrId(pub u32);
 
@@ -84,10 +91,14 @@ pub enum AttrWidth {
 pub enum Access {
     /// Read and write.
     ReadWrite,
-    /// Read only; a write is a parameter error (107000; see the
+    /// Read only; a write is [`ReadOnly`](crate::ErrorKind::ReadOnly) (ACL 107000; CUDA
+    /// `CUDA_ERROR_INVALID_VALUE`, 1; see the
     /// [attribute contract](crate::contract::attributes)).
     ReadOnly,
-    /// Read, and write only 0, which resets the mark to 0 (a non-zero write is 507000).
+    /// Read, and write only 0, which resets the mark: to 0 under Ascend's rules, to its
+    /// current value under CUDA's. A non-zero write is
+    /// [`InvalidParam`](crate::ErrorKind::InvalidParam) (ACL 507000; CUDA
+    /// `CUDA_ERROR_INVALID_VALUE`, 1).
     ResetOnly,
 }
 
@@ -123,7 +134,8 @@ impl RawAttrValue {
 pub struct AttrInfo {
     /// The id.
     pub id: AttrId,
-    /// The ACL name without its prefix, e.g. `"RELEASE_THRESHOLD"`.
+    /// The name without its prefix (`ACL_RT_MEM_POOL_ATTR_`, `CU_MEMPOOL_ATTR_`), e.g.
+    /// `"RELEASE_THRESHOLD"`.
     pub name: &'static str,
     /// The C width.
     pub width: AttrWidth,
@@ -155,13 +167,17 @@ impl AttrId {
     ///
     /// # Errors
     ///
-    /// | problem | kind | code |
-    /// |---|---|---|
-    /// | unknown id | `UnknownAttribute` | 107000 |
-    /// | value of the wrong width | `InvalidParam` | 107000 |
-    /// | read-only attribute (5, 7) | `ReadOnly` | 107000 |
-    /// | non-zero write to a high-water mark (6, 8) | `InvalidParam` | 507000 |
-    /// | release threshold above `pool_size` | `InvalidParam` | 507000 |
+    /// The errors it makes carry ACL numbers, whatever the backend: the emulator reports
+    /// them as they are, and the CUDA backend, which calls this before the driver, stamps
+    /// its own code at its boundary (`mempool_cuda::result::code_of`).
+    ///
+    /// | problem | kind | ACL code | CUDA backend (`CUresult`) |
+    /// |---|---|---|---|
+    /// | unknown id | [`UnknownAttribute`](crate::ErrorKind::UnknownAttribute) | 107000 | 1 (`CUDA_ERROR_INVALID_VALUE`) |
+    /// | value of the wrong width | [`InvalidParam`](crate::ErrorKind::InvalidParam) | 107000 | 1 |
+    /// | read-only attribute (5, 7) | [`ReadOnly`](crate::ErrorKind::ReadOnly) | 107000 | 1 |
+    /// | non-zero write to a high-water mark (6, 8) | [`InvalidParam`](crate::ErrorKind::InvalidParam) | 507000 | 1 |
+    /// | release threshold above `pool_size` | [`InvalidParam`](crate::ErrorKind::InvalidParam) | 507000 | 1 (the driver itself would take it; the CPU `libcuda.so.1` does) |
     pub fn check_write(self, value: RawAttrValue, pool_size: u64) -> Result<AttrWrite> {
         const OP: &str = "set_attr";
         let info = self.info_or_err(OP)?;
@@ -208,7 +224,8 @@ impl AttrId {
     ///
     /// # Errors
     ///
-    /// An unknown id is `UnknownAttribute` with code 107000.
+    /// An unknown id is [`UnknownAttribute`](crate::ErrorKind::UnknownAttribute), with ACL
+    /// code 107000 (the CUDA backend stamps `CUDA_ERROR_INVALID_VALUE`, 1).
     pub fn check_read(self) -> Result<&'static AttrInfo> {
         self.info_or_err("get_attr")
     }
@@ -367,15 +384,19 @@ attributes! {
     /// stream to pass the free: rule e of the [reuse order](crate::contract::allocation).
     ReuseAllowInternalDependencies = 3, REUSE_ALLOW_INTERNAL_DEPENDENCIES, bool, rw, default 0;
     /// Bytes the pool keeps reserved at synchronization instead of releasing them (see
-    /// [release and trim](crate::contract::release)); above the pool size is 507000.
+    /// [release and trim](crate::contract::release)); above the pool size is
+    /// [`InvalidParam`](crate::ErrorKind::InvalidParam) (ACL 507000; CUDA
+    /// `CUDA_ERROR_INVALID_VALUE`, 1).
     ReleaseThreshold = 4, RELEASE_THRESHOLD, u64, rw, default 0;
     /// Bytes the pool currently holds (live allocations plus cached blocks).
     ReservedMemCurrent = 5, RESERVED_MEM_CURRENT, u64, r, default 0;
-    /// High-water mark of reserved bytes; reset writes 0.
+    /// High-water mark of reserved bytes; reset writes 0 (the mark becomes 0 under Ascend's
+    /// rules, the current RESERVED under CUDA's).
     ReservedMemHigh = 6, RESERVED_MEM_HIGH, u64, reset, default 0;
     /// Bytes of live allocations (rounded to the granularity).
     UsedMemCurrent = 7, USED_MEM_CURRENT, u64, r, default 0;
-    /// High-water mark of used bytes; reset writes 0.
+    /// High-water mark of used bytes; reset writes 0 (the mark becomes 0 under Ascend's
+    /// rules, the current USED under CUDA's).
     UsedMemHigh = 8, USED_MEM_HIGH, u64, reset, default 0;
 }
 

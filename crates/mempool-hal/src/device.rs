@@ -6,7 +6,8 @@ use crate::props::PoolProps;
 use crate::ptr::{DevicePtr, HostBuffer};
 use std::fmt;
 
-/// Whether the work before an event has completed (`aclrtEventRecordedStatus`).
+/// Whether the work before an event has completed (`aclrtEventRecordedStatus`; on CUDA the
+/// answer of `cuEventQuery`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventStatus {
     /// Work before the event is still pending, or the event was never recorded
@@ -18,7 +19,8 @@ pub enum EventStatus {
     Complete,
 }
 
-/// Whether everything enqueued on a stream has run (`aclrtStreamStatus`).
+/// Whether everything enqueued on a stream has run (`aclrtStreamStatus`; on CUDA the answer
+/// of `cuStreamQuery`: success, or `CUDA_ERROR_NOT_READY`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StreamStatus {
     /// Every operation enqueued on the stream so far has run (`ACL_STREAM_STATUS_COMPLETE`).
@@ -27,7 +29,7 @@ pub enum StreamStatus {
     NotReady,
 }
 
-/// Device memory totals (`aclrtGetMemInfo`).
+/// Device memory totals (`aclrtGetMemInfo`, `cuMemGetInfo_v2`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MemInfo {
     /// Bytes not reserved by any pool or synchronous allocation.
@@ -44,13 +46,26 @@ pub type HostFn = Box<dyn FnOnce() + Send + 'static>;
 ///
 /// Static dispatch: code generic over `D: Device` compiles to direct calls. Handles are
 /// cheap `Clone` values; destroying one makes every clone stale, and a stale handle is
-/// answered with `InvalidHandle` (ACL 107017, CUDA 400), never undefined behaviour.
+/// answered with [`InvalidHandle`](crate::ErrorKind::InvalidHandle), never undefined behaviour.
 ///
-/// Errors are named by their [`ErrorKind`](crate::ErrorKind), which is what callers should
-/// match. Where a code is given as "ACL n, CUDA m", n is what the emulator and the Ascend
-/// backend report ([`Vendor::Acl`](crate::Vendor::Acl)) and m the `CUresult` the CUDA
-/// backend and the CPU libcuda report ([`Vendor::Cuda`](crate::Vendor::Cuda)), stamped
-/// from the CUDA numbering's one table; a code the driver itself returns is the driver's.
+/// # Errors and their codes
+///
+/// Each method's `# Errors` names the [`ErrorKind`](crate::ErrorKind) to match on
+/// ([`Error::kind`](crate::Error::kind)); log [`Error::code`](crate::Error::code). Where a
+/// code matters it is given for both numberings:
+///
+/// - "ACL n" is what the emulator (on every profile, `cuda` included) and the Ascend
+///   backend report ([`Vendor::Acl`](crate::Vendor::Acl), the numbers of
+///   [`code`](crate::code));
+/// - "CUDA `NAME`, m" is the `CUresult` the CUDA backend reports
+///   ([`Vendor::Cuda`](crate::Vendor::Cuda)). It stamps the errors it finds itself (a stale
+///   handle, a size of 0, a rule of the contract) at its boundary from one kind → code table
+///   (`mempool_cuda::result::code_of`).
+///
+/// An error the runtime or the driver returns keeps the runtime's or the driver's own code,
+/// with the kind the backend's `result` module gives that code
+/// (`mempool_ascend::result::kind_of`, `mempool_cuda::result::kind_of`). The mock answers
+/// whatever the test's expectations say.
 ///
 /// # Stream ordering
 ///
@@ -85,9 +100,9 @@ pub type HostFn = Box<dyn FnOnce() + Send + 'static>;
 ///
 /// | backend | an unordered or freed range |
 /// |---|---|
-/// | the emulator | with its checker on (the default), refused at the call by the [stream-order checker](crate::contract::checker): `StreamOrderViolation` (ACL 107000, CUDA 1), nothing enqueued, a message naming the streams and positions involved; a range outside live memory is `InvalidPointer` (ACL 107000, CUDA 1) |
+/// | the emulator | with its checker on (the default), refused at the call by the [stream-order checker](crate::contract::checker): [`StreamOrderViolation`](crate::ErrorKind::StreamOrderViolation) (ACL 107000), nothing enqueued, a message naming the streams and positions involved; a range outside live memory is [`InvalidPointer`](crate::ErrorKind::InvalidPointer) (ACL 107000) |
 /// | the Ascend backend | the runtime cannot check stream order: the device reads stale data or corrupts memory, silently and only sometimes |
-/// | the CUDA backend | the same: the driver cannot check stream order (on the CPU libcuda, the emulator's checker refuses it with `CUDA_ERROR_INVALID_VALUE`, 1) |
+/// | the CUDA backend | the driver cannot check stream order either: the same silent corruption. Over the project's CPU `libcuda.so.1` (the emulator behind the driver's C calls) the checker refuses the call, and the backend reports it as [`InvalidPointer`](crate::ErrorKind::InvalidPointer) (`CUDA_ERROR_INVALID_VALUE`, 1) with the library's message naming the streams |
 /// | the mock | whatever the test's expectations say; nothing is checked |
 ///
 /// Running a program's tests on the emulator with its checker on is how these mistakes
@@ -100,9 +115,9 @@ pub type HostFn = Box<dyn FnOnce() + Send + 'static>;
 /// Every method documents what the caller owes and what the backend promises; the
 /// `mempool-conformance` crate checks the promises.
 pub trait Device: Send + Sync {
-    /// A stream (`aclrtStream`): a FIFO queue of work.
+    /// A stream (`aclrtStream`, `CUstream`): a FIFO queue of work.
     type Stream: Clone + fmt::Debug + Send + Sync;
-    /// An event (`aclrtEvent`): a point recorded on a stream.
+    /// An event (`aclrtEvent`, `CUevent`): a point recorded on a stream.
     type Event: Clone + fmt::Debug + Send + Sync;
     /// A stream-ordered memory pool on this device.
     type Pool: MemPool<Stream = Self::Stream> + fmt::Debug;
@@ -110,8 +125,9 @@ pub trait Device: Send + Sync {
     /// The device id (from 0).
     fn id(&self) -> u32;
 
-    /// The pool allocation granularity in bytes (2 MiB on Ascend): sizes are rounded up
-    /// to it and statistics count rounded bytes (see the
+    /// The pool allocation granularity in bytes (2 MiB on Ascend; the CUDA backend answers
+    /// 2 MiB too, since the driver has no query for a pool's): sizes are rounded up to it
+    /// and statistics count rounded bytes (see the
     /// [property contract](crate::contract::properties)).
     fn pool_granularity(&self) -> u64;
 
@@ -120,21 +136,25 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// Backend failures only.
+    /// Backend failures only: the runtime's or the driver's refusal, with its own code.
     fn mem_info(&self) -> Result<MemInfo>;
 
-    /// Creates a stream.
+    /// Creates a stream. The CUDA backend's is non-blocking (`CU_STREAM_NON_BLOCKING`): it
+    /// does not synchronize with the legacy NULL stream.
     ///
     /// # Errors
     ///
-    /// Backend failures only.
+    /// Backend failures only: the runtime's or the driver's refusal, with its own code.
     fn create_stream(&self) -> Result<Self::Stream>;
 
     /// Destroys a stream. Work already enqueued still runs.
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400).
+    /// A destroyed or foreign stream: [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL
+    /// 107017; CUDA `CUDA_ERROR_INVALID_HANDLE`, 400). The Ascend and CUDA backends answer the
+    /// same for a stream they borrow from other code (`Ascend::borrow_stream`,
+    /// `Cuda::borrow_stream`), which stays usable (see [loading](crate::contract::loading)).
     fn destroy_stream(&self, stream: &Self::Stream) -> Result<()>;
 
     /// Blocks until all work enqueued on `stream` so far has run. Pools of the stream's
@@ -149,8 +169,13 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400). Work that failed on the
-    /// stream since the last synchronization: `AsyncFailure`.
+    /// A destroyed or foreign stream: [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL
+    /// 107017; CUDA `CUDA_ERROR_INVALID_HANDLE`, 400). Work that failed on the stream since the
+    /// last synchronization: [`AsyncFailure`](crate::ErrorKind::AsyncFailure), with ACL 507000
+    /// on the emulator and the driver's code of the failure on the CUDA backend (700, 714-719);
+    /// the Ascend backend keeps the runtime's code, which it cannot tell from other internal
+    /// errors ([`Internal`](crate::ErrorKind::Internal)). A wait longer than the emulator's
+    /// wait time-out: `Internal` (ACL 507000).
     fn synchronize_stream(&self, stream: &Self::Stream) -> Result<()>;
 
     /// Whether everything enqueued on `stream` so far has run, without blocking.
@@ -165,16 +190,21 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400).
+    /// A destroyed or foreign stream: [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL
+    /// 107017; CUDA `CUDA_ERROR_INVALID_HANDLE`, 400).
     ///
     /// # Portability
     ///
-    /// On the emulator a complete answer is a host observation: the stream-order checker
-    /// orders everything enqueued afterwards after the stream's work (contract §1). It is
-    /// no synchronization: reuse rule b counts synchronizations only (contract §4). On
-    /// Ascend it is `aclrtStreamQuery`; the runtime does not say whether failed work on the
-    /// stream shows in the answer, so failures are left to the next synchronization on
-    /// every backend.
+    /// - On the emulator a complete answer is a host observation: the stream-order checker
+    ///   orders everything enqueued afterwards after the stream's work (contract §1). It is
+    ///   no synchronization: reuse rule b counts synchronizations only (contract §4). Failed
+    ///   work is left to the next synchronization.
+    /// - The Ascend backend calls `aclrtStreamQuery`; CANN does not say whether failed work
+    ///   on the stream shows in the answer, so failures are left to the next
+    ///   synchronization there too.
+    /// - The CUDA backend calls `cuStreamQuery`, whose answer reports failed device work (a
+    ///   sticky error) at once: [`AsyncFailure`](crate::ErrorKind::AsyncFailure), with the
+    ///   driver's code.
     fn query_stream(&self, stream: &Self::Stream) -> Result<StreamStatus>;
 
     /// Blocks until all work enqueued on every stream of the device has run, then
@@ -186,29 +216,45 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// Work that failed on a stream since the last synchronization: `AsyncFailure`; a
-    /// stream that did not complete within the backend's limit: that wait's error.
+    /// Work that failed on a stream since the last synchronization:
+    /// [`AsyncFailure`](crate::ErrorKind::AsyncFailure) (codes as for
+    /// [`Device::synchronize_stream`]); a stream that did not complete within the emulator's
+    /// wait time-out: [`Internal`](crate::ErrorKind::Internal) (ACL 507000).
+    ///
+    /// # Portability
+    ///
+    /// - The emulator waits for every stream of the device, as described above.
+    /// - The Ascend backend calls `aclrtSynchronizeDevice` in its own context: CANN waits
+    ///   for that context's streams, which are all of the instance's; other contexts on the
+    ///   device are not covered.
+    /// - The CUDA backend calls `cuCtxSynchronize` in the device's primary context, which
+    ///   is shared by everything in the process that uses the device through it (other
+    ///   instances, the CUDA runtime): it waits for their streams too, and stops at the
+    ///   first failure, which the driver reports for the whole context.
     fn synchronize_device(&self) -> Result<()>;
 
-    /// Creates an event.
+    /// Creates an event (the CUDA backend's with timing, `CU_EVENT_DEFAULT`).
     ///
     /// # Errors
     ///
-    /// Backend failures only.
+    /// Backend failures only: the runtime's or the driver's refusal, with its own code.
     fn create_event(&self) -> Result<Self::Event>;
 
     /// Destroys an event.
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign event: `InvalidHandle` (ACL 107017, CUDA 400).
+    /// A destroyed or foreign event: [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL
+    /// 107017; CUDA `CUDA_ERROR_INVALID_HANDLE`, 400).
     fn destroy_event(&self, event: &Self::Event) -> Result<()>;
 
     /// Records `event` at the current end of `stream` (replacing an earlier record).
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign handle: `InvalidHandle` (ACL 107017, CUDA 400).
+    /// A destroyed or foreign stream or event:
+    /// [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL 107017; CUDA
+    /// `CUDA_ERROR_INVALID_HANDLE`, 400).
     fn record_event(&self, event: &Self::Event, stream: &Self::Stream) -> Result<()>;
 
     /// Makes later work on `stream` wait until the work before `event`'s latest record
@@ -220,7 +266,9 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign handle: `InvalidHandle` (ACL 107017, CUDA 400).
+    /// A destroyed or foreign stream or event:
+    /// [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL 107017; CUDA
+    /// `CUDA_ERROR_INVALID_HANDLE`, 400).
     fn stream_wait_event(&self, stream: &Self::Stream, event: &Self::Event) -> Result<()>;
 
     /// Blocks until the work before `event` has run; then the pools of the device of the
@@ -230,26 +278,36 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign event: `InvalidHandle` (ACL 107017, CUDA 400).
+    /// A destroyed or foreign event: [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL
+    /// 107017; CUDA `CUDA_ERROR_INVALID_HANDLE`, 400). Work before the event that failed: as
+    /// for [`Device::synchronize_stream`].
     fn synchronize_event(&self, event: &Self::Event) -> Result<()>;
 
     /// Whether the work before `event` has run. Does not count as a synchronization (no
     /// release). An event never recorded is [`EventStatus::NotReady`], as CANN documents
-    /// it. In the contract, an answer of "complete" is a host observation of the point (see
+    /// it; the CUDA backend and the emulator's `cuda` profile answer
+    /// [`EventStatus::Complete`] for it, as the driver does. In the contract, an answer of
+    /// "complete" is a host observation of the point (see
     /// [objects and stream order](crate::contract::objects)).
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign event: `InvalidHandle` (ACL 107017, CUDA 400).
+    /// A destroyed or foreign event: [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL
+    /// 107017; CUDA `CUDA_ERROR_INVALID_HANDLE`, 400).
     fn query_event(&self, event: &Self::Event) -> Result<EventStatus>;
 
     /// Milliseconds between the completion of `start` and of `end`
-    /// (`aclrtEventElapsedTime`).
+    /// (`aclrtEventElapsedTime`, `cuEventElapsedTime`).
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign event: `InvalidHandle` (ACL 107017, CUDA 400). An event never recorded, or
-    /// whose work has not completed: `NotReady` (CANN answers 507000 for both).
+    /// A destroyed or foreign event: [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL
+    /// 107017; CUDA `CUDA_ERROR_INVALID_HANDLE`, 400). An event never recorded, or whose work
+    /// has not completed: [`NotReady`](crate::ErrorKind::NotReady), with ACL 507000 on the
+    /// emulator (CANN answers 507000 for both) and the driver's code on the CUDA backend
+    /// (`CUDA_ERROR_INVALID_HANDLE`, 400, for an event never recorded; `CUDA_ERROR_NOT_READY`,
+    /// 600, for one not complete). The Ascend backend passes CANN's 507000 on, which it cannot
+    /// tell from other internal errors: [`Internal`](crate::ErrorKind::Internal).
     fn event_elapsed_ms(&self, start: &Self::Event, end: &Self::Event) -> Result<f32>;
 
     /// Creates a pool (see the [property contract](crate::contract::properties)). Its
@@ -258,18 +316,43 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// See [`PoolProps::validate`]; host memory that cannot be reserved:
-    /// `HostAllocation` (ACL 207001, CUDA 2).
+    /// - Bad properties: those of [`PoolProps::validate`], which the emulator and the CUDA
+    ///   backend call ([`InvalidParam`](crate::ErrorKind::InvalidParam): ACL 100000 or
+    ///   107000, CUDA `CUDA_ERROR_INVALID_VALUE`, 1;
+    ///   [`InvalidDevice`](crate::ErrorKind::InvalidDevice): ACL 107001, CUDA
+    ///   `CUDA_ERROR_INVALID_DEVICE`, 101). The Ascend backend passes the properties to the
+    ///   runtime, which answers with its own codes (the drop-in library with those of
+    ///   `PoolProps::validate`).
+    /// - Host memory for the pool that cannot be obtained:
+    ///   [`HostAllocation`](crate::ErrorKind::HostAllocation) (ACL 207001). On the CUDA
+    ///   backend the driver's `CUDA_ERROR_OUT_OF_MEMORY` (2) is
+    ///   [`OutOfMemory`](crate::ErrorKind::OutOfMemory).
+    /// - The CUDA backend only: a pool for another device than the instance's:
+    ///   `InvalidDevice` (101); a POSIX handle type the device cannot share:
+    ///   [`NotSupported`](crate::ErrorKind::NotSupported) (`CUDA_ERROR_NOT_SUPPORTED`, 801).
     fn create_pool(&self, props: &PoolProps) -> Result<Self::Pool>;
 
     /// Destroys a pool. Live allocations become unknown addresses; memory still used by
     /// queued work is given back only once that work has run (see
-    /// [statistics and lifetime](crate::contract::statistics); the Ascend backend does not
-    /// wait yet, see [profiles](crate::contract::profiles)).
+    /// [statistics and lifetime](crate::contract::statistics)).
     ///
     /// # Errors
     ///
-    /// A pool destroyed before: `InvalidHandle` (ACL 507000, CUDA 400).
+    /// A pool destroyed before, or foreign: [`InvalidHandle`](crate::ErrorKind::InvalidHandle)
+    /// (ACL 507000; CUDA `CUDA_ERROR_INVALID_HANDLE`, 400). The Ascend backend: a failed
+    /// synchronization before the destroy (below), with its error; the pool is then not
+    /// destroyed. The CUDA backend: a pool it did not create (the device's default or current
+    /// pool): [`InvalidParam`](crate::ErrorKind::InvalidParam) (`CUDA_ERROR_INVALID_VALUE`, 1).
+    ///
+    /// # Portability
+    ///
+    /// - The emulator keeps a destroyed pool's memory until every stream has passed the
+    ///   destroy (not on the `cann-open` profile: see [profiles](crate::contract::profiles)).
+    /// - CANN's `aclrtMemPoolDestroy` does not wait for queued work, so the Ascend backend
+    ///   synchronizes its context first.
+    /// - The CUDA driver keeps the memory of queued work itself, and keeps live allocations
+    ///   usable until they are freed (they do not become unknown addresses there); the CUDA
+    ///   backend calls `cuMemPoolDestroy` at once.
     fn destroy_pool(&self, pool: &Self::Pool) -> Result<()>;
 
     /// Copies `src` to device memory at `dst` in stream order. `src` is staged at the
@@ -277,10 +360,16 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400). A range that is not
-    /// inside live device memory: `InvalidPointer` (ACL 107000, CUDA 1). On the emulator, a range the
-    /// stream is not ordered after, or freed memory: `StreamOrderViolation` (ACL 107000, CUDA 1). A
-    /// range released before the copy ran: `AsyncFailure`, at the next synchronization.
+    /// A destroyed or foreign stream: [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL
+    /// 107017; CUDA `CUDA_ERROR_INVALID_HANDLE`, 400). A range that is not inside live device
+    /// memory, where the emulator, the runtime or the driver can tell:
+    /// [`InvalidPointer`](crate::ErrorKind::InvalidPointer) (ACL 107000; CUDA
+    /// `CUDA_ERROR_INVALID_VALUE`, 1). On the emulator, a range the stream is not ordered
+    /// after, or freed memory: [`StreamOrderViolation`](crate::ErrorKind::StreamOrderViolation)
+    /// (ACL 107000). On the Ascend and CUDA backends, no page-locked staging buffer:
+    /// [`HostAllocation`](crate::ErrorKind::HostAllocation), with the runtime's or the driver's
+    /// code (207001; `CUDA_ERROR_OUT_OF_MEMORY`, 2). A range released before the copy ran:
+    /// [`AsyncFailure`](crate::ErrorKind::AsyncFailure), at the next synchronization.
     ///
     /// # Stream ordering
     ///
@@ -295,17 +384,19 @@ pub trait Device: Send + Sync {
     ///
     /// - With its checker on (the default), the emulator checks the range and the
     ///   ordering when the call is made and refuses an unordered or freed range with
-    ///   `StreamOrderViolation` (ACL 107000, CUDA 1), enqueueing nothing (with the checker off, freed
-    ///   memory is still `InvalidPointer` unless another allocation has taken it). The
+    ///   `StreamOrderViolation` (ACL 107000), enqueueing nothing (with the checker off,
+    ///   freed memory is still `InvalidPointer` unless another allocation has taken it). The
     ///   copy itself is queued and runs when the stream reaches it.
-    /// - The Ascend and CUDA backends copy `src` into a page-locked staging buffer (from a
-    ///   small cache of `aclrtMallocHost` / `cuMemAllocHost` buffers) and call
-    ///   `aclrtMemcpyAsync` / `cuMemcpyHtoDAsync_v2`, so the copy stays asynchronous (a
-    ///   runtime makes an async copy from pageable memory synchronous); a host function
-    ///   ordered after the copy gives the buffer back. The runtime may refuse an address
-    ///   it does not know as device memory (`InvalidPointer`), but it cannot check stream
-    ///   order: an unordered or freed `dst` is overwritten silently, possibly after another
-    ///   allocation took it over. Do not rely on the call blocking or not.
+    /// - The Ascend and CUDA backends copy `src` into a page-locked staging buffer, from a
+    ///   small cache per instance (`aclrtMallocHost` or `cuMemAllocHost_v2` memory;
+    ///   `mempool_backend_kit::staging`), queue `aclrtMemcpyAsync` or
+    ///   `cuMemcpyHtoDAsync_v2` from it, and queue a host function after the copy that
+    ///   gives the buffer back. Both runtimes make an async copy from pageable memory wait
+    ///   for the stream; from page-locked memory it stays asynchronous, so the call does
+    ///   not wait for the stream's earlier work. The runtime may refuse an address it does
+    ///   not know as device memory (`InvalidPointer`), but it cannot check stream order: an
+    ///   unordered or freed `dst` is overwritten silently, possibly after another allocation
+    ///   took it over.
     /// - The mock does what the test's expectations say and checks nothing.
     fn memcpy_h2d_async(&self, dst: DevicePtr, src: &[u8], stream: &Self::Stream) -> Result<()>;
 
@@ -315,10 +406,16 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400). A range that is not
-    /// inside live device memory: `InvalidPointer` (ACL 107000, CUDA 1). On the emulator, a range the
-    /// stream is not ordered after, or freed memory: `StreamOrderViolation` (ACL 107000, CUDA 1). A
-    /// range released before the copy ran: `AsyncFailure`, at the next synchronization.
+    /// A destroyed or foreign stream: [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL
+    /// 107017; CUDA `CUDA_ERROR_INVALID_HANDLE`, 400). A range that is not inside live device
+    /// memory, where the emulator, the runtime or the driver can tell:
+    /// [`InvalidPointer`](crate::ErrorKind::InvalidPointer) (ACL 107000; CUDA
+    /// `CUDA_ERROR_INVALID_VALUE`, 1). On the emulator, a range the stream is not ordered
+    /// after, or freed memory: [`StreamOrderViolation`](crate::ErrorKind::StreamOrderViolation)
+    /// (ACL 107000). On the Ascend and CUDA backends, no page-locked staging buffer:
+    /// [`HostAllocation`](crate::ErrorKind::HostAllocation), with the runtime's or the driver's
+    /// code (207001; `CUDA_ERROR_OUT_OF_MEMORY`, 2). A range released before the copy ran:
+    /// [`AsyncFailure`](crate::ErrorKind::AsyncFailure), at the next synchronization.
     ///
     /// # Stream ordering
     ///
@@ -336,15 +433,16 @@ pub trait Device: Send + Sync {
     ///
     /// - With its checker on (the default), the emulator checks the range and the
     ///   ordering when the call is made and refuses an unordered or freed range with
-    ///   `StreamOrderViolation` (ACL 107000, CUDA 1), enqueueing nothing (with the checker off, freed
-    ///   memory is still `InvalidPointer` unless another allocation has taken it). When
+    ///   `StreamOrderViolation` (ACL 107000), enqueueing nothing (with the checker off,
+    ///   freed memory is still `InvalidPointer` unless another allocation has taken it). When
     ///   the copy runs it writes `dst` directly.
-    /// - The Ascend and CUDA backends copy into a page-locked staging buffer (from the
-    ///   same cache) with `aclrtMemcpyAsync` / `cuMemcpyDtoHAsync_v2`, so the copy stays
-    ///   asynchronous, and a host function ordered after the copy moves the bytes into
-    ///   `dst`. The runtime cannot check stream order: an unordered or freed `src` is read
-    ///   silently and yields stale or foreign data. `dst` is written only by the host
-    ///   function, so synchronize before reading it on every backend.
+    /// - The Ascend and CUDA backends copy into a page-locked staging buffer from the same
+    ///   cache (`aclrtMemcpyAsync`, `cuMemcpyDtoHAsync_v2`), so the copy stays asynchronous
+    ///   and the call does not wait for the stream; a host function queued after the copy
+    ///   moves the bytes into `dst` and gives the buffer back. The runtime cannot check
+    ///   stream order: an unordered or freed `src` is read silently and yields stale or
+    ///   foreign data. `dst` is written only by that host function, so synchronize before
+    ///   reading it, as on every backend.
     /// - The mock does what the test's expectations say and checks nothing; it writes
     ///   nothing into `dst` unless the expectation does.
     fn memcpy_d2h_async(&self, dst: &HostBuffer, src: DevicePtr, stream: &Self::Stream) -> Result<()>;
@@ -354,11 +452,16 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400). A range that is not
-    /// inside live device memory: `InvalidPointer` (ACL 107000, CUDA 1). On the emulator, a range the
-    /// stream is not ordered after, or freed memory: `StreamOrderViolation` (ACL 107000, CUDA 1). A
-    /// length that does not fit in the host's address space: `InvalidParam`. A range
-    /// released before the copy ran: `AsyncFailure`, at the next synchronization.
+    /// A destroyed or foreign stream: [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL
+    /// 107017; CUDA `CUDA_ERROR_INVALID_HANDLE`, 400). A range that is not inside live device
+    /// memory, where the emulator, the runtime or the driver can tell:
+    /// [`InvalidPointer`](crate::ErrorKind::InvalidPointer) (ACL 107000; CUDA
+    /// `CUDA_ERROR_INVALID_VALUE`, 1). On the emulator, a range the stream is not ordered
+    /// after, or freed memory: [`StreamOrderViolation`](crate::ErrorKind::StreamOrderViolation)
+    /// (ACL 107000). A length that does not fit in the host's address space:
+    /// [`InvalidParam`](crate::ErrorKind::InvalidParam) (ACL 107000; CUDA
+    /// `CUDA_ERROR_INVALID_VALUE`, 1). A range released before the copy ran:
+    /// [`AsyncFailure`](crate::ErrorKind::AsyncFailure), at the next synchronization.
     ///
     /// # Stream ordering
     ///
@@ -373,12 +476,12 @@ pub trait Device: Send + Sync {
     ///
     /// - With its checker on (the default), the emulator checks both ranges and the
     ///   ordering when the call is made and refuses an unordered or freed range with
-    ///   `StreamOrderViolation` (ACL 107000, CUDA 1), enqueueing nothing (with the checker off, freed
-    ///   memory is still `InvalidPointer` unless another allocation has taken it). It copies through a temporary buffer, so overlapping ranges
-    ///   happen to work there.
-    /// - The Ascend backend calls `aclrtMemcpyAsync` (device to device). The runtime
-    ///   cannot check stream order: it reads stale data from an unordered `src`, and an
-    ///   unordered or freed `dst` is overwritten silently.
+    ///   `StreamOrderViolation` (ACL 107000), enqueueing nothing (with the checker off,
+    ///   freed memory is still `InvalidPointer` unless another allocation has taken it). It
+    ///   copies through a temporary buffer, so overlapping ranges happen to work there.
+    /// - The Ascend backend calls `aclrtMemcpyAsync` (device to device), the CUDA backend
+    ///   `cuMemcpyDtoDAsync_v2`. Neither runtime can check stream order: it reads stale data
+    ///   from an unordered `src`, and an unordered or freed `dst` is overwritten silently.
     /// - The mock does what the test's expectations say and checks nothing.
     fn memcpy_d2d_async(&self, dst: DevicePtr, src: DevicePtr, len: u64, stream: &Self::Stream) -> Result<()>;
 
@@ -386,11 +489,16 @@ pub trait Device: Send + Sync {
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400). A range that is not
-    /// inside live device memory: `InvalidPointer` (ACL 107000, CUDA 1). On the emulator, a range the
-    /// stream is not ordered after, or freed memory: `StreamOrderViolation` (ACL 107000, CUDA 1). A
-    /// length that does not fit in the host's address space: `InvalidParam`. A range
-    /// released before the memset ran: `AsyncFailure`, at the next synchronization.
+    /// A destroyed or foreign stream: [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL
+    /// 107017; CUDA `CUDA_ERROR_INVALID_HANDLE`, 400). A range that is not inside live device
+    /// memory, where the emulator, the runtime or the driver can tell:
+    /// [`InvalidPointer`](crate::ErrorKind::InvalidPointer) (ACL 107000; CUDA
+    /// `CUDA_ERROR_INVALID_VALUE`, 1). On the emulator, a range the stream is not ordered
+    /// after, or freed memory: [`StreamOrderViolation`](crate::ErrorKind::StreamOrderViolation)
+    /// (ACL 107000). A length that does not fit in the host's address space:
+    /// [`InvalidParam`](crate::ErrorKind::InvalidParam) (ACL 107000; CUDA
+    /// `CUDA_ERROR_INVALID_VALUE`, 1). A range released before the memset ran:
+    /// [`AsyncFailure`](crate::ErrorKind::AsyncFailure), at the next synchronization.
     ///
     /// # Stream ordering
     ///
@@ -405,23 +513,27 @@ pub trait Device: Send + Sync {
     ///
     /// - With its checker on (the default), the emulator checks the range and the
     ///   ordering when the call is made and refuses an unordered or freed range with
-    ///   `StreamOrderViolation` (ACL 107000, CUDA 1), enqueueing nothing (with the checker off, freed
-    ///   memory is still `InvalidPointer` unless another allocation has taken it).
-    /// - The Ascend backend calls `aclrtMemsetAsync`. The runtime cannot check stream
-    ///   order: an unordered or freed range is overwritten silently, possibly after another
-    ///   allocation took it over.
+    ///   `StreamOrderViolation` (ACL 107000), enqueueing nothing (with the checker off,
+    ///   freed memory is still `InvalidPointer` unless another allocation has taken it).
+    /// - The Ascend backend calls `aclrtMemsetAsync`, the CUDA backend `cuMemsetD8Async`.
+    ///   Neither runtime can check stream order: an unordered or freed range is overwritten
+    ///   silently, possibly after another allocation took it over.
     /// - The mock does what the test's expectations say and checks nothing.
     /// - Through the C ABI, `aclrtMemset` and `aclrtMemsetAsync` take an `int32_t` value
-    ///   and write its low byte; this method takes the byte.
+    ///   and write its low byte; `cuMemsetD8Async` takes the byte, as this method does.
     fn memset_async(&self, dst: DevicePtr, value: u8, len: u64, stream: &Self::Stream) -> Result<()>;
 
-    /// Enqueues a host function (`aclrtLaunchHostFunc`); later work on the stream waits
-    /// for it to return. The function runs on a runtime thread; on CANN the host functions
-    /// of one context run one at a time (see the [C ABI contract](crate::contract::c_abi)),
-    /// so a function that blocks may hold back those of other streams.
+    /// Enqueues a host function (`aclrtLaunchHostFunc`, `cuLaunchHostFunc`); later work on
+    /// the stream waits for it to return. The function runs on a runtime thread; on CANN the
+    /// host functions of one context run one at a time (see the
+    /// [C ABI contract](crate::contract::c_abi)), and a CUDA driver thread may serve several
+    /// streams, so a function that blocks may hold back those of other streams. CANN
+    /// forbids synchronizing inside a host function, CUDA any CUDA call (through a backend
+    /// or not): such a call may deadlock or fail.
     ///
     /// # Errors
     ///
-    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400).
+    /// A destroyed or foreign stream: [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL
+    /// 107017; CUDA `CUDA_ERROR_INVALID_HANDLE`, 400).
     fn launch_host_func(&self, stream: &Self::Stream, f: HostFn) -> Result<()>;
 }

@@ -8,7 +8,7 @@ use crate::error::{Error, ErrorKind, Result, code};
 use crate::ptr::DevicePtr;
 use crate::stats::PoolStats;
 
-/// A stream-ordered memory pool (`aclrtMemPool`, `cudaMemPool_t`).
+/// A stream-ordered memory pool (`aclrtMemPool`, `CUmemoryPool` / `cudaMemPool_t`).
 ///
 /// Allocations and frees are enqueued on streams: an allocation made on stream `S` may
 /// be used by work ordered after it; a free on `S` means no work ordered after it may
@@ -23,8 +23,10 @@ use crate::stats::PoolStats;
 ///
 /// Implement the raw path faithfully: [`AttrId::check_write`] and
 /// [`AttrId::check_read`] give the rule checks of the
-/// [attribute contract](crate::contract::attributes). Run
-/// `mempool-conformance` against your backend.
+/// [attribute contract](crate::contract::attributes), with the contract's kinds and ACL
+/// numbers; a backend of another numbering stamps its own code at its boundary (the CUDA
+/// backend: `CUDA_ERROR_INVALID_VALUE` for each). Run `mempool-conformance` against your
+/// backend.
 pub trait MemPool: Send + Sync {
     /// The backend's stream handle.
     type Stream;
@@ -38,11 +40,29 @@ pub trait MemPool: Send + Sync {
     ///
     /// # Errors
     ///
-    /// `size == 0` or a size that overflows when rounded: `InvalidParam` (ACL 107000, CUDA 1).
-    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400). A destroyed pool:
-    /// `InvalidHandle` (ACL 507000, CUDA 400). No block and no address space left: `OutOfMemory`
-    /// (507000) with [`Error::oom`] filled in (rule g of the
-    /// [allocation contract](crate::contract::allocation)).
+    /// - `size == 0`, or a size that overflows when rounded:
+    ///   [`InvalidParam`](crate::ErrorKind::InvalidParam) (ACL 107000; CUDA
+    ///   `CUDA_ERROR_INVALID_VALUE`, 1).
+    /// - A destroyed or foreign stream: [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL
+    ///   107017; CUDA `CUDA_ERROR_INVALID_HANDLE`, 400). A destroyed pool: `InvalidHandle` (ACL
+    ///   507000; CUDA 400).
+    /// - On the emulator, a stream of another device than the pool's:
+    ///   [`WrongContext`](crate::ErrorKind::WrongContext) (ACL 107003). On the Ascend and
+    ///   CUDA backends each instance is one device, and such a stream is foreign:
+    ///   `InvalidHandle`.
+    /// - No block and no address space left: [`OutOfMemory`](crate::ErrorKind::OutOfMemory)
+    ///   (ACL 507000; CUDA `CUDA_ERROR_OUT_OF_MEMORY`, 2) with [`Error::oom`] filled in
+    ///   (rule g of the [allocation contract](crate::contract::allocation)). The Ascend and
+    ///   CUDA backends first retry once when the pool holds cached bytes and a pool trimmed
+    ///   to USED could hold the request: they synchronize, trim to USED and allocate again
+    ///   (see [profiles](crate::contract::profiles)).
+    ///
+    /// # Portability
+    ///
+    /// The emulator follows the reuse order above. The Ascend backend leaves the choice of
+    /// block to the runtime (CANN's open runtime takes fresh address space every time: see
+    /// [profiles](crate::contract::profiles)), and the CUDA backend to the driver, which
+    /// has rules of its own and turns the three reuse flags on for a new pool.
     ///
     /// # Stream ordering
     ///
@@ -60,17 +80,28 @@ pub trait MemPool: Send + Sync {
     ///
     /// # Safety
     ///
-    /// `ptr` must be the start of a live allocation, and every use of it must be ordered
-    /// before this free (on `stream`, or through events). The emulator checks all of this
-    /// and answers a bad pointer with an error; the real runtime cannot, so a bad pointer
-    /// there is undefined behaviour on the device. The `mempool` facade's `Buffer` makes
-    /// this call for you, safely. The emulator's [checker](crate::contract::checker)
-    /// refuses a free that is not ordered after every earlier use.
+    /// `ptr` must be the start of a live allocation, and every use of it must be ordered before
+    /// this free (on `stream`, or through events). The emulator checks all of this and answers
+    /// a bad pointer with an error; the real runtimes cannot (CANN accepts an unknown address
+    /// and fails later; the CUDA driver refuses some bad pointers, not all), so a bad pointer
+    /// there is undefined behaviour on the device. The `mempool` facade's `Buffer` makes this
+    /// call for you, safely. The emulator's [checker](crate::contract::checker) refuses a free
+    /// that is not ordered after every earlier use.
     ///
     /// # Errors
     ///
-    /// An interior, already freed or unknown pointer: `InvalidPointer` (ACL 107000, CUDA 1).
-    /// A destroyed or foreign stream: `InvalidHandle` (ACL 107017, CUDA 400).
+    /// - An interior, already freed or unknown pointer:
+    ///   [`InvalidPointer`](crate::ErrorKind::InvalidPointer) (ACL 107000; CUDA
+    ///   `CUDA_ERROR_INVALID_VALUE`, 1): always on the emulator, where the runtime or the
+    ///   driver can tell on the Ascend and CUDA backends.
+    /// - A destroyed or foreign stream: [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL
+    ///   107017; CUDA `CUDA_ERROR_INVALID_HANDLE`, 400).
+    /// - On the emulator, a stream of another device than the pool's:
+    ///   [`WrongContext`](crate::ErrorKind::WrongContext) (ACL 107003); a free not ordered
+    ///   after every use of the block:
+    ///   [`StreamOrderViolation`](crate::ErrorKind::StreamOrderViolation) (ACL 107000). Over
+    ///   the CPU `libcuda.so.1`, the CUDA backend reports the latter as `InvalidPointer`
+    ///   (`CUDA_ERROR_INVALID_VALUE`, 1) with the library's message.
     ///
     /// # Stream ordering
     ///
@@ -91,16 +122,25 @@ pub trait MemPool: Send + Sync {
     ///
     /// # Errors
     ///
-    /// Above the pool size: [`ErrorKind::InvalidParam`](crate::ErrorKind::InvalidParam)
-    /// (ACL 507000; CUDA `CUDA_ERROR_INVALID_VALUE`, 1). Below USED, where the backend
-    /// refuses it (see below): `InvalidParam` (ACL 507000).
+    /// - A destroyed or foreign pool: [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL
+    ///   507000; CUDA `CUDA_ERROR_INVALID_HANDLE`, 400).
+    /// - Under Ascend's rules (the emulator's `documented` and `cann-open` profiles, the
+    ///   Ascend backend), a target above the pool size or below USED:
+    ///   [`InvalidParam`](crate::ErrorKind::InvalidParam) (ACL 507000). Under CUDA's (the
+    ///   CUDA backend, the emulator's `cuda` profile) neither is an error (below).
     ///
     /// # Portability
     ///
-    /// A target below USED is CANN's refusal and CUDA's partial release: the Ascend
-    /// backend passes the call to the runtime, and the emulator's Ascend profiles
-    /// (`documented`, `cann-open`) refuse it; the CUDA backend passes it to the driver,
-    /// which releases what it can, and so does the emulator's `cuda` profile.
+    /// - The emulator's Ascend profiles refuse both targets, as CANN does; its `cuda`
+    ///   profile releases what it can, down to USED, for a target below USED, and nothing
+    ///   for one above the pool size.
+    /// - The Ascend backend passes the call to the runtime (`aclrtMemPoolTrimTo`): CANN
+    ///   refuses both with 507000, which the backend reports as `InvalidParam`; a runtime
+    ///   whose driver cannot trim answers 207000
+    ///   ([`NotSupported`](crate::ErrorKind::NotSupported)).
+    /// - The CUDA backend passes the call to the driver (`cuMemPoolTrimTo`), which refuses
+    ///   neither: below USED it releases every cached block whose free has run, and above
+    ///   the pool size, or at or above RESERVED, it releases nothing.
     fn trim_to(&self, min_bytes_to_keep: u64) -> Result<()>;
 
     /// Reads attribute `attr`; the value has the attribute's C width (see the
@@ -108,7 +148,15 @@ pub trait MemPool: Send + Sync {
     ///
     /// # Errors
     ///
-    /// Unknown id: `UnknownAttribute` (ACL 107000, CUDA 1). Destroyed pool: `InvalidHandle` (ACL 107000, CUDA 400).
+    /// An unknown id: [`UnknownAttribute`](crate::ErrorKind::UnknownAttribute) (ACL 107000;
+    /// CUDA `CUDA_ERROR_INVALID_VALUE`, 1). A destroyed or foreign pool:
+    /// [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL 107000, CANN's code for the
+    /// attribute calls; CUDA `CUDA_ERROR_INVALID_HANDLE`, 400).
+    ///
+    /// # Portability
+    ///
+    /// A fresh pool's reuse flags read 0 under Ascend's rules and 1 on the CUDA backend and
+    /// the emulator's `cuda` profile (the driver's default).
     fn get_attr_raw(&self, attr: AttrId) -> Result<RawAttrValue>;
 
     /// Writes attribute `attr`, checking every rule of the
@@ -116,7 +164,18 @@ pub trait MemPool: Send + Sync {
     ///
     /// # Errors
     ///
-    /// See [`AttrId::check_write`].
+    /// The rules of [`AttrId::check_write`], with its kinds. The emulator and the CUDA backend
+    /// check them before any runtime call (the CUDA backend reports every one as
+    /// `CUDA_ERROR_INVALID_VALUE`, 1); the Ascend backend checks the width and leaves the rest
+    /// to the runtime, which answers with its codes (see
+    /// [attributes](crate::contract::attributes#where-the-codes-come-from-on-cann)). A
+    /// destroyed or foreign pool: [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL
+    /// 107000; CUDA `CUDA_ERROR_INVALID_HANDLE`, 400).
+    ///
+    /// # Portability
+    ///
+    /// Resetting a high-water mark (writing 0) sets it to 0 under Ascend's rules and to its
+    /// current value on the CUDA backend and the emulator's `cuda` profile.
     fn set_attr_raw(&self, attr: AttrId, value: RawAttrValue) -> Result<()>;
 
     /// The pool's size in bytes (`max_size` after rounding; see the
@@ -132,13 +191,14 @@ pub trait MemPool: Send + Sync {
     /// [`MemPool::get_attr_raw`]: a backend whose pool can change between two reads (another
     /// thread allocating, freeing or trimming) may then answer counters of different
     /// instants. Backends that can read them at once override it; the emulator reads them
-    /// under its pool lock. The Ascend backend keeps the four reads, since the runtime has
-    /// no call that reads several attributes together.
+    /// under its pool lock. The Ascend and CUDA backends keep the four reads, since neither
+    /// runtime has a call that reads several attributes together.
     ///
     /// # Errors
     ///
     /// As [`MemPool::get_attr_raw`]; a backend answering with the wrong width is
-    /// `Internal`.
+    /// [`Internal`](crate::ErrorKind::Internal), made here with ACL 507000 whatever the
+    /// backend (the project's backends never answer so; a mock may).
     fn stats_snapshot(&self) -> Result<PoolStats> {
         Ok(PoolStats {
             reserved_current: self.get(ReservedMemCurrent)?,
@@ -159,7 +219,8 @@ pub trait MemPoolExt: MemPool {
     /// # Errors
     ///
     /// As [`MemPool::get_attr_raw`]; a backend answering with the wrong width is
-    /// `Internal`.
+    /// [`Internal`](crate::ErrorKind::Internal), made here with ACL 507000 whatever the
+    /// backend (the project's backends never answer so; a mock may).
     fn get<A: Readable>(&self, attr: A) -> Result<A::Value> {
         let _ = attr;
         let raw = self.get_attr_raw(A::ID)?;
@@ -177,7 +238,9 @@ pub trait MemPoolExt: MemPool {
     ///
     /// # Errors
     ///
-    /// As [`MemPool::set_attr_raw`] (a threshold above the pool size is 507000).
+    /// As [`MemPool::set_attr_raw`] (a threshold above the pool size is
+    /// [`InvalidParam`](crate::ErrorKind::InvalidParam): ACL 507000; CUDA
+    /// `CUDA_ERROR_INVALID_VALUE`, 1).
     fn set<A: Writable>(&self, attr: A, value: A::Value) -> Result<()> {
         let _ = attr;
         self.set_attr_raw(A::ID, value.to_raw())

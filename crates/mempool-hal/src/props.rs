@@ -1,25 +1,32 @@
 //! Pool properties (the [property contract](crate::contract::properties)), one field per
-//! field of `aclrtMemPoolProps`.
+//! field of `aclrtMemPoolProps`, in ACL's numbering; the CUDA backend renumbers them into
+//! the driver's `CUmemPoolProps`.
 
 use crate::error::{Error, ErrorKind, Result, code};
 
-/// `aclrtMemAllocationType`. Only [`AllocationType::PINNED`] is valid.
+/// `aclrtMemAllocationType` (CUDA's `CUmemAllocationType`). Only [`AllocationType::PINNED`]
+/// is valid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct AllocationType(pub i32);
 
 impl AllocationType {
-    /// Pinned device memory (0), the only supported type.
+    /// Pinned device memory (ACL's 0; CUDA's `CU_MEM_ALLOCATION_TYPE_PINNED` is 1), the only
+    /// supported type.
     pub const PINNED: AllocationType = AllocationType(0);
 }
 
-/// `aclrtMemHandleType`. Accepted and otherwise ignored.
+/// `aclrtMemHandleType` (CUDA's `CUmemAllocationHandleType`). On Ascend accepted and
+/// otherwise ignored; the CUDA backend passes [`HandleType::POSIX`] to the driver and
+/// refuses it on a device that cannot share pools
+/// ([`NotSupported`](crate::ErrorKind::NotSupported), `CUDA_ERROR_NOT_SUPPORTED`, 801).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct HandleType(pub i32);
 
 impl HandleType {
     /// No shareable handle (0).
     pub const NONE: HandleType = HandleType(0);
-    /// A POSIX file descriptor (2).
+    /// A POSIX file descriptor (ACL's 2; CUDA's `CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR`
+    /// is 1).
     pub const POSIX: HandleType = HandleType(2);
 }
 
@@ -45,7 +52,9 @@ pub struct Location {
 
 /// The properties a pool is created with, mapping one-to-one onto the 56-byte C struct
 /// `aclrtMemPoolProps` (allocation type @0, handle type @4, location @8, max size @16,
-/// reserved @24).
+/// reserved @24). The CUDA backend renumbers them into the driver's 88-byte
+/// `CUmemPoolProps` (`mempool_cuda::sys::CUmemPoolProps::from_portable`) after
+/// [`PoolProps::validate`] has accepted them.
 ///
 /// Fields are public and unchecked, so a test can build invalid properties; the backend
 /// validates them at creation (see [`PoolProps::validate`] and the
@@ -96,11 +105,16 @@ impl PoolProps {
     ///
     /// # Errors
     ///
-    /// | problem | kind | code |
-    /// |---|---|---|
-    /// | allocation type not PINNED, handle type not NONE/POSIX, location not DEVICE, non-zero reserved byte | `InvalidParam` | 100000 |
-    /// | device id out of range | `InvalidDevice` | 107001 |
-    /// | max size above the device's memory, or overflowing when rounded | `InvalidParam` | 107000 |
+    /// The errors carry ACL numbers, whatever the backend. The emulator reports them as they
+    /// are; the CUDA backend, which calls this before `cuMemPoolCreate`, stamps its own code
+    /// at its boundary (`mempool_cuda::result::code_of`). The Ascend backend leaves the
+    /// checks to the runtime.
+    ///
+    /// | problem | kind | ACL code | CUDA backend (`CUresult`) |
+    /// |---|---|---|---|
+    /// | allocation type not PINNED, handle type not NONE/POSIX, location not DEVICE, non-zero reserved byte | [`InvalidParam`](crate::ErrorKind::InvalidParam) | 100000 | 1 (`CUDA_ERROR_INVALID_VALUE`) |
+    /// | device id out of range | [`InvalidDevice`](crate::ErrorKind::InvalidDevice) | 107001 | 101 (`CUDA_ERROR_INVALID_DEVICE`) |
+    /// | max size above the device's memory, or overflowing when rounded | [`InvalidParam`](crate::ErrorKind::InvalidParam) | 107000 | 1 |
     pub fn validate(&self, device_count: u32, device_memory: u64, granularity: u64) -> Result<u64> {
         const OP: &str = "create_pool";
         let bad = |msg: String| Err(Error::new(ErrorKind::InvalidParam, code::ACL_ERROR_INVALID_PARAM, OP, msg));

@@ -37,10 +37,11 @@ pub struct ReuseFlags {
 }
 
 impl ReuseFlags {
-    /// All three off (a fresh Ascend pool).
+    /// All three off (a fresh Ascend pool, and the contract's default).
     pub const NONE: ReuseFlags =
         ReuseFlags { follow_event_dependencies: false, opportunistic: false, internal_dependencies: false };
-    /// All three on (a fresh CUDA pool).
+    /// All three on (a fresh CUDA pool: the CUDA backend's, and the emulator's `cuda`
+    /// profile's).
     pub const ALL: ReuseFlags =
         ReuseFlags { follow_event_dependencies: true, opportunistic: true, internal_dependencies: true };
     /// The attribute ids of the three flags, in the order of [`ReuseFlags::bits`].
@@ -55,7 +56,9 @@ impl ReuseFlags {
     ///
     /// # Errors
     ///
-    /// As [`MemPool::get_attr_raw`] (a destroyed pool).
+    /// As [`MemPool::get_attr_raw`]: a destroyed or foreign pool is
+    /// [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL 107000; CUDA
+    /// `CUDA_ERROR_INVALID_HANDLE`, 400).
     pub fn read<P: MemPool + ?Sized>(pool: &P) -> Result<ReuseFlags> {
         Ok(ReuseFlags {
             follow_event_dependencies: pool.get(ReuseFollowEventDependencies)?,
@@ -68,7 +71,9 @@ impl ReuseFlags {
     ///
     /// # Errors
     ///
-    /// As [`MemPool::set_attr_raw`] (a destroyed pool).
+    /// As [`MemPool::set_attr_raw`]: a destroyed or foreign pool is
+    /// [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL 107000; CUDA
+    /// `CUDA_ERROR_INVALID_HANDLE`, 400).
     pub fn apply<P: MemPool + ?Sized>(self, pool: &P) -> Result<()> {
         pool.set(ReuseFollowEventDependencies, self.follow_event_dependencies)?;
         pool.set(ReuseAllowOpportunistic, self.opportunistic)?;

@@ -73,14 +73,28 @@ pub enum Access {
 ///
 /// Sizes and offsets are multiples of [`granularity`](VirtualMemory::granularity)`(Minimum)`;
 /// a request that is not is an invalid parameter. A range is usable by device work only
-/// once a chunk is mapped there and access is set. Unmapping never pulls memory from under
-/// work already queued on it: the chunk stays behind the range until that work has run.
+/// once a chunk is mapped there with the access the work needs: on CANN (and the emulator's
+/// Ascend profiles) a fresh mapping is read-write for its device at once, on CUDA (and the
+/// `cuda` profile) it has no access until [`set_access`](VirtualMemory::set_access).
+/// Unmapping never pulls memory from under work already queued on it: the chunk stays
+/// behind the range until that work has run.
+///
+/// # Errors and their codes
+///
+/// Every mistake below is [`InvalidParam`](crate::ErrorKind::InvalidParam) unless said
+/// otherwise. Codes are given as on [`Device`]: "ACL" for the emulator and the Ascend backend
+/// (CANN checks in layers, each with its code: 100000 for the ACL layer's checks, 107000 for
+/// the runtime's, 507899 for what the driver's kernel module refuses), "CUDA" for the CUDA
+/// backend, where the driver answers nearly every mistake with `CUDA_ERROR_INVALID_VALUE` (1).
+/// Call by call, with the checks in order, they are in [contract §14](crate::contract::vmm). A
+/// runtime without the calls answers [`NotSupported`](crate::ErrorKind::NotSupported) naming
+/// the symbol (ACL 207000; CUDA `CUDA_ERROR_NOT_SUPPORTED`, 801).
 pub trait VirtualMemory: Device {
     /// The allocation granularity of this device.
     ///
     /// # Errors
     ///
-    /// A backend whose runtime cannot answer.
+    /// The runtime's or the driver's refusal only, with its own code.
     fn granularity(&self, which: Granularity) -> Result<u64>;
 
     /// Reserves `size` bytes of address space, aligned to `alignment` (0: the
@@ -88,52 +102,71 @@ pub trait VirtualMemory: Device {
     ///
     /// # Errors
     ///
-    /// `size` 0 or not a multiple of the granularity, a bad alignment, or no address
-    /// space left.
+    /// `size` 0 (ACL 100000; CUDA `CUDA_ERROR_INVALID_VALUE`, 1); `size` not a multiple of the
+    /// granularity, an alignment that is not a power of two, and under Ascend's rules a hint
+    /// not aligned to the granularity (CUDA takes any hint as a hint only): ACL 107000; CUDA
+    /// `CUDA_ERROR_INVALID_VALUE`, 1. No address space left:
+    /// [`OutOfMemory`](crate::ErrorKind::OutOfMemory) (ACL 207001; CUDA
+    /// `CUDA_ERROR_OUT_OF_MEMORY`, 2).
     fn reserve(&self, size: u64, alignment: u64, hint: Option<DevicePtr>) -> Result<Reserved>;
 
     /// Gives a reserved range back. Its mappings must have been unmapped first.
     ///
     /// # Errors
     ///
-    /// A range this device did not reserve, or one still mapped.
+    /// A range that is not one reservation (CANN takes its start only), or one still
+    /// mapped: ACL 107000; CUDA `CUDA_ERROR_INVALID_VALUE`, 1.
     fn release_reserved(&self, range: Reserved) -> Result<()>;
 
     /// Creates a physical chunk of `size` bytes on this device.
     ///
     /// # Errors
     ///
-    /// `size` 0 or not a multiple of the granularity; out of device memory.
+    /// `size` 0 (ACL 100000; CUDA `CUDA_ERROR_INVALID_VALUE`, 1); `size` not a multiple of the
+    /// granularity (ACL 507899; CUDA `CUDA_ERROR_INVALID_VALUE`, 1). Beyond the device's memory
+    /// (on the emulator, or the host's): [`OutOfMemory`](crate::ErrorKind::OutOfMemory) (ACL
+    /// 207001; CUDA `CUDA_ERROR_OUT_OF_MEMORY`, 2).
     fn create_physical(&self, size: u64) -> Result<Physical>;
 
     /// Frees a physical chunk. Mappings of it keep its memory until they are unmapped.
     ///
     /// # Errors
     ///
-    /// A handle this device did not create, or one already freed.
+    /// A handle this device did not create, or one already freed: ACL 107000; CUDA
+    /// `CUDA_ERROR_INVALID_VALUE`, 1. The Ascend and CUDA backends answer it themselves,
+    /// without a runtime call: CANN and the CUDA driver would read freed memory.
     fn release_physical(&self, chunk: Physical) -> Result<()>;
 
     /// Maps `size` bytes of `chunk`, from `offset` in it, at `at`, which lies in a
-    /// reserved range and is not mapped yet.
+    /// reserved range and is not mapped yet. Both runtimes refuse an offset other than 0.
     ///
     /// # Errors
     ///
-    /// An address outside any reserved range or already mapped, a size or offset beyond
-    /// the chunk or not a multiple of the granularity, a stale handle.
+    /// A null address or size 0 (ACL 100000; CUDA `CUDA_ERROR_INVALID_VALUE`, 1); a stale
+    /// handle or an offset other than 0 (ACL 107000; CUDA `CUDA_ERROR_INVALID_VALUE`, 1); an
+    /// address outside any reserved range, past its end, misaligned or already mapped, a size
+    /// past the chunk or not a multiple of the granularity (ACL 507899; CUDA
+    /// `CUDA_ERROR_INVALID_VALUE`, 1).
     fn map(&self, at: DevicePtr, size: u64, offset: u64, chunk: Physical) -> Result<Mapping>;
 
     /// Unmaps a mapping. Work already queued on the range still sees the chunk.
     ///
     /// # Errors
     ///
-    /// Nothing mapped there.
+    /// Not one or more whole mappings back to back (CANN takes the start address only: no
+    /// mapping starts there): ACL 507899; CUDA `CUDA_ERROR_INVALID_VALUE`, 1.
     fn unmap(&self, mapping: Mapping) -> Result<()>;
 
     /// Sets what this device's work may do with the mapped range `[at, at + size)`.
     ///
     /// # Errors
     ///
-    /// A range that is not wholly mapped; a size not a multiple of the granularity.
+    /// A range that is not wholly mapped, a size 0 or not a multiple of the granularity: ACL
+    /// 107000; CUDA `CUDA_ERROR_INVALID_VALUE`, 1. Under Ascend's rules (the emulator's Ascend
+    /// profiles, the Ascend backend): [`Access::None`] or [`Access::Read`] is
+    /// [`NotSupported`](crate::ErrorKind::NotSupported) (ACL 207000: CANN grants only
+    /// read-write on Atlas A2/A3), and read-write over more than one mapping is ACL 507899. The
+    /// CUDA backend and the `cuda` profile take all three accesses.
     fn set_access(&self, at: DevicePtr, size: u64, access: Access) -> Result<()>;
 }
 
@@ -157,7 +190,18 @@ pub trait HostRegistration: Device {
     ///
     /// # Errors
     ///
-    /// A null pointer or length 0; a range that overlaps one already registered.
+    /// - A null pointer or length 0: [`InvalidParam`](crate::ErrorKind::InvalidParam) (ACL
+    ///   100000; CUDA `CUDA_ERROR_INVALID_VALUE`, 1).
+    /// - A range that wraps the address space or lies in device memory: `InvalidParam` (ACL
+    ///   107000; CUDA `CUDA_ERROR_INVALID_VALUE`, 1).
+    /// - A range that overlaps one already registered, or the runtime's own page-locked
+    ///   memory: `InvalidParam` (ACL 507910, `ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED`;
+    ///   CUDA `CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED`, 712).
+    /// - A runtime without the calls: [`NotSupported`](crate::ErrorKind::NotSupported)
+    ///   naming the symbol.
+    ///
+    /// The Ascend and CUDA backends pass the runtime's codes on; the flags and context
+    /// checks of each runtime are in [contract §15](crate::contract::host_register).
     #[allow(unsafe_code)]
     unsafe fn register_host(&self, ptr: *mut u8, len: usize, flags: HostRegisterFlags) -> Result<DevicePtr>;
 
@@ -165,6 +209,10 @@ pub trait HostRegistration: Device {
     ///
     /// # Errors
     ///
-    /// `ptr` is not the start of a registered range.
+    /// `ptr` is not the start of a registered range (never registered, unregistered
+    /// already): [`InvalidPointer`](crate::ErrorKind::InvalidPointer) (ACL 507911,
+    /// `ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED`; CUDA `CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED`,
+    /// 713). CUDA answers an interior pointer with `CUDA_ERROR_INVALID_VALUE` (1):
+    /// [`InvalidParam`](crate::ErrorKind::InvalidParam) on the CUDA backend.
     fn unregister_host(&self, ptr: *mut u8) -> Result<()>;
 }

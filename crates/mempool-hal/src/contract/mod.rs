@@ -1,27 +1,33 @@
 //! The behaviour contract: what every backend of the project does, rule by rule.
 //!
 //! These pages are the project's specification of stream-ordered memory pools: the
-//! behaviour of CANN's `aclrtMemPool*` API, compared rule by rule with CUDA's
-//! `cudaMemPool*`, with a decision wherever CANN and CUDA, or CANN's documentation and its
-//! code, disagree.
-//! The emulator reproduces it, the Ascend backend relies on it, the drop-in library exports
-//! it, and the traits of this crate ([`Device`](crate::Device), [`MemPool`](crate::MemPool))
-//! link to the page that holds each rule.
+//! behaviour of CANN's `aclrtMemPool*` API, compared rule by rule with CUDA's `cuMemPool*`
+//! / `cudaMemPool*`, with a decision wherever CANN and CUDA, or CANN's documentation and
+//! its code, disagree.
+//! The emulator reproduces it, the Ascend and CUDA backends rely on it (each page says where
+//! a runtime differs), the two drop-in libraries export it (CANN's `libacl_rt.so`, CUDA's
+//! `libcuda.so.1`), and the traits of this crate ([`Device`](crate::Device),
+//! [`MemPool`](crate::MemPool)) link to the page that holds each rule.
 //!
 //! # How to read it
 //!
 //! - Sections 1 to 7 are the portable contract, the same for every backend. Start with
 //!   [`objects`]: its definition of *ordered after* is used on every other page.
-//! - Section 8 is the C ABI of the drop-in library, section 9 how the Ascend backend finds
-//!   the real runtime, section 10 the scenarios the conformance suite runs against every
-//!   backend, section 11 the emulator's stream-order checker, and section 12 how the project
-//!   copes with runtimes that do less than CANN documents.
-//! - Error answers give the portable [`ErrorKind`](crate::ErrorKind) of the Rust API and
-//!   the ACL code (see [`code`](crate::code)): the emulator's and the Ascend backend's
-//!   numbering. Where a table has a *CUDA backend* column, it gives the `CUresult` the CUDA
-//!   backend (and the CPU `libcuda.so.1`) answers for that kind, from the CUDA numbering's
-//!   one table (`mempool_cuda::result::code_of`); the CPU library's own codes are on
-//!   [`cuda_abi`].
+//! - Section 8 is the C ABI of the drop-in `libacl_rt.so`, section 9 how the Ascend and CUDA
+//!   backends find the real runtimes, section 10 the scenarios the conformance suite runs
+//!   against every backend, section 11 the emulator's stream-order checker, and section 12
+//!   the profiles: how the project copes with runtimes that do less than CANN documents, and
+//!   where CUDA's rules differ. Section 13 is the C ABI of the CPU `libcuda.so.1`; sections
+//!   14 to 16 cover virtual memory, host registration and CANN's external-allocator
+//!   registry.
+//! - Error answers give the portable [`ErrorKind`](crate::ErrorKind), which callers match,
+//!   and the vendor codes, which logs show. The ACL code (see [`code`](crate::code)) is the
+//!   emulator's and the Ascend backend's numbering. A *CUDA* column gives the `CUresult` of
+//!   the same mistake: what the CPU `libcuda.so.1` answers for the CUDA twin of the call,
+//!   and what the CUDA backend reports, stamped at its boundary from the one kind → code
+//!   table of the CUDA numbering (`mempool_cuda::result::code_of`) or passed on from the
+//!   driver. A cell says so where the two differ; "—" marks a call or a case with no CUDA
+//!   twin. The CPU library's own codes are listed on [`cuda_abi`].
 //! - Where a comparison with CANN or CUDA is made, it says which behaviour the project
 //!   follows and why.
 //! - A page ends with a **Status** note when the project does not implement every rule of it
@@ -38,8 +44,8 @@
 //! | 5 | [`free`] | Free: valid pointers, stream tags, merging |
 //! | 6 | [`release`] | Release at synchronization and `trim_to` |
 //! | 7 | [`statistics`] | The four counters; destroying pools; handles |
-//! | 8 | [`c_abi`] | The C ABI of the drop-in library: calls, enum values, lifecycle and error codes, argument checks |
-//! | 9 | [`loading`] | Finding the real runtime |
+//! | 8 | [`c_abi`] | The C ABI of the drop-in `libacl_rt.so`: calls, enum values, lifecycle and error codes, argument checks |
+//! | 9 | [`loading`] | Finding the real runtimes: CANN's and the CUDA driver |
 //! | 10 | [`conformance`] | The thirty conformance scenarios |
 //! | 11 | [`checker`] | The emulator's stream-order checker |
 //! | 12 | [`profiles`] | The runtime as documented and as it ships: `documented`, `cann-open`, and CUDA's `cuda` |
