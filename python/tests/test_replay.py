@@ -59,7 +59,7 @@ def test_the_bundled_training_trace():
     assert r["ops"] > 0
     assert r["reserved_high"] >= r["used_high"] >= r["requested_high"] > 0
     assert r["ratio"] == r["reserved_high"] / r["used_high"]
-    # The README's figure for this trace (deferred, so the same every run): at most 1.05.
+    # The figure docs/benchmarks.md gives for this trace (deferred, so the same every run): at most 1.05.
     assert r["ratio"] == pytest.approx(1.047, abs=5e-4)
 
 

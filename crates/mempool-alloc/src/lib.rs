@@ -5,7 +5,7 @@
 //! `void free(void *ptr, size_t size, int device, stream)`, with optional hooks (init,
 //! empty cache, memory fraction, record-stream). The header is
 //! `include/mempool_alloc.h`; `include/mempool_alloc.hpp` wraps it for C++ callers that
-//! want `std::bad_alloc`; the README has the few lines each framework needs.
+//! want `std::bad_alloc`; `docs/frameworks.md` has the few lines each framework needs.
 //!
 //! # What it does
 //!

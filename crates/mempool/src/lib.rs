@@ -450,3 +450,13 @@ pub mod docs {
 #[cfg(all(doctest, feature = "emu"))]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The examples of `docs/c-libraries.md` (virtual memory), compiled and run as doctests.
+#[cfg(all(doctest, feature = "emu"))]
+#[doc = include_str!("../../../docs/c-libraries.md")]
+pub struct CLibrariesDoctests;
+
+/// The examples of `docs/frameworks.md` (the small-block layer), compiled and run as doctests.
+#[cfg(all(doctest, feature = "emu"))]
+#[doc = include_str!("../../../docs/frameworks.md")]
+pub struct FrameworksDoctests;
