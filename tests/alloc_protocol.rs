@@ -37,6 +37,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
+use xtask::c::{Build, Lang};
 
 /// How long one program may run before it counts as hung.
 const DEADLINE: Duration = Duration::from_secs(120);
@@ -169,8 +170,7 @@ fn main() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("c/alloc");
     let mut trials = Vec::new();
     for file in ["protocol.c", "protocol.cpp"] {
-        let compiler = Compiler::of(file);
-        let missing = compiler.missing();
+        let missing = xtask::c::compiler_missing(Lang::of(Path::new(file)).expect("a C or C++ file"));
         if let Some(why) = &missing {
             println!("not run: {file}: {why}");
         }
@@ -178,7 +178,7 @@ fn main() {
             let compiled = Arc::new(OnceLock::new());
             for variant in Variant::ALL {
                 let (setup, compiled, src) = (Arc::clone(&setup), Arc::clone(&compiled), dir.join(file));
-                let (compiler, missing, ignored) = (compiler.clone(), missing.clone(), missing.is_some());
+                let (missing, ignored) = (missing.clone(), missing.is_some());
                 let name = format!("{}::{file}::{}", flavour.name(), variant.name());
                 let trial = Trial::test(name, move || {
                     if let Some(why) = missing {
@@ -187,7 +187,7 @@ fn main() {
                     let exe = compiled
                         .get_or_init(|| {
                             let exe = setup.out.join(format!("{}-{}", flavour.name(), file.replace('.', "-")));
-                            compiler.compile(&src, &exe, flavour, &setup).map(|()| exe)
+                            compile(&src, &exe, flavour, &setup).map(|()| exe)
                         })
                         .clone()?;
                     run(&exe, file, flavour, variant, &setup)
@@ -202,71 +202,28 @@ fn main() {
     conclusion.exit()
 }
 
-/// The compiler of a source file and its language standard.
-#[derive(Debug, Clone)]
-struct Compiler {
-    program: String,
-    std: &'static str,
-}
-
-impl Compiler {
-    /// `$CC` (or `cc`) with C11 for `.c`, `$CXX` (or `c++`) with C++17 otherwise.
-    fn of(file: &str) -> Compiler {
-        let (var, default, std) =
-            if file.ends_with(".c") { ("CC", "cc", "-std=c11") } else { ("CXX", "c++", "-std=c++17") };
-        Compiler { program: std::env::var(var).unwrap_or_else(|_| default.to_string()), std }
-    }
-
-    /// Why the compiler cannot be used, or `None` when `--version` runs.
-    fn missing(&self) -> Option<String> {
-        match Command::new(&self.program).arg("--version").stdin(Stdio::null()).output() {
-            Ok(o) if o.status.success() => None,
-            Ok(o) => Some(format!("the compiler `{}` answers {} to --version", self.program, o.status)),
-            Err(e) => Some(format!("no compiler `{}`: {e}", self.program)),
-        }
-    }
-
-    /// Builds `src` for `flavour` into `exe`, with `-Wall -Wextra -Werror`, linked against
-    /// the laid-out runtime (also its run-time search path) and libdl; the allocator library
-    /// is not linked: the program dlopens it.
-    fn compile(&self, src: &Path, exe: &Path, flavour: Flavour, setup: &Setup) -> Result<(), String> {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ lies in the workspace root");
-        let (headers, lib_dir, link) = match flavour {
-            Flavour::Acl => (xtask::c::headers(), setup.acl_home.path().join("lib64"), "-lacl_rt"),
-            Flavour::Cuda => {
-                (root.join("backends/cuda-shim/include"), setup.cuda_home.path().to_path_buf(), "-l:libcuda.so.1")
-            }
-        };
-        let define = match flavour {
-            Flavour::Acl => "-DFLAVOUR_ACL",
-            Flavour::Cuda => "-DFLAVOUR_CUDA",
-        };
-        let out = Command::new(&self.program)
-            .args([self.std, "-Wall", "-Wextra", "-Werror", "-O1", "-pthread", define, "-I"])
-            .arg(headers)
-            .arg("-I")
-            .arg(root.join("crates/mempool-alloc/include"))
-            .arg(src)
-            .arg("-o")
-            .arg(exe)
-            .arg(format!("-L{}", lib_dir.display()))
-            .arg(link)
-            .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
-            .arg("-ldl")
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| format!("the compiler `{}` could not run: {e}", self.program))?;
-        if !out.status.success() {
-            return Err(format!(
-                "compiling {} for {} failed ({}):\n{}",
-                src.display(),
-                flavour.name(),
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        Ok(())
-    }
+/// Builds `src` for `flavour` into `exe` (the language from its extension), with
+/// `-Wall -Wextra -Werror`, linked against the laid-out runtime (also its run-time search
+/// path) and libdl; the allocator library is not linked: the program dlopens it.
+fn compile(src: &Path, exe: &Path, flavour: Flavour, setup: &Setup) -> Result<(), String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ lies in the workspace root");
+    let (headers, lib_dir, link, define) = match flavour {
+        Flavour::Acl => (xtask::c::headers(), setup.acl_home.path().join("lib64"), "-lacl_rt", "FLAVOUR_ACL"),
+        Flavour::Cuda => (
+            root.join("backends/cuda-shim/include"),
+            setup.cuda_home.path().to_path_buf(),
+            "-l:libcuda.so.1",
+            "FLAVOUR_CUDA",
+        ),
+    };
+    let build = Build {
+        includes: vec![headers, root.join("crates/mempool-alloc/include")],
+        lib_dirs: vec![lib_dir],
+        libs: vec![link.to_string(), "-ldl".to_string()],
+        defines: vec![define.to_string()],
+        strict: true,
+    };
+    build.compile(src, exe).map_err(|e| format!("{} build: {e}", flavour.name()))
 }
 
 /// One variant of one program in a child process of its own, checked.
