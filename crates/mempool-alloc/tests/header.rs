@@ -110,12 +110,13 @@ fn the_headers_compile() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The README's recipes (PyTorch, torch_npu, MindSpore) name only the library's exports.
+/// The recipes of `docs/frameworks.md` (PyTorch, torch_npu, MindSpore) name only the
+/// library's exports.
 #[test]
-fn the_readme_recipes_name_the_exports() {
-    let readme = std::fs::read_to_string(root().join("../../README.md")).unwrap();
-    let start = readme.find("## Frameworks: the pluggable allocator").expect("the README's allocator section");
-    let section = &readme[start..];
+fn the_framework_recipes_name_the_exports() {
+    let page = std::fs::read_to_string(root().join("../../docs/frameworks.md")).unwrap();
+    let start = page.find("## Frameworks: the pluggable allocator").expect("the page's allocator section");
+    let section = &page[start..];
     let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
     let mut named = BTreeSet::new();
     for block in section.split("```python").skip(1) {
@@ -127,11 +128,11 @@ fn the_readme_recipes_name_the_exports() {
         }
     }
     for recipe in ["CUDAPluggableAllocator", "NPUPluggableAllocator", "PluggableAllocator(\"/opt"] {
-        assert!(section.contains(recipe), "the README has the {recipe} recipe");
+        assert!(section.contains(recipe), "docs/frameworks.md has the {recipe} recipe");
     }
     assert!(named.len() >= 7, "the recipes name the exports they install: {named:?}");
     for name in &named {
-        assert!(EXPORTS.contains(&name.as_str()), "the README names {name}, which the library does not export");
+        assert!(EXPORTS.contains(&name.as_str()), "docs/frameworks.md names {name}, which the library does not export");
     }
 }
 
