@@ -22,6 +22,7 @@
 
 use crate::sys::{self, Symbols};
 use mempool_backend_kit::search::{self, LinkStubs};
+use mempool_backend_kit::symbols;
 use mempool_hal::{Error, ErrorKind, Result, code};
 use std::ffi::c_char;
 use std::path::{Path, PathBuf};
@@ -133,13 +134,9 @@ impl std::fmt::Debug for Runtime {
     }
 }
 
-/// Resolves a function of the runtime by name: `Ok(fn pointer)` or `NotSupported`.
-macro_rules! sym {
-    ($rt:expr, $name:ident) => {
-        $rt.resolve(&$rt.symbols().$name, stringify!($name))
-    };
-}
-pub(crate) use sym;
+/// Resolves a function of the runtime by name: `Ok(fn pointer)` or `NotSupported` (the
+/// kit's [`sym!`](mempool_backend_kit::sym) over [`Runtime::resolve`]).
+pub(crate) use mempool_backend_kit::sym;
 
 impl Runtime {
     /// The library file that was loaded.
@@ -164,23 +161,22 @@ impl Runtime {
     ///
     /// `NotSupported` (207000) naming the symbol when the library lacks it.
     pub(crate) fn resolve<F: Copy>(&self, slot: &OnceLock<Option<F>>, name: &'static str) -> Result<F> {
-        let f = slot.get_or_init(|| {
-            // SAFETY: `F` is the function-pointer type declared for `name` in `sys`, which
-            // matches the C API; the pointer stays valid because the library is never
-            // unloaded while `self` lives.
-            unsafe { self.lib.get::<F>(name.as_bytes()).ok().map(|s| *s) }
-        });
-        f.ok_or_else(|| {
-            Error::new(
-                ErrorKind::NotSupported,
-                code::ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                name,
-                format!(
-                    "the runtime {} has no symbol `{name}` (an older CANN without this call?)",
-                    self.path.display()
-                ),
-            )
-        })
+        // SAFETY: `F` is the function-pointer type declared for `name` in `sys`, which
+        // matches the C API; the pointer stays valid because the library is never unloaded
+        // while `self` lives.
+        unsafe {
+            symbols::resolve(&self.lib, slot, name, || {
+                Error::new(
+                    ErrorKind::NotSupported,
+                    code::ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                    name,
+                    format!(
+                        "the runtime {} has no symbol `{name}` (an older CANN without this call?)",
+                        self.path.display()
+                    ),
+                )
+            })
+        }
     }
 
     /// The runtime's message for the last error on this thread (`aclGetRecentErrMsg`).

@@ -32,6 +32,7 @@
 
 use crate::sys::{self, Symbols};
 use mempool_backend_kit::search::{self, LinkStubs};
+use mempool_backend_kit::symbols;
 use mempool_hal::{Error, ErrorKind, Result};
 use std::ffi::{CStr, c_char};
 use std::path::{Path, PathBuf};
@@ -137,13 +138,9 @@ impl std::fmt::Debug for Runtime {
     }
 }
 
-/// Resolves a function of the driver by name: `Ok(fn pointer)` or `NotSupported`.
-macro_rules! sym {
-    ($rt:expr, $name:ident) => {
-        $rt.resolve(&$rt.symbols().$name, stringify!($name))
-    };
-}
-pub(crate) use sym;
+/// Resolves a function of the driver by name: `Ok(fn pointer)` or `NotSupported` (the
+/// kit's [`sym!`](mempool_backend_kit::sym) over [`Runtime::resolve`]).
+pub(crate) use mempool_backend_kit::sym;
 
 impl Runtime {
     /// The library file (or the bare name given to the system loader) that was loaded.
@@ -169,20 +166,22 @@ impl Runtime {
     /// `NotSupported` (`CUDA_ERROR_NOT_SUPPORTED`, 801) naming the symbol when the library
     /// lacks it; the error's operation is the symbol's name.
     pub(crate) fn resolve<F: Copy>(&self, slot: &OnceLock<Option<F>>, name: &'static str) -> Result<F> {
-        let f = slot.get_or_init(|| {
-            // SAFETY: `F` is the function-pointer type declared for `name` in `sys`, which
-            // matches the driver's C API; the pointer stays valid because the library is
-            // never unloaded while `self` lives.
-            unsafe { self.lib.get::<F>(name.as_bytes()).ok().map(|s| *s) }
-        });
-        f.ok_or_else(|| {
-            Error::cuda(
-                ErrorKind::NotSupported,
-                sys::CUDA_ERROR_NOT_SUPPORTED,
-                name,
-                format!("the driver {} has no symbol `{name}` (a driver older than this call?)", self.path.display()),
-            )
-        })
+        // SAFETY: `F` is the function-pointer type declared for `name` in `sys`, which
+        // matches the driver's C API; the pointer stays valid because the library is never
+        // unloaded while `self` lives.
+        unsafe {
+            symbols::resolve(&self.lib, slot, name, || {
+                Error::cuda(
+                    ErrorKind::NotSupported,
+                    sys::CUDA_ERROR_NOT_SUPPORTED,
+                    name,
+                    format!(
+                        "the driver {} has no symbol `{name}` (a driver older than this call?)",
+                        self.path.display()
+                    ),
+                )
+            })
+        }
     }
 
     /// The driver's name for `rc` (`cuGetErrorName`, e.g. `CUDA_ERROR_OUT_OF_MEMORY`);

@@ -203,6 +203,40 @@ pub const CU_MEMPOOL_ATTR_USED_MEM_CURRENT: CUmemPool_attribute = 7;
 /// value).
 pub const CU_MEMPOOL_ATTR_USED_MEM_HIGH: CUmemPool_attribute = 8;
 
+/// The driver's number of each portable attribute key: the one mapping from
+/// [`mempool_hal::attr::AttrKey`] to `CUmemPool_attribute`, through the constants above. A
+/// key added to the portable table does not compile here until it is mapped.
+pub const fn mempool_attribute(key: mempool_hal::attr::AttrKey) -> CUmemPool_attribute {
+    use mempool_hal::attr::AttrKey;
+    match key {
+        AttrKey::ReuseFollowEventDependencies => CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES,
+        AttrKey::ReuseAllowOpportunistic => CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
+        AttrKey::ReuseAllowInternalDependencies => CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+        AttrKey::ReleaseThreshold => CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+        AttrKey::ReservedMemCurrent => CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
+        AttrKey::ReservedMemHigh => CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+        AttrKey::UsedMemCurrent => CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+        AttrKey::UsedMemHigh => CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+    }
+}
+
+/// The portable key of the driver's attribute number `attr`; `None` for one the portable
+/// table does not have.
+pub fn mempool_attribute_key(attr: CUmemPool_attribute) -> Option<mempool_hal::attr::AttrKey> {
+    mempool_hal::attr::AttrKey::ALL.iter().copied().find(|&k| mempool_attribute(k) == attr)
+}
+
+// Checked at compile time: every portable key's id is the driver's number for it (the
+// numbering is shared, so the portable id can travel through the C API unchanged).
+const _: () = {
+    let keys = mempool_hal::attr::AttrKey::ALL;
+    let mut i = 0;
+    while i < keys.len() {
+        assert!(keys[i].id().0 as i64 == mempool_attribute(keys[i]) as i64, "an attribute id differs from CUDA's");
+        i += 1;
+    }
+};
+
 /// The symbol of the project's CPU libcuda that gives the calling thread's message of its
 /// last failed call: `const char *mempool_cuda_shim_last_error(void)` ([`ShimLastError`]).
 /// NVIDIA's driver has no such call (its API gives only a code); the backend adds the

@@ -6,6 +6,7 @@
 
 use super::Ascend;
 use crate::result;
+use mempool_backend_kit::context::InstanceContext;
 use mempool_hal::{DevicePtr, HostRegisterFlags, HostRegistration, Result};
 
 impl HostRegistration for Ascend {

@@ -20,14 +20,12 @@ pub use staging::StagingStats;
 
 use crate::loader::{LoadOptions, Runtime, load};
 use crate::{result, sys};
+use mempool_backend_kit::context::{Entered, InstanceContext, next_instance};
 use mempool_backend_kit::handle::Handle;
 use mempool_hal::{Error, ErrorKind, Result, code};
 use std::cell::Cell;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-
-static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
     /// The device instance whose context this thread last made current through this
@@ -50,53 +48,28 @@ struct Shared {
     chunks: vmm::Chunks,
 }
 
-impl Shared {
-    /// Makes the device's context current on the calling thread (ACL contexts are per
-    /// thread), so the backend works from any thread. When this thread last entered this
-    /// device it is one thread-local compare.
+/// The device's context, made current on the calling thread (ACL contexts are per thread) by the kit's
+/// ways in: [`enter`](InstanceContext::enter) on the malloc, free and copy paths,
+/// [`enter_checked`](InstanceContext::enter_checked) (which asks `aclrtGetCurrentContext`) on
+/// the pool-management and device-wide paths.
+impl InstanceContext for Shared {
+    const ENTERED: Entered = Entered::new(&CURRENT);
+
+    /// The instance and the context `aclrtCreateContext` made.
     #[inline]
-    fn enter(&self) -> Result<()> {
-        if CURRENT.with(Cell::get) == self.instance { Ok(()) } else { self.enter_slow() }
+    fn ids(&self) -> (u64, usize) {
+        (self.instance, self.ctx)
     }
 
-    /// [`Shared::enter`] for the pool-management and device-wide paths: asks the runtime
-    /// which context is current (`aclrtGetCurrentContext`, one call) instead of trusting
-    /// the per-thread cache, which goes stale when other code on this thread switches
-    /// context (`aclrtSetCurrentContext`, `aclrtSetDevice`, `aclrtResetDevice` through
-    /// the raw handles). The malloc/free/copy paths keep the cheap [`Shared::enter`].
-    fn enter_checked(&self) -> Result<()> {
-        match result::context::current(&self.rt) {
-            Ok(c) if c as usize == self.ctx => {
-                CURRENT.with(|c| c.set(self.instance));
-                Ok(())
-            }
-            _ => self.enter_slow(),
-        }
+    /// `aclrtGetCurrentContext`.
+    fn current_ctx(&self) -> Result<usize> {
+        Ok(result::context::current(&self.rt)? as usize)
     }
 
-    #[cold]
-    #[inline(never)]
-    fn enter_slow(&self) -> Result<()> {
+    fn set_current(&self) -> Result<()> {
         // `ctx` was created by `aclrtCreateContext` on this runtime and is only destroyed
         // when the last handle of the device is dropped.
-        result::context::set_current(&self.rt, self.ctx as sys::aclrtContext)?;
-        CURRENT.with(|c| c.set(self.instance));
-        Ok(())
-    }
-
-    /// The raw value of `h` if it is a live handle of this device; otherwise a
-    /// `stale_handle` error naming `what` (the one liveness check of the backend; pools
-    /// use [`Handle::is_live_in`] with their own error).
-    #[inline]
-    fn live(&self, h: &Handle, op: &'static str, what: &'static str) -> Result<usize> {
-        if h.is_live_in(self.instance) { Ok(h.raw()) } else { Err(Error::stale_handle(op, what)) }
-    }
-
-    /// Marks `h` destroyed if it is a live handle of this device, so that no clone passes
-    /// it to the runtime again; `false` if it was not (destroyed already, or foreign).
-    #[inline]
-    fn retire(&self, h: &Handle) -> bool {
-        h.retire(self.instance)
+        result::context::set_current(&self.rt, self.ctx as sys::aclrtContext)
     }
 }
 
@@ -110,11 +83,7 @@ impl Drop for Shared {
         }
         let _ = self.staging.free_all(&self.rt);
         let _ = result::context::destroy(&self.rt, self.ctx as sys::aclrtContext);
-        CURRENT.with(|c| {
-            if c.get() == self.instance {
-                c.set(0);
-            }
-        });
+        <Shared as InstanceContext>::ENTERED.forget(self.instance);
     }
 }
 
@@ -186,9 +155,9 @@ impl Ascend {
         // No `aclrtSetDevice`: `aclrtCreateContext` retains the device itself, and its
         // context is released with it, so nothing is left set when the instance ends.
         let ctx = result::context::create(&rt, dev)?;
-        let instance = NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed);
+        let instance = next_instance();
         // aclrtCreateContext makes the new context current on this thread.
-        CURRENT.with(|c| c.set(instance));
+        <Shared as InstanceContext>::ENTERED.record(instance);
         Ok(Ascend {
             shared: Arc::new(Shared {
                 rt,
@@ -282,7 +251,7 @@ impl Runtime {
         mempool_backend_kit::context::preserving_current(
             || result::context::current(self).ok(),
             |c| result::context::set_current(self, c).is_ok(),
-            || CURRENT.with(|c| c.set(0)),
+            || <Shared as InstanceContext>::ENTERED.record(0),
             f,
         )
     }

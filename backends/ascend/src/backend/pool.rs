@@ -3,13 +3,13 @@
 use super::{Ascend, AscendStream, Handle, Shared};
 use crate::result::{self, pool::PoolCalls};
 use crate::sys;
-use mempool_backend_kit::pool::{checked_size, out_of_memory};
+use mempool_backend_kit::context::InstanceContext;
+use mempool_backend_kit::pool::{OomCase, OomRetry, checked_size, out_of_memory};
 use mempool_hal::attr::AttrId;
 use mempool_hal::{DevicePtr, Error, ErrorKind, MemPool, MemPoolExt, PoolCall, RawAttrValue, Result, code, round_up};
 use std::ffi::c_void;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A pool of the Ascend backend.
 #[derive(Clone)]
@@ -21,9 +21,9 @@ pub struct AscendPool {
     /// for the rounding-overflow check of `malloc_async`.
     granularity: u64,
     calls: PoolCalls,
-    /// How many times an allocation met out-of-memory with cached bytes and was retried
-    /// after a synchronize and a trim (shared by the pool's clones).
-    oom_retries: Arc<AtomicU64>,
+    /// The retry after out-of-memory with cached bytes, and its count (shared by the
+    /// pool's clones).
+    oom_retry: OomRetry,
 }
 
 impl fmt::Debug for AscendPool {
@@ -45,7 +45,7 @@ impl Ascend {
             size,
             granularity,
             calls: PoolCalls::resolve(&self.shared.rt),
-            oom_retries: Arc::default(),
+            oom_retry: OomRetry::default(),
         }
     }
 }
@@ -88,15 +88,12 @@ impl AscendPool {
     /// succeeded or failed: read this counter through its wrapped pool
     /// (`RecordingPool::inner` in `mempool-trace`).
     pub fn oom_retries(&self) -> u64 {
-        self.oom_retries.load(Ordering::Relaxed)
+        self.oom_retry.count()
     }
 
     /// The answer to an out-of-memory `aclrtMemPoolMallocAsync` of `size` bytes (`n` as
-    /// `size_t`): when the pool holds cached bytes (RESERVED > USED) and a pool trimmed to
-    /// USED could hold the request (size - USED >= the rounded request), synchronize the
-    /// instance's streams (CANN's trim does not wait for queued frees), trim the pool to
-    /// USED, and try once more; otherwise, or if that fails too, the out-of-memory error
-    /// with the pool's statistics and what was (or was not) tried.
+    /// `size_t`): the kit's [`OomRetry`] policy, with the instance's streams synchronized
+    /// before the trim (CANN's trim does not wait for queued frees).
     #[cold]
     #[inline(never)]
     fn after_oom(
@@ -108,37 +105,18 @@ impl AscendPool {
         stream: sys::aclrtStream,
     ) -> Result<*mut c_void> {
         let requested = round_up(size, self.granularity).unwrap_or(size);
-        let stats = self.stats().unwrap_or_default();
-        if stats.reserved_current <= stats.used_current {
-            return Err(self.oom(op, requested, "no cached bytes to trim, so no retry".to_string()));
-        }
-        if self.size.saturating_sub(stats.used_current) < requested {
-            // Even a pool trimmed to USED would not have room: keep the cached blocks.
-            return Err(self.oom(op, requested, "trimming to USED cannot make room, so no retry".to_string()));
-        }
-        let retries = self.oom_retries.fetch_add(1, Ordering::Relaxed) + 1;
-        let trimmed = (|| {
-            result::device::synchronize(&self.shared.rt)?;
-            let used = self.stats()?.used_current;
-            self.trim_to(used)?;
-            Ok::<u64, Error>(used)
-        })();
-        match trimmed {
-            Ok(used) => result::pool::malloc_async(&self.shared.rt, &self.calls, pool, n, stream, || {
-                Err(self.oom(
-                    op,
-                    requested,
-                    format!(
-                        "retried once after synchronizing and trimming to USED {used} (retries on this pool: {retries})"
-                    ),
-                ))
-            }),
-            Err(e) => Err(self.oom(
-                op,
-                requested,
-                format!("synchronize and trim before the retry failed: {e} (retries on this pool: {retries})"),
-            )),
-        }
+        let case = OomCase { requested, pool_size: self.size, stats: self.stats().unwrap_or_default(), said: None };
+        self.oom_retry.after_oom(
+            case,
+            || {
+                result::device::synchronize(&self.shared.rt)?;
+                let used = self.stats()?.used_current;
+                self.trim_to(used)?;
+                Ok(used)
+            },
+            |give_up| result::pool::malloc_async(&self.shared.rt, &self.calls, pool, n, stream, || Err(give_up(None))),
+            |tried| self.oom(op, requested, tried),
+        )
     }
 
     /// The pool's out-of-memory error for a request of `requested` bytes, with its

@@ -10,6 +10,7 @@
 
 use super::Ascend;
 use crate::{result, sys};
+use mempool_backend_kit::context::InstanceContext;
 use mempool_hal::{Access, DevicePtr, Error, Granularity, Mapping, Physical, Reserved, Result, VirtualMemory};
 use std::collections::HashMap;
 use std::ffi::c_void;

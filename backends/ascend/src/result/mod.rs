@@ -15,7 +15,7 @@
 
 use crate::loader::Runtime;
 use crate::sys;
-use mempool_hal::attr::{Access, AttrId};
+use mempool_hal::attr::{AttrAccess, AttrId};
 use mempool_hal::{Error, ErrorKind, Result, code};
 
 pub(crate) mod allocator;
@@ -128,7 +128,7 @@ pub(crate) fn trim_kind(rc: i32) -> ErrorKind {
 pub(crate) fn attr_kind(attr: AttrId, rc: i32) -> ErrorKind {
     match (attr.info().map(|i| i.access), rc) {
         (None, code::ACL_ERROR_RT_PARAM_INVALID) => ErrorKind::UnknownAttribute,
-        (Some(Access::ReadOnly), code::ACL_ERROR_RT_PARAM_INVALID) => ErrorKind::ReadOnly,
+        (Some(AttrAccess::ReadOnly), code::ACL_ERROR_RT_PARAM_INVALID) => ErrorKind::ReadOnly,
         (_, code::ACL_ERROR_RT_INTERNAL_ERROR) => ErrorKind::InvalidParam,
         _ => kind_of(rc),
     }

@@ -4,6 +4,7 @@ use super::{Cuda, CudaEvent, CudaPool, CudaStream, Handle};
 use crate::loader::Runtime;
 use crate::result::memory::PinnedHost;
 use crate::{result, sys};
+use mempool_backend_kit::context::InstanceContext;
 use mempool_backend_kit::handle::borrowed_not_destroyed;
 use mempool_backend_kit::staging::StagedCopies;
 use mempool_hal::{

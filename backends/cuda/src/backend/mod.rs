@@ -18,15 +18,13 @@ pub use staging::StagingStats;
 
 use crate::loader::{LoadOptions, Runtime, load};
 use crate::{result, sys};
+use mempool_backend_kit::context::{Entered, InstanceContext, next_instance};
 use mempool_backend_kit::handle::Handle;
 use mempool_hal::{Error, ErrorKind, Result};
 use std::cell::Cell;
 use std::ffi::c_int;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
-
-static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
     /// The device instance whose context this thread last made current through this
@@ -68,52 +66,33 @@ struct Shared {
     chunks: vmm::Chunks,
 }
 
-impl Shared {
-    /// Makes the device's primary context current on the calling thread (CUDA contexts are
-    /// bound per thread), so the backend works from any thread. When this thread last
-    /// entered this instance it is one thread-local compare.
+/// The device's context, made current on the calling thread (CUDA contexts are bound per thread) by the kit's
+/// ways in: [`enter`](InstanceContext::enter) on the malloc, free and copy paths,
+/// [`enter_checked`](InstanceContext::enter_checked) (which asks `cuCtxGetCurrent`) on
+/// the pool-management and device-wide paths.
+impl InstanceContext for Shared {
+    const ENTERED: Entered = Entered::new(&CURRENT);
+
+    /// The instance and the retained primary context.
     #[inline]
-    fn enter(&self) -> Result<()> {
-        if CURRENT.with(Cell::get) == self.instance { Ok(()) } else { self.enter_slow() }
+    fn ids(&self) -> (u64, usize) {
+        (self.instance, self.ctx)
     }
 
-    /// [`Shared::enter`] for the pool-management and device-wide paths: asks the driver
-    /// which context is current (`cuCtxGetCurrent`, one call) instead of trusting the
-    /// per-thread cache, which goes stale when other code on this thread switches context
-    /// (`cuCtxSetCurrent`, `cuCtxPushCurrent`, the CUDA runtime). The malloc/free/copy
-    /// paths keep the cheap [`Shared::enter`].
-    fn enter_checked(&self) -> Result<()> {
-        match result::context::current(&self.rt) {
-            Ok(c) if c as usize == self.ctx => {
-                CURRENT.with(|c| c.set(self.instance));
-                Ok(())
-            }
-            _ => self.enter_slow(),
-        }
+    /// `cuCtxGetCurrent`.
+    fn current_ctx(&self) -> Result<usize> {
+        Ok(result::context::current(&self.rt)? as usize)
     }
 
-    #[cold]
-    #[inline(never)]
-    fn enter_slow(&self) -> Result<()> {
+    fn set_current(&self) -> Result<()> {
         // `ctx` is the primary context this instance retained; it is released only when
         // the last handle of the instance is dropped.
-        result::context::set_current(&self.rt, self.ctx as sys::CUcontext)?;
-        CURRENT.with(|c| c.set(self.instance));
-        Ok(())
+        result::context::set_current(&self.rt, self.ctx as sys::CUcontext)
     }
 
-    /// The raw value of `h` if it is a live handle of this instance; otherwise a
-    /// stale-handle error (`InvalidHandle`, `CUDA_ERROR_INVALID_HANDLE`) naming `what`.
     #[inline]
-    fn live(&self, h: &Handle, op: &'static str, what: &'static str) -> Result<usize> {
-        if h.is_live_in(self.instance) { Ok(h.raw()) } else { Err(result::renumbered(Error::stale_handle(op, what))) }
-    }
-
-    /// Marks `h` destroyed if it is a live handle of this instance, so that no clone passes
-    /// it to the driver again; `false` if it was not (destroyed already, or foreign).
-    #[inline]
-    fn retire(&self, h: &Handle) -> bool {
-        h.retire(self.instance)
+    fn renumber(e: Error) -> Error {
+        result::renumbered(e)
     }
 }
 
@@ -137,11 +116,7 @@ impl Drop for Shared {
         }
         keep(self.staging.free_all(&self.rt));
         keep(result::context::primary_release(&self.rt, self.cu_device));
-        CURRENT.with(|c| {
-            if c.get() == self.instance {
-                c.set(0);
-            }
-        });
+        <Shared as InstanceContext>::ENTERED.forget(self.instance);
         if let Some(e) = first {
             let message = format!("at the end of the instance of device {}: {}", self.device, e.message());
             DROP_ERROR.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(e.with_message(message));
@@ -262,8 +237,8 @@ impl Cuda {
             let _ = result::context::primary_release(&rt, cu_device);
             return Err(e);
         }
-        let instance = NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed);
-        CURRENT.with(|c| c.set(instance));
+        let instance = next_instance();
+        <Shared as InstanceContext>::ENTERED.record(instance);
         Ok(Cuda {
             shared: Arc::new(Shared {
                 rt,
@@ -376,7 +351,7 @@ impl Runtime {
         mempool_backend_kit::context::preserving_current(
             || result::context::current(self).ok(),
             |c| result::context::set_current(self, c).is_ok(),
-            || CURRENT.with(|c| c.set(0)),
+            || <Shared as InstanceContext>::ENTERED.record(0),
             f,
         )
     }

@@ -5,11 +5,11 @@ use super::device::POOL_GRANULARITY;
 use super::{Cuda, CudaStream, Handle, Shared};
 use crate::result::{self, pool::PoolCalls};
 use crate::sys;
-use mempool_backend_kit::pool::out_of_memory;
+use mempool_backend_kit::context::InstanceContext;
+use mempool_backend_kit::pool::{OomCase, OomRetry, out_of_memory};
 use mempool_hal::attr::{AttrId, AttrWrite, ReservedMemCurrent, UsedMemCurrent};
 use mempool_hal::{DevicePtr, Error, MemPool, MemPoolExt, PoolCall, RawAttrValue, Result, round_down, round_up};
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, Weak};
 
 /// A pool of the CUDA backend: one the backend created ([`Device::create_pool`]), or the
@@ -27,9 +27,9 @@ pub struct CudaPool {
     /// `max_size`).
     enforce_max: bool,
     calls: PoolCalls,
-    /// How many allocations were retried after a synchronize and a trim (shared by the
+    /// The retry after out-of-memory with cached bytes, and its count (shared by the
     /// pool's clones).
-    oom_retries: Arc<AtomicU64>,
+    oom_retry: OomRetry,
 }
 
 impl fmt::Debug for CudaPool {
@@ -71,7 +71,7 @@ impl Cuda {
             owned,
             enforce_max,
             calls: PoolCalls::resolve(&self.shared.rt),
-            oom_retries: Arc::default(),
+            oom_retry: OomRetry::default(),
         }
     }
 
@@ -172,7 +172,7 @@ impl CudaPool {
     /// that took RESERVED above the pool's size. Each such allocation counts once, whether
     /// its retry succeeded or not.
     pub fn oom_retries(&self) -> u64 {
-        self.oom_retries.load(Ordering::Relaxed)
+        self.oom_retry.count()
     }
 
     /// The raw pool, checked live, with the device's context current; a destroyed pool
@@ -203,11 +203,8 @@ impl CudaPool {
     }
 
     /// The answer to the driver's out-of-memory `driver` error for `size` bytes (`n` as
-    /// `size_t`): when the pool holds cached bytes (RESERVED > USED) and a pool trimmed to
-    /// USED could hold the request, synchronize the context (a trim releases only memory
-    /// whose frees have run), trim the pool to USED, and try once more; otherwise, or if
-    /// that fails too, the out-of-memory error with the pool's statistics and what was
-    /// (or was not) tried.
+    /// `size_t`): the kit's [`OomRetry`] policy, with the context synchronized before the
+    /// trim (a trim releases only memory whose frees have run).
     #[cold]
     #[inline(never)]
     fn after_oom(
@@ -221,37 +218,22 @@ impl CudaPool {
     ) -> Result<sys::CUdeviceptr> {
         let requested = round_up(size, POOL_GRANULARITY).unwrap_or(size);
         let stats = self.stats().unwrap_or_default();
-        let said = driver.message().to_string();
-        if stats.reserved_current <= stats.used_current {
-            return Err(self.oom(op, requested, format!("{said}; no cached bytes to trim, so no retry")));
-        }
-        if self.size.saturating_sub(stats.used_current) < requested {
-            return Err(self.oom(op, requested, format!("{said}; trimming to USED cannot make room, so no retry")));
-        }
-        let retries = self.oom_retries.fetch_add(1, Ordering::Relaxed) + 1;
-        let trimmed = (|| {
-            result::context::synchronize(&self.shared.rt)?;
-            let used = self.get(UsedMemCurrent)?;
-            result::pool::trim_to(&self.shared.rt, pool, usize::try_from(used).unwrap_or(usize::MAX))?;
-            Ok::<u64, Error>(used)
-        })();
-        match trimmed {
-            Ok(used) => result::pool::malloc_async(&self.shared.rt, &self.calls, pool, n, stream, |again| {
-                Err(self.oom(
-                    op,
-                    requested,
-                    format!(
-                        "{}; retried once after synchronizing and trimming to USED {used} (retries on this pool: {retries})",
-                        again.message()
-                    ),
-                ))
-            }),
-            Err(e) => Err(self.oom(
-                op,
-                requested,
-                format!("{said}; synchronize and trim before the retry failed: {e} (retries on this pool: {retries})"),
-            )),
-        }
+        let case = OomCase { requested, pool_size: self.size, stats, said: Some(driver.message()) };
+        self.oom_retry.after_oom(
+            case,
+            || {
+                result::context::synchronize(&self.shared.rt)?;
+                let used = self.get(UsedMemCurrent)?;
+                result::pool::trim_to(&self.shared.rt, pool, usize::try_from(used).unwrap_or(usize::MAX))?;
+                Ok(used)
+            },
+            |give_up| {
+                result::pool::malloc_async(&self.shared.rt, &self.calls, pool, n, stream, |again| {
+                    Err(give_up(Some(again.message())))
+                })
+            },
+            |tried| self.oom(op, requested, tried),
+        )
     }
 
     /// On a driver that ignores `maxSize`: `p` if the allocation left RESERVED within the
@@ -310,7 +292,7 @@ impl CudaPool {
             )
         };
         give_back(p)?;
-        let retries = self.oom_retries.fetch_add(1, Ordering::Relaxed) + 1;
+        let retries = self.oom_retry.note();
         let p = result::pool::malloc_async(rt, &self.calls, pool, n, stream, |e| {
             Err(self.oom(op, requested, format!("{}; {}", why(reserved), e.message())))
         })?;
@@ -474,9 +456,9 @@ impl MemPool for CudaPool {
         let write = attr.check_write(value, self.size).map_err(|e| result::renumbered(e.with_op(OP)))?;
         let pool = self.raw_checked(OP, PoolCall::Attribute)?;
         let (id, value) = match write {
-            AttrWrite::Flag(id, on) => (id, RawAttrValue::U32(u32::from(on))),
+            AttrWrite::Flag(flag, on) => (flag.id(), RawAttrValue::U32(u32::from(on))),
             AttrWrite::ReleaseThreshold(bytes) => (AttrId::RELEASE_THRESHOLD, RawAttrValue::U64(bytes)),
-            AttrWrite::ResetHigh(id) => (id, RawAttrValue::U64(0)),
+            AttrWrite::ResetHigh(counter) => (counter.high_id(), RawAttrValue::U64(0)),
         };
         result::pool::set_attr(&self.shared.rt, pool, id, value)
     }

@@ -10,6 +10,7 @@
 
 use super::Cuda;
 use crate::{result, sys};
+use mempool_backend_kit::context::InstanceContext;
 use mempool_hal::{Access, DevicePtr, Error, Granularity, Mapping, Physical, Reserved, Result, VirtualMemory};
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};

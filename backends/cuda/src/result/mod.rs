@@ -31,7 +31,7 @@
 
 use crate::loader::Runtime;
 use crate::sys;
-use mempool_hal::attr::{Access, AttrId};
+use mempool_hal::attr::{AttrAccess, AttrId};
 use mempool_hal::{Error, ErrorKind, Result};
 
 pub(crate) mod context;
@@ -142,7 +142,7 @@ pub(crate) fn elapsed_kind(rc: sys::CUresult) -> ErrorKind {
 pub(crate) fn attr_kind(attr: AttrId, rc: sys::CUresult) -> ErrorKind {
     match (attr.info().map(|i| i.access), rc) {
         (None, sys::CUDA_ERROR_INVALID_VALUE) => ErrorKind::UnknownAttribute,
-        (Some(Access::ReadOnly), sys::CUDA_ERROR_INVALID_VALUE) => ErrorKind::ReadOnly,
+        (Some(AttrAccess::ReadOnly), sys::CUDA_ERROR_INVALID_VALUE) => ErrorKind::ReadOnly,
         _ => kind_of(rc),
     }
 }

@@ -142,9 +142,13 @@ pub(crate) fn trim_to(rt: &Runtime, pool: sys::CUmemoryPool, min_bytes_to_keep: 
     rt.check(unsafe { f(pool, min_bytes_to_keep) }, "cuMemPoolTrimTo")
 }
 
-/// The driver's number of a known attribute id (1-8 fit an `int`).
+/// The driver's number of an attribute id: a known key's through
+/// [`sys::mempool_attribute`]; an unknown id as it is, for the driver to refuse.
 fn attr_number(attr: AttrId) -> sys::CUmemPool_attribute {
-    c_int::try_from(attr.0).unwrap_or(c_int::MAX)
+    match attr.key() {
+        Some(key) => sys::mempool_attribute(key),
+        None => c_int::try_from(attr.0).unwrap_or(c_int::MAX),
+    }
 }
 
 /// `cuMemPoolGetAttribute`: the value in its C type, `int` for a [`AttrWidth::U32`]
