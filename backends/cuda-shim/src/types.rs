@@ -47,23 +47,13 @@ pub const CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: c_int = 1;
 /// `CUmemLocationType`: device memory.
 pub const CU_MEM_LOCATION_TYPE_DEVICE: c_int = 1;
 
-/// `CUmemPool_attribute` 1 (`int`): reuse memory freed on another stream when the free is
-/// ordered before the allocation through events.
-pub const CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: c_int = 1;
-/// 2 (`int`): reuse memory whose free has already run, without ordering.
-pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: c_int = 2;
-/// 3 (`int`): reuse by inserting a dependency on the freeing stream.
-pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: c_int = 3;
-/// 4 (`cuuint64_t`): bytes kept reserved at synchronization.
-pub const CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: c_int = 4;
-/// 5 (`cuuint64_t`, read-only): bytes reserved now.
-pub const CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: c_int = 5;
-/// 6 (`cuuint64_t`, reset with 0): high-water mark of reserved bytes.
-pub const CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: c_int = 6;
-/// 7 (`cuuint64_t`, read-only): bytes of live allocations.
-pub const CU_MEMPOOL_ATTR_USED_MEM_CURRENT: c_int = 7;
-/// 8 (`cuuint64_t`, reset with 0): high-water mark of used bytes.
-pub const CU_MEMPOOL_ATTR_USED_MEM_HIGH: c_int = 8;
+/// `CUmemPool_attribute`s, declared once in the backend's `sys` (with the one mapping to the
+/// portable keys, `mempool_cuda::sys::mempool_attribute`).
+pub use mempool_cuda::sys::{
+    CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+    CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
+    CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+};
 
 /// `CUstream_flags`: the default, a blocking stream: its work and the legacy default
 /// stream's wait for each other's earlier work.

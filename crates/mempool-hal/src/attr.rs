@@ -2,19 +2,14 @@
 //! raw path and the typed keys.
 //!
 //! Every attribute is declared once, in the table at the bottom of this module. Each
-//! entry generates a zero-sized key type, its id constant, its row in [`ATTRIBUTES`] and
-//! the marker traits that decide what compiles:
-//!
-//! | key | id | value | access |
-//! |---|---|---|---|
-//! | [`ReuseFollowEventDependencies`] | 1 | `bool` | read/write |
-//! | [`ReuseAllowOpportunistic`] | 2 | `bool` | read/write |
-//! | [`ReuseAllowInternalDependencies`] | 3 | `bool` | read/write |
-//! | [`ReleaseThreshold`] | 4 | `u64` bytes | read/write |
-//! | [`ReservedMemCurrent`] | 5 | `u64` bytes | read-only |
-//! | [`ReservedMemHigh`] | 6 | `u64` bytes | read, reset (by writing 0) |
-//! | [`UsedMemCurrent`] | 7 | `u64` bytes | read-only |
-//! | [`UsedMemHigh`] | 8 | `u64` bytes | read, reset (by writing 0) |
+//! row gives the key's name, id, value type and role ([`AttrRole`]: a reuse flag, the
+//! release threshold, a current counter or a high-water mark), and generates from them a
+//! zero-sized key type, its id constant, its [`AttrKey`] variant, its row in
+//! [`ATTRIBUTES`] (whose docs carry the table of every key, generated from the same rows)
+//! and the marker traits that decide what compiles. Code that acts on attributes matches
+//! on the role or the key, never on an id with a catch-all arm, so a new row that some
+//! consumer does not handle fails to compile there (the checklist is in the
+//! [attribute contract](crate::contract::attributes)).
 //!
 //! Writable keys can be `set`, high-water marks can only be `reset`, and the current
 //! counters can only be read:
@@ -62,7 +57,9 @@
 //! shared implementation of those checks.
 //!
 //! The numbering is the same on both runtimes: CANN's `ACL_RT_MEM_POOL_ATTR_*` and CUDA's
-//! `CU_MEMPOOL_ATTR_*` (`cudaMemPoolAttr*`) give each attribute the same id. They differ in
+//! `CU_MEMPOOL_ATTR_*` (`cudaMemPoolAttr*`) give each attribute the same id (the CUDA
+//! backend maps each [`AttrKey`] through its `CU_MEMPOOL_ATTR_*` constants and checks at
+//! compile time that the numbers agree). They differ in
 //! two rules, which the [profiles](crate::contract::profiles) list: a fresh CUDA pool has
 //! the three reuse flags on, and a reset high-water mark starts again from its current
 //! value on CUDA, from 0 on Ascend.
@@ -86,9 +83,10 @@ pub enum AttrWidth {
     U64,
 }
 
-/// Who may write an attribute.
+/// Who may write an attribute (derived from its [`AttrRole`]). Not the virtual-memory
+/// [`Access`](crate::Access) of a mapping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Access {
+pub enum AttrAccess {
     /// Read and write.
     ReadWrite,
     /// Read only; a write is [`ReadOnly`](crate::ErrorKind::ReadOnly) (ACL 107000; CUDA
@@ -129,6 +127,109 @@ impl RawAttrValue {
     }
 }
 
+/// One of the three cross-stream reuse switches (attributes 1-3), each a rule of the
+/// [reuse order](crate::contract::allocation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReuseFlag {
+    /// Attribute 1: follow event dependencies (rule c).
+    FollowEventDependencies,
+    /// Attribute 2: allow opportunistic reuse (rule d).
+    AllowOpportunistic,
+    /// Attribute 3: allow internal dependencies (rule e).
+    AllowInternalDependencies,
+}
+
+impl ReuseFlag {
+    /// The attribute that switches it.
+    pub const fn id(self) -> AttrId {
+        match self {
+            ReuseFlag::FollowEventDependencies => AttrId::REUSE_FOLLOW_EVENT_DEPENDENCIES,
+            ReuseFlag::AllowOpportunistic => AttrId::REUSE_ALLOW_OPPORTUNISTIC,
+            ReuseFlag::AllowInternalDependencies => AttrId::REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+        }
+    }
+}
+
+/// Which of the pool's two byte counts a statistic follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Counter {
+    /// RESERVED: bytes the pool holds (live allocations plus cached blocks).
+    Reserved,
+    /// USED: bytes of live allocations.
+    Used,
+}
+
+impl Counter {
+    /// The current value in `stats`.
+    pub const fn current(self, stats: &crate::PoolStats) -> u64 {
+        match self {
+            Counter::Reserved => stats.reserved_current,
+            Counter::Used => stats.used_current,
+        }
+    }
+
+    /// The high-water mark in `stats`.
+    pub const fn high(self, stats: &crate::PoolStats) -> u64 {
+        match self {
+            Counter::Reserved => stats.reserved_high,
+            Counter::Used => stats.used_high,
+        }
+    }
+
+    /// Resets the high-water mark in `stats`: to the current value when `to_current`
+    /// (CUDA's rule), to 0 otherwise (Ascend's).
+    pub fn reset_high(self, stats: &mut crate::PoolStats, to_current: bool) {
+        let current = self.current(stats);
+        let mark = match self {
+            Counter::Reserved => &mut stats.reserved_high,
+            Counter::Used => &mut stats.used_high,
+        };
+        *mark = if to_current { current } else { 0 };
+    }
+
+    /// The id of its current counter (5 or 7).
+    pub const fn current_id(self) -> AttrId {
+        match self {
+            Counter::Reserved => AttrId::RESERVED_MEM_CURRENT,
+            Counter::Used => AttrId::USED_MEM_CURRENT,
+        }
+    }
+
+    /// The id of its high-water mark (6 or 8).
+    pub const fn high_id(self) -> AttrId {
+        match self {
+            Counter::Reserved => AttrId::RESERVED_MEM_HIGH,
+            Counter::Used => AttrId::USED_MEM_HIGH,
+        }
+    }
+}
+
+/// What an attribute is, for the code that reads, writes and documents it. Every row of the
+/// table declares one; a new role (or a new counter or flag) makes each `match` that does
+/// not handle it fail to compile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AttrRole {
+    /// A reuse flag (`bool`, read/write).
+    ReuseFlag(ReuseFlag),
+    /// The release threshold (`u64` bytes, read/write, at most the pool's size).
+    ReleaseThreshold,
+    /// A current counter (`u64` bytes, read-only).
+    Current(Counter),
+    /// A high-water mark (`u64` bytes, read, reset by writing 0).
+    High(Counter),
+}
+
+impl AttrRole {
+    /// Who may write an attribute of this role.
+    pub const fn access(self) -> AttrAccess {
+        match self {
+            AttrRole::ReuseFlag(_) | AttrRole::ReleaseThreshold => AttrAccess::ReadWrite,
+            AttrRole::Current(_) => AttrAccess::ReadOnly,
+            AttrRole::High(_) => AttrAccess::ResetOnly,
+        }
+    }
+}
+
 /// One row of the attribute table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AttrInfo {
@@ -137,10 +238,14 @@ pub struct AttrInfo {
     /// The name without its prefix (`ACL_RT_MEM_POOL_ATTR_`, `CU_MEMPOOL_ATTR_`), e.g.
     /// `"RELEASE_THRESHOLD"`.
     pub name: &'static str,
+    /// The key, as an enum.
+    pub key: AttrKey,
+    /// What it is.
+    pub role: AttrRole,
     /// The C width.
     pub width: AttrWidth,
-    /// Who may write it.
-    pub access: Access,
+    /// Who may write it (from its role).
+    pub access: AttrAccess,
     /// The value a fresh pool reads.
     pub default: u64,
 }
@@ -149,17 +254,23 @@ pub struct AttrInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AttrWrite {
     /// Set a reuse flag (any non-zero value stores `true`).
-    Flag(AttrId, bool),
+    Flag(ReuseFlag, bool),
     /// Set the release threshold, in bytes.
     ReleaseThreshold(u64),
-    /// Reset a high-water mark (6 or 8) to 0.
-    ResetHigh(AttrId),
+    /// Reset the high-water mark of a counter (6 or 8): to 0 under Ascend's rules, to the
+    /// current value under CUDA's.
+    ResetHigh(Counter),
 }
 
 impl AttrId {
     /// This attribute's table row, or `None` for an unknown id.
     pub fn info(self) -> Option<&'static AttrInfo> {
         ATTRIBUTES.iter().find(|i| i.id == self)
+    }
+
+    /// This attribute's key, or `None` for an unknown id.
+    pub fn key(self) -> Option<AttrKey> {
+        self.info().map(|i| i.key)
     }
 
     /// Checks a raw write against the [attribute contract](crate::contract::attributes)
@@ -190,33 +301,28 @@ impl AttrId {
             ));
         }
         let v = value.as_u64();
-        match info.access {
-            Access::ReadOnly => Err(Error::new(
+        match info.role {
+            AttrRole::Current(_) => Err(Error::new(
                 ErrorKind::ReadOnly,
                 code::ACL_ERROR_RT_PARAM_INVALID,
                 OP,
                 format!("{self:?} is read-only"),
             )),
-            Access::ResetOnly if v != 0 => Err(Error::new(
+            AttrRole::High(_) if v != 0 => Err(Error::new(
                 ErrorKind::InvalidParam,
                 code::ACL_ERROR_RT_INTERNAL_ERROR,
                 OP,
                 format!("{self:?} can only be reset by writing 0, got {v}"),
             )),
-            Access::ResetOnly => Ok(AttrWrite::ResetHigh(self)),
-            Access::ReadWrite if self == AttrId::RELEASE_THRESHOLD => {
-                if v > pool_size {
-                    Err(Error::new(
-                        ErrorKind::InvalidParam,
-                        code::ACL_ERROR_RT_INTERNAL_ERROR,
-                        OP,
-                        format!("release threshold {v} is above the pool size {pool_size}"),
-                    ))
-                } else {
-                    Ok(AttrWrite::ReleaseThreshold(v))
-                }
-            }
-            Access::ReadWrite => Ok(AttrWrite::Flag(self, v != 0)),
+            AttrRole::High(counter) => Ok(AttrWrite::ResetHigh(counter)),
+            AttrRole::ReleaseThreshold if v > pool_size => Err(Error::new(
+                ErrorKind::InvalidParam,
+                code::ACL_ERROR_RT_INTERNAL_ERROR,
+                OP,
+                format!("release threshold {v} is above the pool size {pool_size}"),
+            )),
+            AttrRole::ReleaseThreshold => Ok(AttrWrite::ReleaseThreshold(v)),
+            AttrRole::ReuseFlag(flag) => Ok(AttrWrite::Flag(flag, v != 0)),
         }
     }
 
@@ -327,7 +433,7 @@ pub trait Resettable: Attribute {}
 macro_rules! attributes {
     ($(
         $(#[doc = $doc:literal])*
-        $key:ident = $id:literal, $const_name:ident, $value:ty, $access:ident, default $default:literal;
+        $key:ident = $id:literal, $const_name:ident, $value:ty, $role:ident $(($arg:ident))?, default $default:literal;
     )*) => {
         impl AttrId {
             $(
@@ -337,20 +443,64 @@ macro_rules! attributes {
         }
 
         /// Every attribute, in id order: the table the typed keys are generated from.
+        ///
+        /// | key | id | value | role | access |
+        /// |---|---|---|---|---|
+        $(
+            #[doc = concat!(
+                "| [`", stringify!($key), "`] | ", stringify!($id), " | `", stringify!($value), "` | ",
+                attributes!(@role_text $role $(($arg))?), " | ", attributes!(@access_text $role), " |"
+            )]
+        )*
         pub const ATTRIBUTES: &[AttrInfo] = &[
             $(AttrInfo {
                 id: AttrId($id),
                 name: stringify!($const_name),
+                key: AttrKey::$key,
+                role: attributes!(@role $role $(($arg))?),
                 width: <$value as AttrValue>::WIDTH,
-                access: attributes!(@access $access),
+                access: attributes!(@role $role $(($arg))?).access(),
                 default: $default,
             },)*
         ];
 
+        /// Every attribute key as one enum, in id order: what code that must handle each
+        /// key matches on (a `match` without a catch-all arm stops compiling when a key is
+        /// added).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum AttrKey {
+            $(
+                #[doc = concat!("[`", stringify!($key), "`], id ", stringify!($id), ".")]
+                $key,
+            )*
+        }
+
+        impl AttrKey {
+            /// Every key, in id order.
+            pub const ALL: &[AttrKey] = &[$(AttrKey::$key),*];
+
+            /// Its id.
+            pub const fn id(self) -> AttrId {
+                match self {
+                    $(AttrKey::$key => AttrId($id),)*
+                }
+            }
+
+            /// Its role.
+            pub const fn role(self) -> AttrRole {
+                match self {
+                    $(AttrKey::$key => attributes!(@role $role $(($arg))?),)*
+                }
+            }
+        }
+
         $(
             $(#[doc = $doc])*
             #[doc = ""]
-            #[doc = concat!("Id ", stringify!($id), ", `", stringify!($const_name), "`, value `", stringify!($value), "`, access `", stringify!($access), "`.")]
+            #[doc = concat!(
+                "Id ", stringify!($id), ", `", stringify!($const_name), "`, value `", stringify!($value),
+                "`, ", attributes!(@role_text $role $(($arg))?), ", ", attributes!(@access_text $role), "."
+            )]
             #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
             pub struct $key;
 
@@ -360,44 +510,54 @@ macro_rules! attributes {
                 type Value = $value;
             }
             impl Readable for $key {}
-            attributes!(@impl $access $key);
+            attributes!(@impl $role $key);
         )*
     };
-    (@access rw) => { Access::ReadWrite };
-    (@access r) => { Access::ReadOnly };
-    (@access reset) => { Access::ResetOnly };
-    (@impl rw $key:ident) => { impl Writable for $key {} };
-    (@impl r $key:ident) => {};
-    (@impl reset $key:ident) => { impl Resettable for $key {} };
+    (@role flag($flag:ident)) => { AttrRole::ReuseFlag(ReuseFlag::$flag) };
+    (@role threshold) => { AttrRole::ReleaseThreshold };
+    (@role current($counter:ident)) => { AttrRole::Current(Counter::$counter) };
+    (@role high($counter:ident)) => { AttrRole::High(Counter::$counter) };
+    (@role_text flag($flag:ident)) => { "reuse flag" };
+    (@role_text threshold) => { "release threshold (bytes)" };
+    (@role_text current($counter:ident)) => { concat!("current ", stringify!($counter), " bytes") };
+    (@role_text high($counter:ident)) => { concat!("high-water mark of ", stringify!($counter), " bytes") };
+    (@access_text flag) => { "read/write" };
+    (@access_text threshold) => { "read/write" };
+    (@access_text current) => { "read-only" };
+    (@access_text high) => { "read, reset (by writing 0)" };
+    (@impl flag $key:ident) => { impl Writable for $key {} };
+    (@impl threshold $key:ident) => { impl Writable for $key {} };
+    (@impl current $key:ident) => {};
+    (@impl high $key:ident) => { impl Resettable for $key {} };
 }
 
 attributes! {
     /// Reuse memory freed on another stream when the free is ordered before this
     /// stream's current position through recorded events and waits (chains included):
     /// rule c of the [reuse order](crate::contract::allocation).
-    ReuseFollowEventDependencies = 1, REUSE_FOLLOW_EVENT_DEPENDENCIES, bool, rw, default 0;
+    ReuseFollowEventDependencies = 1, REUSE_FOLLOW_EVENT_DEPENDENCIES, bool, flag(FollowEventDependencies), default 0;
     /// Reuse memory whose free has already executed on its stream when the allocation is
     /// made, even without any ordering. Timing-dependent by nature: rule d of the
     /// [reuse order](crate::contract::allocation).
-    ReuseAllowOpportunistic = 2, REUSE_ALLOW_OPPORTUNISTIC, bool, rw, default 0;
+    ReuseAllowOpportunistic = 2, REUSE_ALLOW_OPPORTUNISTIC, bool, flag(AllowOpportunistic), default 0;
     /// Reuse any cached block; the pool makes the allocating stream wait for the freeing
     /// stream to pass the free: rule e of the [reuse order](crate::contract::allocation).
-    ReuseAllowInternalDependencies = 3, REUSE_ALLOW_INTERNAL_DEPENDENCIES, bool, rw, default 0;
+    ReuseAllowInternalDependencies = 3, REUSE_ALLOW_INTERNAL_DEPENDENCIES, bool, flag(AllowInternalDependencies), default 0;
     /// Bytes the pool keeps reserved at synchronization instead of releasing them (see
     /// [release and trim](crate::contract::release)); above the pool size is
     /// [`InvalidParam`](crate::ErrorKind::InvalidParam) (ACL 507000; CUDA
     /// `CUDA_ERROR_INVALID_VALUE`, 1).
-    ReleaseThreshold = 4, RELEASE_THRESHOLD, u64, rw, default 0;
+    ReleaseThreshold = 4, RELEASE_THRESHOLD, u64, threshold, default 0;
     /// Bytes the pool currently holds (live allocations plus cached blocks).
-    ReservedMemCurrent = 5, RESERVED_MEM_CURRENT, u64, r, default 0;
+    ReservedMemCurrent = 5, RESERVED_MEM_CURRENT, u64, current(Reserved), default 0;
     /// High-water mark of reserved bytes; reset writes 0 (the mark becomes 0 under Ascend's
     /// rules, the current RESERVED under CUDA's).
-    ReservedMemHigh = 6, RESERVED_MEM_HIGH, u64, reset, default 0;
+    ReservedMemHigh = 6, RESERVED_MEM_HIGH, u64, high(Reserved), default 0;
     /// Bytes of live allocations (rounded to the granularity).
-    UsedMemCurrent = 7, USED_MEM_CURRENT, u64, r, default 0;
+    UsedMemCurrent = 7, USED_MEM_CURRENT, u64, current(Used), default 0;
     /// High-water mark of used bytes; reset writes 0 (the mark becomes 0 under Ascend's
     /// rules, the current USED under CUDA's).
-    UsedMemHigh = 8, USED_MEM_HIGH, u64, reset, default 0;
+    UsedMemHigh = 8, USED_MEM_HIGH, u64, high(Used), default 0;
 }
 
 #[cfg(test)]
@@ -416,17 +576,48 @@ mod tests {
         assert_eq!(format!("{:?}", AttrId(6)), "RESERVED_MEM_HIGH(6)");
     }
 
+    #[test]
+    fn keys_roles_and_helpers_agree_with_the_table() {
+        assert_eq!(AttrKey::ALL.len(), ATTRIBUTES.len());
+        for (key, info) in AttrKey::ALL.iter().zip(ATTRIBUTES) {
+            assert_eq!((key.id(), key.role(), info.key), (info.id, info.role, *key));
+            assert_eq!(info.access, info.role.access());
+            assert_eq!(info.id.key(), Some(*key));
+            // The value's width follows from the role.
+            let width = match info.role {
+                AttrRole::ReuseFlag(_) => AttrWidth::U32,
+                AttrRole::ReleaseThreshold | AttrRole::Current(_) | AttrRole::High(_) => AttrWidth::U64,
+            };
+            assert_eq!(info.width, width, "{:?}", info.id);
+            match info.role {
+                AttrRole::ReuseFlag(f) => assert_eq!(f.id(), info.id),
+                AttrRole::Current(c) => assert_eq!(c.current_id(), info.id),
+                AttrRole::High(c) => assert_eq!(c.high_id(), info.id),
+                AttrRole::ReleaseThreshold => assert_eq!(info.id, AttrId::RELEASE_THRESHOLD),
+            }
+        }
+        let mut stats = crate::PoolStats { reserved_current: 5, reserved_high: 9, used_current: 2, used_high: 7 };
+        assert_eq!((Counter::Reserved.high(&stats), Counter::Used.current(&stats)), (9, 2));
+        Counter::Reserved.reset_high(&mut stats, true);
+        Counter::Used.reset_high(&mut stats, false);
+        assert_eq!((stats.reserved_high, stats.used_high), (5, 0));
+    }
+
     /// Every rule of a raw write (contract §3), one case each, for a pool of 100 bytes.
     #[rstest]
-    #[case::flag_nonzero_stores_true(1, RawAttrValue::U32(5), Ok(AttrWrite::Flag(AttrId(1), true)))]
-    #[case::flag_zero_stores_false(2, RawAttrValue::U32(0), Ok(AttrWrite::Flag(AttrId(2), false)))]
+    #[case::flag_nonzero_stores_true(
+        1,
+        RawAttrValue::U32(5),
+        Ok(AttrWrite::Flag(ReuseFlag::FollowEventDependencies, true))
+    )]
+    #[case::flag_zero_stores_false(2, RawAttrValue::U32(0), Ok(AttrWrite::Flag(ReuseFlag::AllowOpportunistic, false)))]
     #[case::flag_of_the_wrong_width(1, RawAttrValue::U64(1), Err((ErrorKind::InvalidParam, 107_000)))]
     #[case::threshold_equal_to_the_pool(4, RawAttrValue::U64(100), Ok(AttrWrite::ReleaseThreshold(100)))]
     #[case::threshold_above_the_pool(4, RawAttrValue::U64(101), Err((ErrorKind::InvalidParam, 507_000)))]
     #[case::reserved_current_is_read_only(5, RawAttrValue::U64(0), Err((ErrorKind::ReadOnly, 107_000)))]
     #[case::used_current_is_read_only(7, RawAttrValue::U64(1), Err((ErrorKind::ReadOnly, 107_000)))]
     #[case::high_mark_takes_only_zero(6, RawAttrValue::U64(100), Err((ErrorKind::InvalidParam, 507_000)))]
-    #[case::high_mark_reset(8, RawAttrValue::U64(0), Ok(AttrWrite::ResetHigh(AttrId(8))))]
+    #[case::high_mark_reset(8, RawAttrValue::U64(0), Ok(AttrWrite::ResetHigh(Counter::Used)))]
     #[case::unknown_id(0, RawAttrValue::U32(0), Err((ErrorKind::UnknownAttribute, 107_000)))]
     #[case::unknown_high_id(9, RawAttrValue::U64(0), Err((ErrorKind::UnknownAttribute, 107_000)))]
     fn check_write_rules(

@@ -1,7 +1,10 @@
 //! [`ReuseFlags`]: the three cross-stream reuse switches of a pool (attributes 1-3) as one
 //! named value.
 
-use crate::attr::{AttrId, ReuseAllowInternalDependencies, ReuseAllowOpportunistic, ReuseFollowEventDependencies};
+use crate::attr::{
+    AttrId, AttrKey, AttrRole, ReuseAllowInternalDependencies, ReuseAllowOpportunistic, ReuseFlag,
+    ReuseFollowEventDependencies,
+};
 use crate::error::Result;
 use crate::pool::{MemPool, MemPoolExt};
 use std::fmt;
@@ -80,27 +83,43 @@ impl ReuseFlags {
         pool.set(ReuseAllowInternalDependencies, self.internal_dependencies)
     }
 
+    /// The value of `flag`.
+    pub const fn flag(self, flag: ReuseFlag) -> bool {
+        match flag {
+            ReuseFlag::FollowEventDependencies => self.follow_event_dependencies,
+            ReuseFlag::AllowOpportunistic => self.opportunistic,
+            ReuseFlag::AllowInternalDependencies => self.internal_dependencies,
+        }
+    }
+
+    /// Sets `flag` to `on`.
+    pub fn set_flag(&mut self, flag: ReuseFlag, on: bool) {
+        let slot = match flag {
+            ReuseFlag::FollowEventDependencies => &mut self.follow_event_dependencies,
+            ReuseFlag::AllowOpportunistic => &mut self.opportunistic,
+            ReuseFlag::AllowInternalDependencies => &mut self.internal_dependencies,
+        };
+        *slot = on;
+    }
+
     /// The flag that attribute `id` names, or `None` when `id` is not 1, 2 or 3.
     pub fn get(self, id: AttrId) -> Option<bool> {
-        match id {
-            AttrId::REUSE_FOLLOW_EVENT_DEPENDENCIES => Some(self.follow_event_dependencies),
-            AttrId::REUSE_ALLOW_OPPORTUNISTIC => Some(self.opportunistic),
-            AttrId::REUSE_ALLOW_INTERNAL_DEPENDENCIES => Some(self.internal_dependencies),
-            _ => None,
+        match id.key()?.role() {
+            AttrRole::ReuseFlag(flag) => Some(self.flag(flag)),
+            AttrRole::ReleaseThreshold | AttrRole::Current(_) | AttrRole::High(_) => None,
         }
     }
 
     /// Sets the flag that attribute `id` names; returns `false` (and changes nothing) when
     /// `id` is not 1, 2 or 3.
     pub fn set(&mut self, id: AttrId, on: bool) -> bool {
-        let slot = match id {
-            AttrId::REUSE_FOLLOW_EVENT_DEPENDENCIES => &mut self.follow_event_dependencies,
-            AttrId::REUSE_ALLOW_OPPORTUNISTIC => &mut self.opportunistic,
-            AttrId::REUSE_ALLOW_INTERNAL_DEPENDENCIES => &mut self.internal_dependencies,
-            _ => return false,
-        };
-        *slot = on;
-        true
+        match id.key().map(AttrKey::role) {
+            Some(AttrRole::ReuseFlag(flag)) => {
+                self.set_flag(flag, on);
+                true
+            }
+            Some(AttrRole::ReleaseThreshold | AttrRole::Current(_) | AttrRole::High(_)) | None => false,
+        }
     }
 
     /// The flags as bits: bit 0 is attribute 1, bit 1 attribute 2, bit 2 attribute 3.

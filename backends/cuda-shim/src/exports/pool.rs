@@ -10,6 +10,7 @@
 //! until they are freed).
 
 use super::prelude::*;
+use mempool_hal::attr::{AttrRole, Counter};
 use mempool_hal::{AllocationType, ErrorKind, HandleType, PoolProps};
 use std::sync::atomic::Ordering;
 
@@ -100,19 +101,17 @@ pub unsafe extern "C" fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult {
 
 /// For a high-water mark (6, 8), its index in [`PoolEntry::high_floor`].
 fn high_mark(id: AttrId) -> Option<usize> {
-    match id {
-        AttrId::RESERVED_MEM_HIGH => Some(0),
-        AttrId::USED_MEM_HIGH => Some(1),
-        _ => None,
+    match id.key()?.role() {
+        AttrRole::High(Counter::Reserved) => Some(0),
+        AttrRole::High(Counter::Used) => Some(1),
+        AttrRole::ReuseFlag(_) | AttrRole::ReleaseThreshold | AttrRole::Current(_) => None,
     }
 }
 
 /// An attribute id from C and its width (unknown: `CUDA_ERROR_INVALID_VALUE`).
 fn attr(a: c_int, op: &'static str) -> mempool_hal::Result<(AttrId, AttrWidth)> {
-    u32::try_from(a)
-        .ok()
-        .map(AttrId)
-        .and_then(|id| id.info().map(|i| (id, i.width)))
+    mempool_cuda::sys::mempool_attribute_key(a)
+        .and_then(|key| key.id().info().map(|i| (i.id, i.width)))
         .ok_or_else(|| err(CUDA_ERROR_INVALID_VALUE, op, format!("unknown pool attribute {a} (1-8)")))
 }
 

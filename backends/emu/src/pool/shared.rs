@@ -11,7 +11,7 @@ use super::reuse::{Choice, ReuseCounts, ReuseRule, Rules, choose};
 use crate::clock::{Clock, HostClock};
 use crate::stream::{StreamShared, lock};
 use crate::sync::{Arc, AtomicBool, AtomicU32, Condvar, Instant, Mutex, MutexGuard, Ordering, PoisonError};
-use mempool_hal::attr::{AttrId, AttrWrite};
+use mempool_hal::attr::{AttrId, AttrRole, AttrWrite};
 use mempool_hal::{
     DevicePtr, Error, ErrorKind, OomInfo, PoolCall, PoolStats, Profile, RawAttrValue, Result, ReuseFlags, code,
     round_up,
@@ -484,23 +484,18 @@ impl PoolShared {
     }
 
     pub(crate) fn get_attr(&self, id: AttrId) -> Result<RawAttrValue> {
-        id.check_read()?;
+        let info = id.check_read()?;
         let state = self.state();
         if self.is_destroyed() {
             return Err(Error::destroyed_pool("get_attr", PoolCall::Attribute, format_args!("pool {}", self.id)));
         }
-        let s = state.blocks.stats;
-        if let Some(on) = state.flags.get(id) {
-            return Ok(RawAttrValue::U32(u32::from(on)));
-        }
-        Ok(RawAttrValue::U64(match id {
-            AttrId::RELEASE_THRESHOLD => state.threshold,
-            AttrId::RESERVED_MEM_CURRENT => s.reserved_current,
-            AttrId::RESERVED_MEM_HIGH => s.reserved_high,
-            AttrId::USED_MEM_CURRENT => s.used_current,
-            // USED_MEM_HIGH, the last id `check_read` accepts.
-            _ => s.used_high,
-        }))
+        let s = &state.blocks.stats;
+        Ok(match info.role {
+            AttrRole::ReuseFlag(flag) => RawAttrValue::U32(u32::from(state.flags.flag(flag))),
+            AttrRole::ReleaseThreshold => RawAttrValue::U64(state.threshold),
+            AttrRole::Current(counter) => RawAttrValue::U64(counter.current(s)),
+            AttrRole::High(counter) => RawAttrValue::U64(counter.high(s)),
+        })
     }
 
     /// The four counters under one lock: a snapshot (contract §7, RESERVED ≥ USED).
@@ -519,19 +514,14 @@ impl PoolShared {
             return Err(Error::destroyed_pool("set_attr", PoolCall::Attribute, format_args!("pool {}", self.id)));
         }
         match write {
-            AttrWrite::Flag(id, on) => {
-                state.flags.set(id, on);
+            AttrWrite::Flag(flag, on) => {
+                state.flags.set_flag(flag, on);
                 state.rules = Rules::new(self.settings.profile, state.flags);
             }
             AttrWrite::ReleaseThreshold(t) => state.threshold = t,
             // To 0 on Ascend, to CURRENT on CUDA (contract §3).
-            AttrWrite::ResetHigh(AttrId::RESERVED_MEM_HIGH) => {
-                let s = &mut state.blocks.stats;
-                s.reserved_high = if self.settings.profile.high_resets_to_current() { s.reserved_current } else { 0 };
-            }
-            AttrWrite::ResetHigh(_) => {
-                let s = &mut state.blocks.stats;
-                s.used_high = if self.settings.profile.high_resets_to_current() { s.used_current } else { 0 };
+            AttrWrite::ResetHigh(counter) => {
+                counter.reset_high(&mut state.blocks.stats, self.settings.profile.high_resets_to_current());
             }
         }
         Ok(())
