@@ -155,22 +155,29 @@ fn auto_chooses_the_runtime_when_found_and_the_emulator_otherwise(#[case] profil
     mempool_tests::on_profile(profile, |_| auto_chooses());
 }
 
+/// `auto_from` with only the Ascend search set.
+// The update fills the CUDA search when the facade's `cuda` is on.
+#[allow(clippy::needless_update)]
+fn auto_ascend(ascend: LoadOptions, device: u32) -> mempool::Result<mempool::Auto> {
+    mempool::auto_from(&mempool::AutoOptions { ascend, ..Default::default() }, device)
+}
+
 fn auto_chooses() {
     let home = mempool_tests::shim_home();
-    let chosen = mempool::auto_with(&LoadOptions::only(home.path().join("lib64")), 0).unwrap();
+    let chosen = auto_ascend(LoadOptions::only(home.path().join("lib64")), 0).unwrap();
     assert!(chosen.is_ascend(), "{chosen}");
     assert!(chosen.to_string().starts_with("Ascend runtime at "), "{chosen}");
     let total = mempool::with_auto_device!(chosen, |dev| dev.mem_info()).unwrap().total;
     assert!(total > 0);
 
     let missing = std::env::temp_dir().join("mempool-no-runtime-here");
-    let chosen = mempool::auto_with(&LoadOptions::only(&missing), 0).unwrap();
+    let chosen = auto_ascend(LoadOptions::only(&missing), 0).unwrap();
     assert!(!chosen.is_ascend());
     assert!(chosen.to_string().starts_with("CPU emulator (no Ascend runtime"), "{chosen}");
     let mempool::Auto::Emulator(_, why) = &chosen else { panic!("not the emulator: {chosen}") };
     assert!(why.message().contains(&missing.display().to_string()));
     // A runtime that is found but refuses the device is an error, not a silent fallback.
-    let err = mempool::auto_with(&LoadOptions::only(home.path().join("lib64")), 7).unwrap_err();
+    let err = auto_ascend(LoadOptions::only(home.path().join("lib64")), 7).unwrap_err();
     assert_eq!(err.code(), 107_001);
 }
 

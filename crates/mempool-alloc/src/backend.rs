@@ -12,7 +12,9 @@
 //! 5. the CPU emulator (configured by `MEMPOOL_EMU_*`).
 //!
 //! The backends themselves look for a loaded copy of their library before searching
-//! paths, so the library and the framework share one runtime and its stream handles.
+//! paths, so the library and the framework share one runtime and its stream handles. Why
+//! this order differs from `mempool::auto()`'s and `DefaultBackend`'s is in the facade's
+//! table of the three choosers (`mempool` crate docs, "Which backend runs").
 
 use crate::config::{Choice, Settings};
 use crate::device::{Backend, DevicePool, NullStream, Pool};

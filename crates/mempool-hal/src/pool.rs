@@ -187,6 +187,12 @@ pub trait MemPool: Send + Sync {
     /// [statistics and lifetime](crate::contract::statistics)).
     /// [`MemPoolExt::stats`] calls it.
     ///
+    /// The two names are one answer with two jobs: `stats_snapshot` is the backend's hook
+    /// (a method of [`MemPool`], which a backend overrides to read the counters at once, and
+    /// which a `dyn MemPool` has), while [`stats`](MemPoolExt::stats) is the call for code
+    /// that uses pools, beside `get`, `set` and `reset`. Call `stats`; implement
+    /// `stats_snapshot`.
+    ///
     /// The provided method reads the four attributes one after the other through
     /// [`MemPool::get_attr_raw`]: a backend whose pool can change between two reads (another
     /// thread allocating, freeing or trimming) may then answer counters of different
@@ -260,6 +266,9 @@ pub trait MemPoolExt: MemPool {
 
     /// Reads the four statistics counters together, as [`MemPool::stats_snapshot`] does
     /// (see [statistics and lifetime](crate::contract::statistics)).
+    ///
+    /// The same answer as `stats_snapshot`, which is the backend's hook: call this one,
+    /// and implement that one (see [`MemPool::stats_snapshot`]).
     ///
     /// # Errors
     ///

@@ -2,7 +2,9 @@
 //!
 //! The order, when the features are on: a real NVIDIA device (feature `cuda`), then a
 //! real Ascend runtime (feature `ascend`), then the project's CPU libcuda if that is the
-//! CUDA library found, then the emulator. See [`auto()`].
+//! CUDA library found, then the emulator. See [`auto()`], and
+//! [the choosers' table](crate#which-backend-runs-the-three-choosers) for why this order
+//! differs from `DefaultBackend`'s and `libmempool_alloc.so`'s.
 
 #[cfg(feature = "ascend")]
 use mempool_ascend::Ascend;
@@ -148,12 +150,14 @@ pub fn auto(device: u32) -> Result<Auto> {
 }
 
 /// [`auto()`] with the Ascend runtime searched with `opts` (and the CUDA driver, with
-/// the feature `cuda`, by its default search).
+/// the feature `cuda`, by its default search): [`auto_from`] with only the Ascend search
+/// set, the one entry point with options for every backend.
 ///
 /// # Errors
 ///
 /// As [`auto()`].
 #[cfg(feature = "ascend")]
+#[deprecated(since = "0.1.0", note = "use `auto_from(&AutoOptions { ascend: opts, ..Default::default() }, device)`")]
 // The update fills the CUDA search when `cuda` is on; without it, there is nothing to fill.
 #[allow(clippy::needless_update)]
 pub fn auto_with(opts: &mempool_ascend::LoadOptions, device: u32) -> Result<Auto> {

@@ -22,17 +22,22 @@
 //! | `emu` (default) | the CPU emulator: real concurrent streams, every reuse rule, real host memory | [`backend::Emulator`] | running and testing on any machine |
 //! | `mock` | [mockall] mocks of the traits | [`backend::Mock`] (= `MockDevice`), `MockMemPool` | unit tests of your own code; enable it in `[dev-dependencies]` only |
 //!
-//! [`DefaultBackend`] names the first enabled backend, in the order `ascend`, `cuda`, `emu`,
-//! `mock`. Ascend comes before CUDA because it is the contract's own runtime, and because
-//! features are unified across a build: a crate elsewhere in the dependency graph that
-//! turns `cuda` on does not move an Ascend application off its runtime. The choice is made
-//! at build time; to choose at run time, by the hardware found, use `auto()` (features `emu`
-//! and `ascend` or `cuda`), which prefers a real NVIDIA device, then a real Ascend runtime,
-//! then the emulator, and says which it chose and why. The
-//! explicit names under [`backend`] are always there for the features that are on, so
-//! code that needs one backend names it. With no backend feature the crate still
-//! builds: the traits, the RAII types and the attribute keys, for libraries that are
-//! generic over [`Device`] and leave the choice to the application.
+//! ## Which backend runs: the three choosers
+//!
+//! Three places choose a backend, and each answers a different question, so their orders
+//! differ on purpose. This table is the one place they are written; the items link here.
+//!
+//! | chooser | when | order | why this order |
+//! |---|---|---|---|
+//! | [`DefaultBackend`] | at build time, from the features | `ascend`, `cuda`, `emu`, `mock` | nothing is probed, so it names the contract's own runtime first; features are unified across a build, and a crate elsewhere in the graph that turns `cuda` on must not move an Ascend application off its runtime |
+//! | `auto()`, `auto_from()` (features `emu` and `ascend` or `cuda`) | at run time, by what is installed | an NVIDIA device; an Ascend runtime; the project's CPU libcuda; the emulator | the strongest evidence of hardware first: NVIDIA's `cuInit(0)` succeeds only with a device present, while a found CANN runtime shows an install; the CPU libcuda is there only because someone pointed the search at it, and is never taken over a real runtime |
+//! | `libmempool_alloc.so` (`MEMPOOL_ALLOC_BACKEND=auto`) | at run time, inside a framework's process | a CUDA driver the process has loaded; an Ascend runtime it has loaded; a CUDA driver found; an Ascend runtime found; the emulator | the library must share the framework's runtime and its stream handles, so a runtime the framework already loaded wins; after that, the same order as `auto()` |
+//!
+//! Every chooser says what it took and why (`Auto`'s `Display`, the library's
+//! `mempool_backend()`); the explicit names under [`backend`] are always there for
+//! the features that are on, so code that needs one backend names it. With no backend
+//! feature the crate still builds: the traits, the RAII types and the attribute keys, for
+//! libraries that are generic over [`Device`] and leave the choice to the application.
 //!
 //! ```toml
 //! [dependencies]
@@ -391,12 +396,26 @@ pub mod prelude {
     doc = "[`DefaultBackend`]: crate#backends-and-features"
 )]
 pub mod backend {
+    /// The Ascend backend (feature `ascend`); its search options and environment variable
+    /// carry the vendor's name, as the CUDA backend's do.
     #[cfg(feature = "ascend")]
-    pub use mempool_ascend::{Ascend, AscendEvent, AscendPool, AscendStream, ENV_LIBRARY, LoadOptions};
+    pub use mempool_ascend::{
+        Ascend, AscendEvent, AscendPool, AscendStream, ENV_LIBRARY as ASCEND_ENV_LIBRARY,
+        LoadOptions as AscendLoadOptions,
+    };
+
+    /// The Ascend backend's search options, by their old name.
+    #[cfg(feature = "ascend")]
+    #[deprecated(since = "0.1.0", note = "named `AscendLoadOptions`, beside `CudaLoadOptions`")]
+    pub type LoadOptions = mempool_ascend::LoadOptions;
+
+    /// The Ascend backend's environment variable, by its old name.
+    #[cfg(feature = "ascend")]
+    #[deprecated(since = "0.1.0", note = "named `ASCEND_ENV_LIBRARY`, beside `CUDA_ENV_LIBRARY`")]
+    pub const ENV_LIBRARY: &str = mempool_ascend::ENV_LIBRARY;
 
     /// The CUDA backend (feature `cuda`); its search options and environment variable
-    /// under names of their own, beside the Ascend backend's `LoadOptions` and
-    /// `ENV_LIBRARY`.
+    /// carry the vendor's name, as the Ascend backend's do.
     #[cfg(feature = "cuda")]
     pub use mempool_cuda::{
         Cuda, CudaEvent, CudaPool, CudaStream, ENV_LIBRARY as CUDA_ENV_LIBRARY, LoadOptions as CudaLoadOptions,
@@ -415,6 +434,7 @@ pub mod backend {
 #[cfg(all(feature = "emu", any(feature = "ascend", feature = "cuda")))]
 mod auto;
 #[cfg(all(feature = "emu", feature = "ascend"))]
+#[allow(deprecated)]
 pub use auto::auto_with;
 #[cfg(all(feature = "emu", any(feature = "ascend", feature = "cuda")))]
 pub use auto::{Auto, AutoOptions, auto, auto_from};
@@ -423,13 +443,13 @@ cfg_if::cfg_if! {
     if #[cfg(feature = "ascend")] {
         /// The first enabled backend: the real Ascend runtime (open it with
         /// `DefaultBackend::open(device)`, or use `auto()`, with `emu`, to fall back to the
-        /// emulator).
-        /// It stays the default when `cuda` is on too (see the crate docs).
+        /// emulator). It stays the default when `cuda` is on too: the order and its reason
+        /// are in [the choosers' table](crate#which-backend-runs-the-three-choosers).
         pub type DefaultBackend = mempool_ascend::Ascend;
     } else if #[cfg(feature = "cuda")] {
         /// The first enabled backend: the CUDA driver (open it with
         /// `DefaultBackend::open(device)`, or use `auto()`, with `emu`, to fall back to the
-        /// emulator).
+        /// emulator; [the choosers' table](crate#which-backend-runs-the-three-choosers)).
         pub type DefaultBackend = mempool_cuda::Cuda;
     } else if #[cfg(feature = "emu")] {
         /// The first enabled backend: the CPU emulator.

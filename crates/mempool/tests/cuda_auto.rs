@@ -7,7 +7,7 @@
 
 #![cfg(all(feature = "cuda", feature = "ascend", feature = "emu"))]
 
-use mempool::backend::{CudaLoadOptions, LoadOptions};
+use mempool::backend::{AscendLoadOptions, CudaLoadOptions};
 use mempool::prelude::*;
 use mempool::{Auto, AutoOptions, ErrorKind, auto_from};
 use std::path::{Path, PathBuf};
@@ -105,7 +105,7 @@ fn nowhere(tag: &str) -> PathBuf {
 }
 
 fn options(cuda: &Path, ascend: &Path) -> AutoOptions {
-    AutoOptions { cuda: CudaLoadOptions::only(cuda), ascend: LoadOptions::only(ascend) }
+    AutoOptions { cuda: CudaLoadOptions::only(cuda), ascend: AscendLoadOptions::only(ascend) }
 }
 
 fn total_memory(chosen: Auto) -> u64 {

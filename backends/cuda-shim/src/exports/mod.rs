@@ -71,7 +71,7 @@ mod prelude {
     pub(super) use crate::types::*;
     pub(super) use mempool_emu::CopySide;
     pub(super) use mempool_emu::cabi::HostBlock;
-    pub(super) use mempool_hal::attr::{AttrId, AttrWidth};
+    pub(super) use mempool_hal::attr::AttrWidth;
     pub(super) use mempool_hal::{Device, DevicePtr, EventStatus, MemPool, RawAttrValue, StreamStatus};
     pub(super) use std::ffi::{c_char, c_int, c_uint, c_void};
     pub(super) use std::sync::Arc;

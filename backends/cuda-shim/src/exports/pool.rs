@@ -10,7 +10,7 @@
 //! until they are freed).
 
 use super::prelude::*;
-use mempool_hal::attr::{AttrRole, Counter};
+use mempool_hal::attr::{AttrInfo, AttrRole, Counter};
 use mempool_hal::{AllocationType, ErrorKind, HandleType, PoolProps};
 use std::sync::atomic::Ordering;
 
@@ -99,19 +99,19 @@ pub unsafe extern "C" fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult {
     })
 }
 
-/// For a high-water mark (6, 8), its index in [`PoolEntry::high_floor`].
-fn high_mark(id: AttrId) -> Option<usize> {
-    match id.key()?.role() {
-        AttrRole::High(Counter::Reserved) => Some(0),
-        AttrRole::High(Counter::Used) => Some(1),
-        AttrRole::ReuseFlag(_) | AttrRole::ReleaseThreshold | AttrRole::Current(_) => None,
+/// A counter's index in [`PoolEntry::high_floor`].
+fn floor_index(counter: Counter) -> usize {
+    match counter {
+        Counter::Reserved => 0,
+        Counter::Used => 1,
     }
 }
 
-/// An attribute id from C and its width (unknown: `CUDA_ERROR_INVALID_VALUE`).
-fn attr(a: c_int, op: &'static str) -> mempool_hal::Result<(AttrId, AttrWidth)> {
+/// An attribute from C, through the backend's one mapping (unknown:
+/// `CUDA_ERROR_INVALID_VALUE`).
+fn attr(a: c_int, op: &'static str) -> mempool_hal::Result<&'static AttrInfo> {
     mempool_cuda::sys::mempool_attribute_key(a)
-        .and_then(|key| key.id().info().map(|i| (i.id, i.width)))
+        .and_then(|key| key.id().info())
         .ok_or_else(|| err(CUDA_ERROR_INVALID_VALUE, op, format!("unknown pool attribute {a} (1-8)")))
 }
 
@@ -131,28 +131,31 @@ pub unsafe extern "C" fn cuMemPoolSetAttribute(pool: CUmemoryPool, attr_id: c_in
     ffi(OP, || {
         let s = shim(OP)?;
         non_null(value, OP, "value")?;
-        let (id, width) = attr(attr_id, OP)?;
+        let info = attr(attr_id, OP)?;
+        let id = info.id;
         let p = s.pool(pool as usize, OP)?;
-        let raw = match width {
+        let raw = match info.width {
             // SAFETY: non-null; the caller passes an `int` for attributes 1-3; read
             // unaligned to be safe.
             AttrWidth::U32 => RawAttrValue::U32(unsafe { value.cast::<c_int>().read_unaligned() } as u32),
             // SAFETY: as above, a `cuuint64_t` for attributes 4-8.
             AttrWidth::U64 => RawAttrValue::U64(unsafe { value.cast::<u64>().read_unaligned() }),
         };
-        if id == AttrId::RELEASE_THRESHOLD {
-            let v = raw.as_u64();
-            p.pool.set_attr_raw(id, RawAttrValue::U64(v.min(p.pool.size()))).map_err(|e| e.with_op(OP))?;
-            p.threshold.store(v, Ordering::Release);
-            return Ok(());
-        }
-        // A read-only attribute, or a non-zero write to a high-water mark, is refused by
-        // the emulator with a kind that translates to `CUDA_ERROR_INVALID_VALUE`.
-        p.pool.set_attr_raw(id, raw).map_err(|e| e.with_op(OP))?;
-        if let Some(i) = high_mark(id) {
-            // The driver resets a mark to the current value: keep it as the mark's floor.
-            let st = p.pool.stats_snapshot().map_err(|e| e.with_op(OP))?;
-            p.high_floor[i].store([st.reserved_current, st.used_current][i], Ordering::Release);
+        match info.role {
+            AttrRole::ReleaseThreshold => {
+                let v = raw.as_u64();
+                p.pool.set_attr_raw(id, RawAttrValue::U64(v.min(p.pool.size()))).map_err(|e| e.with_op(OP))?;
+                p.threshold.store(v, Ordering::Release);
+            }
+            // A read-only attribute, or a non-zero write to a high-water mark, is refused
+            // by the emulator with a kind that translates to `CUDA_ERROR_INVALID_VALUE`.
+            AttrRole::ReuseFlag(_) | AttrRole::Current(_) => p.pool.set_attr_raw(id, raw).map_err(|e| e.with_op(OP))?,
+            AttrRole::High(counter) => {
+                p.pool.set_attr_raw(id, raw).map_err(|e| e.with_op(OP))?;
+                // The driver resets a mark to the current value: keep it as the mark's floor.
+                let st = p.pool.stats_snapshot().map_err(|e| e.with_op(OP))?;
+                p.high_floor[floor_index(counter)].store(counter.current(&st), Ordering::Release);
+            }
         }
         Ok(())
     })
@@ -172,15 +175,15 @@ pub unsafe extern "C" fn cuMemPoolGetAttribute(pool: CUmemoryPool, attr_id: c_in
     ffi(OP, || {
         let s = shim(OP)?;
         non_null(value, OP, "value")?;
-        let (id, _) = attr(attr_id, OP)?;
+        let info = attr(attr_id, OP)?;
         let p = s.pool(pool as usize, OP)?;
-        let raw = match (id, p.pool.get_attr_raw(id).map_err(|e| e.with_op(OP))?) {
-            (AttrId::RELEASE_THRESHOLD, _) => RawAttrValue::U64(p.threshold.load(Ordering::Acquire)),
-            (id, RawAttrValue::U64(v)) => match high_mark(id) {
-                Some(i) => RawAttrValue::U64(v.max(p.high_floor[i].load(Ordering::Acquire))),
-                None => RawAttrValue::U64(v),
-            },
-            (_, v) => v,
+        let v = p.pool.get_attr_raw(info.id).map_err(|e| e.with_op(OP))?;
+        let raw = match info.role {
+            AttrRole::ReleaseThreshold => RawAttrValue::U64(p.threshold.load(Ordering::Acquire)),
+            AttrRole::High(counter) => {
+                RawAttrValue::U64(v.as_u64().max(p.high_floor[floor_index(counter)].load(Ordering::Acquire)))
+            }
+            AttrRole::ReuseFlag(_) | AttrRole::Current(_) => v,
         };
         match raw {
             // SAFETY: non-null; the caller passes room for an `int` (attributes 1-3).
