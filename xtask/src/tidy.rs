@@ -18,6 +18,11 @@
 //!   module): every `thread_local!` there either holds a `Cell` (plain data, no destructor)
 //!   or is reached only through `try_with`, since an `extern "C"` entry point may be called
 //!   from a thread-exit destructor after the storage is gone, where `with` panics.
+//! - The maps ([`maps`]): every workspace member has a row in the README's Layout table,
+//!   every contract page a row in the contract's index, and no README line carries a
+//!   measured figure (a number with a time, rate or ratio unit).
+
+mod maps;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,6 +51,10 @@ pub(crate) fn check(root: &Path, first_ci_step: Option<&str>) -> Vec<String> {
     problems.extend(ci_problems(&read("README.md"), &read(".ci/run"), first_ci_step));
     problems.extend(crate_cycles(&files, &read));
     problems.extend(thread_local_problems(&files, read));
+    let readme = read("README.md");
+    problems.extend(maps::layout_problems(&readme, &read("Cargo.toml")));
+    problems.extend(maps::contract_index_problems(&read("crates/mempool-hal/src/contract/mod.rs")));
+    problems.extend(maps::figure_problems(&readme));
     problems
 }
 

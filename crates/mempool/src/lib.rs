@@ -330,6 +330,8 @@
     doc = "[`DefaultBackend`]: #backends-and-features"
 )]
 #![deny(missing_docs)]
+// docs.rs builds with `--cfg docsrs` on nightly: each feature-gated item says its feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_code)]
 
 mod raii;
@@ -371,6 +373,7 @@ pub use mempool_small as small;
 /// The mocks (feature `mock`): the `mempool-mock` crate, with mockall's `predicate`
 /// and `mockall` itself re-exported, so tests need no direct dependency on mockall.
 #[cfg(feature = "mock")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mock")))]
 pub use mempool_mock as mock;
 
 /// The typed attribute keys (see [`mempool_hal::attr`]).
@@ -399,6 +402,7 @@ pub mod backend {
     /// The Ascend backend (feature `ascend`); its search options and environment variable
     /// carry the vendor's name, as the CUDA backend's do.
     #[cfg(feature = "ascend")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ascend")))]
     pub use mempool_ascend::{
         Ascend, AscendEvent, AscendPool, AscendStream, ENV_LIBRARY as ASCEND_ENV_LIBRARY,
         LoadOptions as AscendLoadOptions,
@@ -406,37 +410,45 @@ pub mod backend {
 
     /// The Ascend backend's search options, by their old name.
     #[cfg(feature = "ascend")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ascend")))]
     #[deprecated(since = "0.1.0", note = "named `AscendLoadOptions`, beside `CudaLoadOptions`")]
     pub type LoadOptions = mempool_ascend::LoadOptions;
 
     /// The Ascend backend's environment variable, by its old name.
     #[cfg(feature = "ascend")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ascend")))]
     #[deprecated(since = "0.1.0", note = "named `ASCEND_ENV_LIBRARY`, beside `CUDA_ENV_LIBRARY`")]
     pub const ENV_LIBRARY: &str = mempool_ascend::ENV_LIBRARY;
 
     /// The CUDA backend (feature `cuda`); its search options and environment variable
     /// carry the vendor's name, as the Ascend backend's do.
     #[cfg(feature = "cuda")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
     pub use mempool_cuda::{
         Cuda, CudaEvent, CudaPool, CudaStream, ENV_LIBRARY as CUDA_ENV_LIBRARY, LoadOptions as CudaLoadOptions,
     };
 
     #[cfg(feature = "emu")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "emu")))]
     pub use mempool_emu::{EmuEvent, EmuPool, EmuStream, Emulator, ExecutionMode, ReuseCounts, ReuseRule};
 
     /// The mock device (feature `mock`): `MockDevice` under its short name.
     #[cfg(feature = "mock")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mock")))]
     pub type Mock = mempool_mock::MockDevice;
     #[cfg(feature = "mock")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mock")))]
     pub use mempool_mock::{MockDevice, MockEvent, MockMemPool, MockStream, out_of_memory};
 }
 
 #[cfg(all(feature = "emu", any(feature = "ascend", feature = "cuda")))]
 mod auto;
 #[cfg(all(feature = "emu", feature = "ascend"))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "emu", feature = "ascend"))))]
 #[allow(deprecated)]
 pub use auto::auto_with;
 #[cfg(all(feature = "emu", any(feature = "ascend", feature = "cuda")))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "emu", any(feature = "ascend", feature = "cuda")))))]
 pub use auto::{Auto, AutoOptions, auto, auto_from};
 
 cfg_if::cfg_if! {
