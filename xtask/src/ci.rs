@@ -1,11 +1,11 @@
 //! `cargo xtask ci`, what `.ci/run` runs: the README's test command, the C smoke program
 //! and two of the C/C++ samples under valgrind memcheck, the feature combinations,
-//! formatting, clippy, the docs with warnings denied, tidy, and the Python package (not
-//! run, and said so, where there is no `python3`).
+//! formatting, clippy, the docs with warnings denied, the publishable crates packaged,
+//! tidy, and the Python package (not run, and said so, where there is no `python3`).
 
 use crate::python::Outcome;
 use crate::util::{Step, run, traces_env, workspace_root};
-use crate::{features, python, tidy};
+use crate::{features, package, python, tidy};
 use xtask::c::{VALGRIND_VAR, valgrind_installed};
 
 /// One step of the sequence.
@@ -17,6 +17,8 @@ pub(crate) enum Stage {
     Valgrind,
     /// `cargo xtask features`.
     Features,
+    /// `cargo xtask package`: the publishable crates packaged and verified.
+    Package,
     /// `cargo xtask tidy`.
     Tidy,
     /// `cargo xtask python`: the wheel built, installed in a virtual environment and tested.
@@ -35,6 +37,7 @@ pub(crate) fn sequence() -> Vec<Stage> {
             &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"],
         )),
         Stage::Cargo(Step::new("docs", &["doc", "--workspace", "--no-deps"]).env("RUSTDOCFLAGS", "-D warnings")),
+        Stage::Package,
         Stage::Tidy,
         Stage::Python,
     ]
@@ -50,6 +53,7 @@ pub(crate) fn run_all() -> Result<(), String> {
             Stage::Cargo(step) => run(&[step], &extra)?,
             Stage::Valgrind => valgrind(&extra)?,
             Stage::Features => features::run_all(&extra)?,
+            Stage::Package => package::run_all(&extra)?,
             Stage::Tidy => tidy()?,
             Stage::Python => {
                 if let Outcome::NotRun(why) = python::step()? {

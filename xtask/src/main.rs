@@ -5,6 +5,8 @@
 //! - `ci` ([`ci`]): what `.ci/run` runs.
 //! - `features` ([`features`]): the facade under every backend-feature combination, and the
 //!   downstream example.
+//! - `package` ([`package`]): every publishable crate packaged and built from its
+//!   `.crate` file.
 //! - `python` ([`python`]): the Python package `python/` built with maturin, installed in a
 //!   virtual environment and tested with pytest.
 //! - `shim` ([`shim`]): the drop-in ACL library (or, with `--cuda`, the CPU libcuda) laid
@@ -29,6 +31,7 @@ mod ci;
 mod cuda_kit;
 mod features;
 mod loom;
+mod package;
 mod python;
 mod report;
 mod shim;
@@ -44,12 +47,14 @@ tasks:
             install it with its headers and a pkg-config file under DIR (default
             target/mempool-alloc): DIR/lib, DIR/include, DIR/lib/pkgconfig/mempool_alloc.pc
   ci        the README's test command, the C smoke program and two C/C++ samples under
-            valgrind memcheck, the feature combinations, fmt, clippy, docs, tidy and the
-            python step (what .ci/run runs)
+            valgrind memcheck, the feature combinations, fmt, clippy, docs, packaging, tidy
+            and the python step (what .ci/run runs)
   cuda-kit  target/cuda-kit: the CUDA hardware trials (tests/cuda_hardware.rs) and the CUDA C
             programs built in release, with a run.sh for a machine with an NVIDIA driver and
             no Rust (copy the folder there, run ./run.sh, send back cuda-report.md)
   features  the facade under every backend-feature combination, and the downstream example
+  package   every publishable crate packaged (cargo package --workspace, the crates with
+            publish = false left out) and built from its .crate file
   python    the Python package (python/): a virtual environment in target/py-venv with maturin
             and pytest from the package registry, fmt and clippy on its crate, the wheel
             built (maturin build, into target/wheels) and installed, its exports checked
@@ -84,6 +89,7 @@ fn main() -> ExitCode {
         Some("ci") => ci::run_all(),
         Some("cuda-kit") => cuda_kit::run_all(&args[1..]),
         Some("features") => features::run_all(&[]),
+        Some("package") => package::run_all(&[]),
         Some("python") => python::run_all(),
         Some("shim") => shim::run_all(&args[1..]),
         Some("soak") => soak::run_all(),

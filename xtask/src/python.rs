@@ -5,13 +5,20 @@
 //!    between runs) and pip installs maturin and pytest into it from the package registry;
 //! 2. `cargo fmt --check` and `cargo clippy --all-targets -- -D warnings` on the package's
 //!    crate (the root workspace's steps do not reach it);
-//! 3. `maturin build` (debug: the tests need no speed, the build is shorter) writes the
-//!    wheel to `target/wheels`, and pip installs it into the environment;
+//! 3. `pip install ./python` into a virtual environment made fresh for it (`target/py-install`):
+//!    pip builds the wheel through maturin, the PEP 517 backend `pyproject.toml` names, as a
+//!    user's install does; the installed wheel's `METADATA` must name the licence
+//!    (`License-Expression`), `Requires-Python` and the classifiers ([`metadata_problems`]);
 //! 4. `nm -D --defined-only` on the installed extension module must list every C function
 //!    of the allocator library (`mempool_hal.EXPORTS`); without `nm` this check is left to
 //!    the tests, which open the module with `ctypes`;
-//! 5. `pytest python/tests`: statistics, snapshots, a replay, the emulator, the exported
-//!    names, all on the emulator backend.
+//! 5. `pytest python/tests` on that install: statistics, snapshots, a replay, the emulator,
+//!    the exported names, all on the emulator backend;
+//! 6. `maturin sdist` (into `target/py-dist`), the source distribution installed into another
+//!    fresh environment (`target/py-sdist`), its metadata and exports checked there.
+//!
+//! Every build shares the repository's `target/` (`CARGO_TARGET_DIR`), so the crates under
+//! the package compile once per profile.
 //!
 //! Without `python3` (or with one older than 3.9) the step is not run, and says so: never
 //! passed. A `python3` without its `venv` module fails the step, naming the package to
@@ -76,22 +83,17 @@ pub(crate) fn step() -> Result<Outcome, String> {
 
 fn build_and_test() -> Result<(), String> {
     let target = target_dir();
-    let venv = target.join("py-venv");
-    let py = venv.join("bin").join("python");
-    if !py.is_file() {
-        let mut c = Command::new(PYTHON);
-        c.args(["-m", "venv"]).arg(&venv);
-        run(&mut c, &format!("{PYTHON} -m venv {}", venv.display()))
-            .map_err(|e| format!("{e} (on Debian and Ubuntu the venv module is the package python3-venv)"))?;
+    let tools = target.join("py-venv");
+    let tools_py = venv_python(&tools);
+    if !tools_py.is_file() {
+        make_venv(&tools)?;
     }
-    let mut pip = Command::new(&py);
-    pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--quiet"]).args(TOOLS);
-    run(&mut pip, &format!("pip install {}", TOOLS.join(" ")))?;
+    pip(&tools_py, &TOOLS)?;
 
-    // The package's own workspace: built in the repository's target folder, from its
-    // folder (where its `.cargo/config.toml` is), against the environment's Python.
+    // The package's own workspace: checked from its folder (where its `.cargo/config.toml`
+    // is), against the environment's Python, in the repository's target folder.
     let in_package = |c: &mut Command| {
-        c.current_dir(package_dir()).env("CARGO_TARGET_DIR", &target).env("PYO3_PYTHON", &py);
+        c.current_dir(package_dir()).env("CARGO_TARGET_DIR", &target).env("PYO3_PYTHON", &tools_py);
     };
     let mut fmt = Command::new(cargo());
     fmt.args(["fmt", "--check"]);
@@ -102,30 +104,119 @@ fn build_and_test() -> Result<(), String> {
     in_package(&mut clippy);
     run(&mut clippy, "cargo clippy --all-targets -- -D warnings (python/)")?;
 
-    let wheels = target.join("wheels");
-    for old in wheels_in(&wheels) {
-        std::fs::remove_file(&old).map_err(|e| format!("{}: {e}", old.display()))?;
-    }
-    let mut maturin = Command::new(venv.join("bin").join("maturin"));
-    maturin.args(["build", "--interpreter"]).arg(&py).arg("--out").arg(&wheels);
-    in_package(&mut maturin);
-    run(&mut maturin, "maturin build (python/)")?;
-    let wheel = match wheels_in(&wheels).as_slice() {
-        [one] => one.clone(),
-        other => return Err(format!("maturin build left {} mempool_hal wheels in {}", other.len(), wheels.display())),
-    };
+    // 1. `pip install ./python`, the usual way: pip builds the wheel through maturin, the
+    //    PEP 517 backend pyproject.toml names (fetched into pip's isolated build
+    //    environment), in a virtual environment made fresh for it.
+    let fresh = target.join("py-install");
+    let py = make_venv(&fresh)?;
+    pip(&py, &TOOLS[1..])?;
     let mut install = Command::new(&py);
-    install.args(["-m", "pip", "install", "--disable-pip-version-check", "--quiet", "--force-reinstall", "--no-deps"]);
-    install.arg(&wheel);
-    run(&mut install, &format!("pip install {}", wheel.display()))?;
-
+    install.args(["-m", "pip", "install", "--disable-pip-version-check", "--quiet", "./python"]);
+    install.current_dir(workspace_root()).env("CARGO_TARGET_DIR", &target);
+    run(&mut install, "pip install ./python (a fresh virtual environment)")?;
+    check_metadata(&py)?;
     check_exports(&py)?;
-
     let mut pytest = Command::new(&py);
     // No caches or bytecode written into the source tree.
     pytest.args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "python/tests"]);
     pytest.current_dir(workspace_root()).env("PYTHONDONTWRITEBYTECODE", "1");
-    run(&mut pytest, "pytest python/tests")
+    run(&mut pytest, "pytest python/tests")?;
+
+    // 2. The source distribution: `maturin sdist` (the crates the package depends on
+    //    travel in it), installed into another fresh environment, where it is imported.
+    let dist = target.join("py-dist");
+    for old in files_in(&dist, ".tar.gz") {
+        std::fs::remove_file(&old).map_err(|e| format!("{}: {e}", old.display()))?;
+    }
+    let mut sdist = Command::new(tools.join("bin").join("maturin"));
+    sdist.args(["sdist", "--out"]).arg(&dist);
+    in_package(&mut sdist);
+    run(&mut sdist, "maturin sdist (python/)")?;
+    let archive = match files_in(&dist, ".tar.gz").as_slice() {
+        [one] => one.clone(),
+        other => return Err(format!("maturin sdist left {} mempool_hal archives in {}", other.len(), dist.display())),
+    };
+    let py = make_venv(&target.join("py-sdist"))?;
+    let mut install = Command::new(&py);
+    install.args(["-m", "pip", "install", "--disable-pip-version-check", "--quiet"]).arg(&archive);
+    install.current_dir(&dist).env("CARGO_TARGET_DIR", &target);
+    run(&mut install, &format!("pip install {} (a fresh virtual environment)", archive.display()))?;
+    check_metadata(&py)?;
+    check_exports(&py)
+}
+
+/// The interpreter of the virtual environment `venv`.
+fn venv_python(venv: &Path) -> PathBuf {
+    venv.join("bin").join("python")
+}
+
+/// Makes the virtual environment `venv` afresh (what was there is removed); its python.
+fn make_venv(venv: &Path) -> Result<PathBuf, String> {
+    if venv.exists() {
+        std::fs::remove_dir_all(venv).map_err(|e| format!("{}: {e}", venv.display()))?;
+    }
+    let mut c = Command::new(PYTHON);
+    c.args(["-m", "venv"]).arg(venv);
+    run(&mut c, &format!("{PYTHON} -m venv {}", venv.display()))
+        .map_err(|e| format!("{e} (on Debian and Ubuntu the venv module is the package python3-venv)"))?;
+    Ok(venv_python(venv))
+}
+
+/// pip installs `what` from the package registry into the environment of `py`.
+fn pip(py: &Path, what: &[&str]) -> Result<(), String> {
+    let mut pip = Command::new(py);
+    pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--quiet"]).args(what);
+    run(&mut pip, &format!("pip install {}", what.join(" ")))
+}
+
+/// The installed package's core metadata (its wheel's `METADATA`) names the licence, the
+/// supported Pythons and the classifiers: see [`metadata_problems`].
+fn check_metadata(py: &Path) -> Result<(), String> {
+    let out = Command::new(py)
+        .args(["-c", "import importlib.metadata as m; print(m.distribution('mempool_hal').read_text('METADATA'))"])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .map_err(|e| format!("reading mempool_hal's metadata: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("reading mempool_hal's metadata failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    match metadata_problems(&String::from_utf8_lossy(&out.stdout)).as_slice() {
+        [] => {
+            eprintln!("==> the installed wheel's METADATA: licence, Requires-Python and classifiers as declared");
+            Ok(())
+        }
+        problems => Err(format!("mempool_hal's METADATA: {}", problems.join("; "))),
+    }
+}
+
+/// What core metadata (`METADATA`, header lines up to the first blank one) lacks: the
+/// licence as an SPDX expression (`License-Expression`, PEP 639) and no licence classifier
+/// beside it, `Requires-Python` at [`OLDEST`], and classifiers for Python 3 only and each
+/// minor version from [`OLDEST`] to 3.13.
+fn metadata_problems(metadata: &str) -> Vec<String> {
+    let headers: Vec<(&str, &str)> =
+        metadata.lines().take_while(|l| !l.trim().is_empty()).filter_map(|l| l.split_once(": ")).collect();
+    let all = |name: &str| headers.iter().filter(|(k, _)| *k == name).map(|(_, v)| *v).collect::<Vec<_>>();
+    let mut problems = Vec::new();
+    if all("License-Expression") != ["MIT OR Apache-2.0"] {
+        problems.push(format!("License-Expression is {:?}, not MIT OR Apache-2.0", all("License-Expression")));
+    }
+    let requires = format!(">={}.{}", OLDEST.0, OLDEST.1);
+    if all("Requires-Python") != [requires.as_str()] {
+        problems.push(format!("Requires-Python is {:?}, not {requires}", all("Requires-Python")));
+    }
+    let classifiers = all("Classifier");
+    let mut wanted = vec!["Programming Language :: Python :: 3 :: Only".to_string()];
+    wanted.extend((OLDEST.1..=13).map(|minor| format!("Programming Language :: Python :: 3.{minor}")));
+    for c in wanted {
+        if !classifiers.contains(&c.as_str()) {
+            problems.push(format!("no classifier {c:?}"));
+        }
+    }
+    if let Some(c) = classifiers.iter().find(|c| c.starts_with("License ::")) {
+        problems.push(format!("a licence classifier ({c}) beside License-Expression"));
+    }
+    problems
 }
 
 /// Runs `c`, described as `what`; fails unless it exits with 0.
@@ -154,14 +245,14 @@ fn parse_version(text: &str) -> Option<(u32, u32)> {
     }
 }
 
-/// The package's wheels in `dir` (`mempool_hal-*.whl`).
-fn wheels_in(dir: &Path) -> Vec<PathBuf> {
+/// The package's files in `dir` whose names end in `ending` (`mempool_hal-*.tar.gz`).
+fn files_in(dir: &Path, ending: &str) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut found: Vec<PathBuf> = entries
         .flatten()
         .map(|e| e.path())
         .filter(|p| {
-            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("mempool_hal-") && n.ends_with(".whl"))
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("mempool_hal-") && n.ends_with(ending))
         })
         .collect();
     found.sort();
@@ -238,15 +329,33 @@ mod tests {
     }
 
     #[test]
-    fn only_the_package_wheels_are_found() {
-        let dir = std::env::temp_dir().join(format!("xtask-wheels-{}", std::process::id()));
+    fn only_the_package_archives_are_found() {
+        let dir = std::env::temp_dir().join(format!("xtask-dist-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        for f in ["mempool_hal-0.1.0-cp39-abi3-linux_x86_64.whl", "other-1.0-py3-none-any.whl", "mempool_hal.txt"] {
+        for f in ["mempool_hal-0.1.0.tar.gz", "other-1.0.tar.gz", "mempool_hal-0.1.0-cp39-abi3-linux_x86_64.whl"] {
             std::fs::write(dir.join(f), "").unwrap();
         }
-        assert_eq!(wheels_in(&dir), [dir.join("mempool_hal-0.1.0-cp39-abi3-linux_x86_64.whl")]);
-        assert!(wheels_in(&dir.join("absent")).is_empty());
+        assert_eq!(files_in(&dir, ".tar.gz"), [dir.join("mempool_hal-0.1.0.tar.gz")]);
+        assert!(files_in(&dir.join("absent"), ".tar.gz").is_empty());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn metadata_must_name_the_licence_the_pythons_and_the_classifiers() {
+        let mut good = String::from("Metadata-Version: 2.4\nName: mempool_hal\n");
+        good.push_str("Classifier: Programming Language :: Python :: 3 :: Only\n");
+        for minor in 9..=13 {
+            good.push_str(&format!("Classifier: Programming Language :: Python :: 3.{minor}\n"));
+        }
+        good.push_str("License-Expression: MIT OR Apache-2.0\nRequires-Python: >=3.9\n\nThe description.\n");
+        assert!(metadata_problems(&good).is_empty(), "{:?}", metadata_problems(&good));
+        let p = metadata_problems("Name: mempool_hal\nLicense: MIT\nClassifier: License :: OSI Approved\n").join("\n");
+        for what in ["License-Expression", "Requires-Python", "3 :: Only", "3.13", "licence classifier"] {
+            assert!(p.contains(what), "{what} not reported: {p}");
+        }
+        // Headers end at the first blank line: the description cannot stand in for them.
+        let late = "Name: mempool_hal\n\nLicense-Expression: MIT OR Apache-2.0\n";
+        assert!(metadata_problems(late).join(" ").contains("License-Expression is []"));
     }
 
     #[test]
