@@ -169,18 +169,25 @@ fn pip(py: &Path, what: &[&str]) -> Result<(), String> {
     run(&mut pip, &format!("pip install {}", what.join(" ")))
 }
 
+/// What `py -c code` prints; `what` names it in errors.
+fn python_says(py: &Path, code: &str, what: &str) -> Result<String, String> {
+    let out = Command::new(py)
+        .args(["-c", code])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .map_err(|e| format!("{what}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("{what} failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// The installed package's core metadata (its wheel's `METADATA`) names the licence, the
 /// supported Pythons and the classifiers: see [`metadata_problems`].
 fn check_metadata(py: &Path) -> Result<(), String> {
-    let out = Command::new(py)
-        .args(["-c", "import importlib.metadata as m; print(m.distribution('mempool_hal').read_text('METADATA'))"])
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .map_err(|e| format!("reading mempool_hal's metadata: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("reading mempool_hal's metadata failed: {}", String::from_utf8_lossy(&out.stderr)));
-    }
-    match metadata_problems(&String::from_utf8_lossy(&out.stdout)).as_slice() {
+    let code = "import importlib.metadata as m; print(m.distribution('mempool_hal').read_text('METADATA'))";
+    let metadata = python_says(py, code, "reading mempool_hal's metadata")?;
+    match metadata_problems(&metadata).as_slice() {
         [] => {
             eprintln!("==> the installed wheel's METADATA: licence, Requires-Python and classifiers as declared");
             Ok(())
@@ -262,15 +269,8 @@ fn files_in(dir: &Path, ending: &str) -> Vec<PathBuf> {
 /// `nm -D --defined-only` on the installed extension module lists every export the module
 /// names (`mempool_hal.EXPORTS`); skipped, saying so, where `nm` is missing.
 fn check_exports(py: &Path) -> Result<(), String> {
-    let out = Command::new(py)
-        .args(["-c", "import mempool_hal as m; print(m.library_path()); print(*m.EXPORTS)"])
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .map_err(|e| format!("importing mempool_hal: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("importing mempool_hal failed: {}", String::from_utf8_lossy(&out.stderr)));
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
+    let code = "import mempool_hal as m; print(m.library_path()); print(*m.EXPORTS)";
+    let text = python_says(py, code, "importing mempool_hal")?;
     let mut lines = text.lines();
     let (Some(library), Some(names)) = (lines.next(), lines.next()) else {
         return Err(format!("mempool_hal printed no library path and exports: {text:?}"));
