@@ -34,6 +34,9 @@ typedef unsigned long long CUdeviceptr_v2;
 typedef CUdeviceptr_v2 CUdeviceptr;           /* a device address */
 typedef int CUdevice_v1;
 typedef CUdevice_v1 CUdevice;                 /* a device ordinal */
+typedef struct CUuuid_st {                    /* a device's 16-byte UUID */
+    char bytes[16];
+} CUuuid;
 
 typedef struct CUctx_st *CUcontext;           /* a context (each device's primary one) */
 typedef struct CUstream_st *CUstream;         /* a stream; NULL is the legacy default stream */
@@ -61,7 +64,14 @@ typedef enum cudaError_enum {
 
 /* Device attributes the library answers (cuDeviceGetAttribute); others are refused. */
 typedef enum CUdevice_attribute_enum {
+    CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 19,
     CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+    CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 83,
+    CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 89,
     CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115,
     CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES = 119
 } CUdevice_attribute;
@@ -200,6 +210,7 @@ MEMPOOL_CUDA_STATIC_ASSERT(sizeof(CUmemAccessDesc) == 12, "CUmemAccessDesc is 12
 /* ------------------------------------------------------------------ the names programs use */
 
 /* The exported symbols carry the _v2 suffix; programs call them by these names. */
+#define cuDeviceTotalMem cuDeviceTotalMem_v2
 #define cuDevicePrimaryCtxRelease cuDevicePrimaryCtxRelease_v2
 #define cuStreamDestroy cuStreamDestroy_v2
 #define cuEventDestroy cuEventDestroy_v2
@@ -221,6 +232,10 @@ CUresult CUDAAPI cuDriverGetVersion(int *driverVersion);
 CUresult CUDAAPI cuDeviceGetCount(int *count);
 CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal);
 CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev);
+CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev);
+CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
+CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev);
+CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev);
 
 /* Contexts. */
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
@@ -243,6 +258,7 @@ CUresult CUDAAPI cuEventSynchronize(CUevent hEvent);
 CUresult CUDAAPI cuEventQuery(CUevent hEvent);
 CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent);
 CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
+CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd);
 
 /* Host functions. */
 CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData);

@@ -1,6 +1,6 @@
 //! A drop-in `libcuda.so.1` on a CPU: the CUDA driver calls of stream-ordered memory pools
 //! (`cuMemPool*`, `cuMemAllocAsync`, `cuMemFreeAsync`) and the calls around them
-//! (initialization, devices, primary contexts, streams, events, host functions, async
+//! (initialization, devices and their profile, primary contexts, streams, events, host functions, async
 //! copies and memsets, page-locked host memory, error names), on top of the `mempool-hal`
 //! CPU emulator.
 //!

@@ -21,7 +21,15 @@ pub use mempool_cuda::sys::{
     CU_MEMHOSTREGISTER_DEVICEMAP, CU_MEMHOSTREGISTER_IOMEMORY, CU_MEMHOSTREGISTER_PORTABLE,
     CU_MEMHOSTREGISTER_READ_ONLY,
 };
-use std::ffi::{c_int, c_uint};
+use std::ffi::{c_char, c_int, c_uint};
+
+/// `CUuuid`: a device's 16-byte UUID.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CUuuid {
+    /// The bytes.
+    pub bytes: [c_char; 16],
+}
 
 /// A device ordinal (`CUdevice`, an `int`).
 pub type CUdevice = c_int;
@@ -77,6 +85,20 @@ pub const CU_EVENT_DISABLE_TIMING: c_uint = 2;
 /// `CUevent_flags`: an event shared between processes (needs `CU_EVENT_DISABLE_TIMING`).
 pub const CU_EVENT_INTERPROCESS: c_uint = 4;
 
+/// `CUdevice_attribute` 10: the warp size, in threads.
+pub const CU_DEVICE_ATTRIBUTE_WARP_SIZE: c_int = 10;
+/// `CUdevice_attribute` 16: the number of multiprocessors.
+pub const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: c_int = 16;
+/// `CUdevice_attribute` 19: host memory can be mapped into the device's address space.
+pub const CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: c_int = 19;
+/// `CUdevice_attribute` 75: the compute capability's major number.
+pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: c_int = 75;
+/// `CUdevice_attribute` 76: the compute capability's minor number.
+pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: c_int = 76;
+/// `CUdevice_attribute` 83: the device supports managed memory.
+pub const CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: c_int = 83;
+/// `CUdevice_attribute` 89: the device can access managed memory concurrently with the host.
+pub const CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: c_int = 89;
 /// `CUdevice_attribute` 41: the device shares one address space with the host.
 pub const CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: c_int = 41;
 /// `CUdevice_attribute` 115: the device supports `cuMemAllocAsync` and pools.

@@ -61,9 +61,9 @@ fn the_header_declares_exactly_what_the_library_exports() {
         missing.is_empty() && extra.is_empty(),
         "exported, not declared: {missing:?}; declared, not exported: {extra:?}"
     );
-    assert_eq!(exported.len(), 59, "{exported:?}");
+    assert_eq!(exported.len(), 64, "{exported:?}");
     let macros = name_macros(&text);
-    assert_eq!(macros.len(), 10, "{macros:?}");
+    assert_eq!(macros.len(), 11, "{macros:?}");
     for (name, target) in macros {
         assert_eq!(target, format!("{name}_v2"), "the macro {name}");
         assert!(declared_set.contains(&target), "{name} names {target}, which is not declared");
@@ -89,7 +89,14 @@ fn constants() -> Vec<(&'static str, i64)> {
         ("CU_MEMHOSTREGISTER_READ_ONLY", CU_MEMHOSTREGISTER_READ_ONLY.into()),
         ("CUDA_ERROR_NOT_SUPPORTED", CUDA_ERROR_NOT_SUPPORTED.into()),
         ("CUDA_ERROR_UNKNOWN", CUDA_ERROR_UNKNOWN.into()),
+        ("CU_DEVICE_ATTRIBUTE_WARP_SIZE", CU_DEVICE_ATTRIBUTE_WARP_SIZE.into()),
+        ("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT", CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT.into()),
+        ("CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY", CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY.into()),
         ("CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING", CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING.into()),
+        ("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR", CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR.into()),
+        ("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR", CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR.into()),
+        ("CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY", CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY.into()),
+        ("CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS", CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS.into()),
         ("CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED", CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED.into()),
         (
             "CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES",

@@ -29,6 +29,14 @@ fn calls() -> Vec<(&'static str, Call)> {
         // SAFETY: refused before any argument is looked at.
         ("cuDeviceGetAttribute", || unsafe { cuDeviceGetAttribute(null_mut(), 115, 0) }),
         // SAFETY: refused before any argument is looked at.
+        ("cuDeviceGetName", || unsafe { cuDeviceGetName(null_mut(), 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuDeviceTotalMem_v2", || unsafe { cuDeviceTotalMem_v2(null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuDeviceGetUuid", || unsafe { cuDeviceGetUuid(null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuDeviceGetUuid_v2", || unsafe { cuDeviceGetUuid_v2(null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
         ("cuDevicePrimaryCtxRetain", || unsafe { cuDevicePrimaryCtxRetain(null_mut(), 0) }),
         // SAFETY: refused before any argument is looked at.
         ("cuDevicePrimaryCtxRelease_v2", || unsafe { cuDevicePrimaryCtxRelease_v2(0) }),
@@ -60,6 +68,8 @@ fn calls() -> Vec<(&'static str, Call)> {
         ("cuEventDestroy_v2", || unsafe { cuEventDestroy_v2(null_mut()) }),
         // SAFETY: refused before any argument is looked at.
         ("cuEventElapsedTime", || unsafe { cuEventElapsedTime(null_mut(), null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuEventElapsedTime_v2", || unsafe { cuEventElapsedTime_v2(null_mut(), null_mut(), null_mut()) }),
         // SAFETY: refused before any argument is looked at.
         ("cuLaunchHostFunc", || unsafe { cuLaunchHostFunc(null_mut(), None, null_mut()) }),
         // SAFETY: refused before any argument is looked at.

@@ -162,21 +162,36 @@ pub unsafe extern "C" fn cuEventDestroy_v2(event: CUevent) -> CUresult {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuEventElapsedTime(ms: *mut f32, start: CUevent, end: CUevent) -> CUresult {
     const OP: &str = "cuEventElapsedTime";
-    ffi(OP, || {
-        let s = shim(OP)?;
-        non_null(ms, OP, "pMilliseconds")?;
-        let (a, b) = (s.event(start as usize, OP)?, s.event(end as usize, OP)?);
-        for (h, e) in [(start, &a), (end, &b)] {
-            if !e.timing {
-                return Err(err(CUDA_ERROR_INVALID_HANDLE, OP, format!("event {h:p} was created without timing")));
-            }
-            if !e.recorded.load(Ordering::Acquire) {
-                return Err(err(CUDA_ERROR_INVALID_HANDLE, OP, format!("event {h:p} was never recorded")));
-            }
+    ffi(OP, || elapsed(ms, start, end, OP))
+}
+
+/// `CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)`:
+/// as `cuEventElapsedTime` (CUDA 12.8's variant, the one CUDA 13 clients resolve).
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuEventElapsedTime_v2(ms: *mut f32, start: CUevent, end: CUevent) -> CUresult {
+    const OP: &str = "cuEventElapsedTime_v2";
+    ffi(OP, || elapsed(ms, start, end, OP))
+}
+
+/// The body of both elapsed-time calls.
+fn elapsed(ms: *mut f32, start: CUevent, end: CUevent, op: &'static str) -> mempool_hal::Result<()> {
+    let s = shim(op)?;
+    non_null(ms, op, "pMilliseconds")?;
+    let (a, b) = (s.event(start as usize, op)?, s.event(end as usize, op)?);
+    for (h, e) in [(start, &a), (end, &b)] {
+        if !e.timing {
+            return Err(err(CUDA_ERROR_INVALID_HANDLE, op, format!("event {h:p} was created without timing")));
         }
-        let v = s.dev(a.device).event_elapsed_ms(&a.event, &b.event).map_err(|e| e.with_op(OP))?;
-        // SAFETY: non-null, and the caller passes a writable `float`.
-        unsafe { ms.write(v) };
-        Ok(())
-    })
+        if !e.recorded.load(Ordering::Acquire) {
+            return Err(err(CUDA_ERROR_INVALID_HANDLE, op, format!("event {h:p} was never recorded")));
+        }
+    }
+    let v = s.dev(a.device).event_elapsed_ms(&a.event, &b.event).map_err(|e| e.with_op(op))?;
+    // SAFETY: non-null, and the caller passes a writable `float`.
+    unsafe { ms.write(v) };
+    Ok(())
 }

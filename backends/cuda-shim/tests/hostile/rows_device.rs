@@ -40,13 +40,21 @@ pub(super) fn init_device_context_rows(t: &mut Table) {
         // SAFETY: a null out-pointer, refused before any write.
         unsafe { cuDeviceGetAttribute(null_mut(), CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 0) }
     });
-    for attrib in [0, -5, 1, 16, 75, 100_000] {
+    for attrib in [0, -5, 1, 11, 17, 74, 77, 100_000] {
         t.add("cuDeviceGetAttribute", format!("attribute {attrib}"), VALUE, move |_| get_attr(attrib, 0));
     }
     for dev in [-1, 3] {
         t.add("cuDeviceGetAttribute", format!("device {dev}"), DEVICE, move |_| get_attr(115, dev));
     }
     t.add("cuDeviceGetAttribute", "115 on device 2", OK, move |_| get_attr(115, 2));
+    t.add("cuDeviceGetAttribute", "75 (compute capability major) is 9", OK, move |_| {
+        let mut v = 0;
+        // SAFETY: a valid out-pointer.
+        let rc = unsafe { cuDeviceGetAttribute(&mut v, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0) };
+        assert_eq!(v, 9);
+        rc
+    });
+    device_query_rows(t);
     t.add("cuDevicePrimaryCtxRetain", "null", VALUE, |_| {
         // SAFETY: a null out-pointer, refused before any write.
         unsafe { cuDevicePrimaryCtxRetain(null_mut(), 0) }
@@ -98,4 +106,74 @@ pub(super) fn init_device_context_rows(t: &mut Table) {
         // SAFETY: takes nothing.
         unsafe { cuCtxSynchronize() }
     });
+}
+
+/// Rows for the device's name, total memory and UUID.
+fn device_query_rows(t: &mut Table) {
+    t.add("cuDeviceGetName", "null name", VALUE, |_| {
+        // SAFETY: a null buffer, refused before any write.
+        unsafe { cuDeviceGetName(null_mut(), 64, 0) }
+    });
+    for len in [0, -1, i32::MIN] {
+        t.add("cuDeviceGetName", format!("len {len}"), VALUE, move |_| {
+            let mut buf = [b'x' as std::ffi::c_char; 8];
+            // SAFETY: a valid buffer; the length is refused before any write.
+            let rc = unsafe { cuDeviceGetName(buf.as_mut_ptr(), len, 0) };
+            assert!(buf.iter().all(|&c| c == b'x' as std::ffi::c_char), "the buffer was written");
+            rc
+        });
+    }
+    for dev in [-1, 3] {
+        t.add("cuDeviceGetName", format!("device {dev}"), DEVICE, move |_| {
+            let mut buf = [0 as std::ffi::c_char; 64];
+            // SAFETY: a valid buffer of 64 bytes.
+            unsafe { cuDeviceGetName(buf.as_mut_ptr(), 64, dev) }
+        });
+    }
+    t.add("cuDeviceGetName", "len 5 cuts the name and ends it", OK, |_| {
+        let mut buf = [b'x' as std::ffi::c_char; 8];
+        // SAFETY: a valid buffer of 8 bytes, 5 of them given.
+        let rc = unsafe { cuDeviceGetName(buf.as_mut_ptr(), 5, 0) };
+        // SAFETY: the call wrote a NUL within the first 5 bytes.
+        assert_eq!(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_bytes(), b"memp");
+        assert_eq!(buf[5], b'x' as std::ffi::c_char, "nothing written past len");
+        rc
+    });
+    t.add("cuDeviceTotalMem_v2", "null", VALUE, |_| {
+        // SAFETY: a null out-pointer, refused before any write.
+        unsafe { cuDeviceTotalMem_v2(null_mut(), 0) }
+    });
+    t.add("cuDeviceTotalMem_v2", "device 3", DEVICE, |_| {
+        let mut v = SENTINEL;
+        // SAFETY: a valid out-pointer.
+        untouched(unsafe { cuDeviceTotalMem_v2(&mut v, 3) }, v)
+    });
+    t.add("cuDeviceTotalMem_v2", "the device's memory", OK, |_| {
+        let mut v = 0;
+        // SAFETY: a valid out-pointer.
+        let rc = unsafe { cuDeviceTotalMem_v2(&mut v, 0) };
+        assert_eq!(v, DEVICE_MEMORY);
+        rc
+    });
+    type UuidFn = unsafe extern "C" fn(*mut CUuuid, CUdevice) -> CUresult;
+    for (name, f) in [("cuDeviceGetUuid", cuDeviceGetUuid as UuidFn), ("cuDeviceGetUuid_v2", cuDeviceGetUuid_v2)] {
+        t.add(name, "null", VALUE, move |_| {
+            // SAFETY: a null out-pointer, refused before any write.
+            unsafe { f(null_mut(), 0) }
+        });
+        t.add(name, "device -1", DEVICE, move |_| {
+            let mut u = CUuuid { bytes: [7; 16] };
+            // SAFETY: a valid out-pointer.
+            let rc = unsafe { f(&mut u, -1) };
+            assert_eq!(u.bytes, [7; 16], "the out-pointer was written");
+            rc
+        });
+        t.add(name, "devices 0 and 2 differ", OK, move |_| {
+            let (mut a, mut b) = (CUuuid { bytes: [0; 16] }, CUuuid { bytes: [0; 16] });
+            // SAFETY: valid out-pointers.
+            let rc = unsafe { f(&mut a, 0) }.max(unsafe { f(&mut b, 2) });
+            assert_ne!(a, b);
+            rc
+        });
+    }
 }

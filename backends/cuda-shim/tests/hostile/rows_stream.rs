@@ -188,6 +188,28 @@ pub(super) fn event_rows(t: &mut Table) {
         // SAFETY: a valid out-pointer, live handles.
         unsafe { cuEventElapsedTime(&mut ms, ev(f.e_untimed), ev(f.e)) }
     });
+    t.add("cuEventElapsedTime_v2", "null ms", VALUE, |f| {
+        // SAFETY: a null out-pointer, refused before any write.
+        unsafe { cuEventElapsedTime_v2(null_mut(), ev(f.e), ev(f.e)) }
+    });
+    t.add("cuEventElapsedTime_v2", "garbage start", HANDLE, |f| {
+        let mut ms = f32::from_bits(SENTINEL as u32);
+        // SAFETY: a valid out-pointer; handles are looked up.
+        let rc = unsafe { cuEventElapsedTime_v2(&mut ms, ev(GARBAGE[2]), ev(f.e)) };
+        untouched(rc, ms.to_bits() as usize)
+    });
+    t.add("cuEventElapsedTime_v2", "an event without timing", HANDLE, |f| {
+        let mut ms = 0.0;
+        // SAFETY: a valid out-pointer, live handles.
+        unsafe { cuEventElapsedTime_v2(&mut ms, ev(f.e_untimed), ev(f.e)) }
+    });
+    t.add("cuEventElapsedTime_v2", "the same event twice: 0 ms", OK, |f| {
+        let mut ms = -1.0;
+        // SAFETY: a valid out-pointer, live handles.
+        let rc = unsafe { cuEventElapsedTime_v2(&mut ms, ev(f.e), ev(f.e)) };
+        assert_eq!(ms, 0.0);
+        rc
+    });
     t.add("cuEventElapsedTime", "the same event twice: 0 ms", OK, |f| {
         let mut ms = -1.0;
         // SAFETY: a valid out-pointer, live handles.
