@@ -8,8 +8,8 @@
 //! the library cudarc opened is this one (its `mempool_cuda_shim_version`), then runs
 //! cudarc's context and device queries, the default and new streams, `alloc` and
 //! `alloc_zeros`, host↔device and device↔device copies, `fork`/`join`, events with timing,
-//! many allocations and drops in stream order on a new stream, and an allocation larger
-//! than the device, which must be an `Err` and never a panic.
+//! many allocations and drops in stream order on a new stream, stream priorities, and an
+//! allocation larger than the device, which must be an `Err` and never a panic.
 
 use cudarc::driver::{CudaContext, CudaSlice, sys};
 use std::path::Path;
@@ -143,6 +143,12 @@ fn child() {
     drop(kept);
     s3.synchronize().unwrap();
     ctx.check_err().unwrap();
+
+    // Stream priorities: one, and a stream made with it.
+    let (least, greatest) = cudarc::driver::result::stream::get_priority_range().unwrap();
+    assert_eq!((least, greatest), (0, 0));
+    let s4 = ctx.new_stream_with_priority(greatest).unwrap();
+    assert_eq!(s4.clone_dtoh(&s4.clone_htod(&[1u8, 2, 3]).unwrap()).unwrap(), [1, 2, 3]);
 
     // Larger than the device: an error, not a panic.
     // SAFETY: never read (the allocation fails).

@@ -47,7 +47,11 @@ fn calls() -> Vec<(&'static str, Call)> {
         // SAFETY: refused before any argument is looked at.
         ("cuCtxSynchronize", || unsafe { cuCtxSynchronize() }),
         // SAFETY: refused before any argument is looked at.
+        ("cuCtxGetStreamPriorityRange", || unsafe { cuCtxGetStreamPriorityRange(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
         ("cuStreamCreate", || unsafe { cuStreamCreate(null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamCreateWithPriority", || unsafe { cuStreamCreateWithPriority(null_mut(), 0, 0) }),
         // SAFETY: refused before any argument is looked at.
         ("cuStreamDestroy_v2", || unsafe { cuStreamDestroy_v2(null_mut()) }),
         // SAFETY: refused before any argument is looked at.

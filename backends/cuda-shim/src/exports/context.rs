@@ -118,3 +118,26 @@ pub unsafe extern "C" fn cuCtxSynchronize() -> CUresult {
         s.dev(d).synchronize_device().map_err(|e| e.with_op(OP))
     })
 }
+
+/// `CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority)`: 0 and
+/// 0 (the emulator's streams have one priority, as on a device without stream
+/// priorities); either pointer may be NULL. Needs a current context.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) -> CUresult {
+    const OP: &str = "cuCtxGetStreamPriorityRange";
+    ffi(OP, || {
+        let s = shim(OP)?;
+        s.current(OP)?;
+        for p in [least, greatest] {
+            if !p.is_null() {
+                // SAFETY: non-null, and the caller passes a writable `int`.
+                unsafe { p.write(0) };
+            }
+        }
+        Ok(())
+    })
+}

@@ -30,25 +30,46 @@ use super::prelude::*;
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuStreamCreate(stream: *mut CUstream, flags: c_uint) -> CUresult {
     const OP: &str = "cuStreamCreate";
-    ffi(OP, || {
-        let s = shim(OP)?;
-        non_null(stream, OP, "phStream")?;
-        if flags != CU_STREAM_DEFAULT && flags != CU_STREAM_NON_BLOCKING {
-            return Err(err(CUDA_ERROR_INVALID_VALUE, OP, format!("stream flags {flags:#x} are neither 0 nor 1")));
-        }
-        let d = s.current(OP)?;
-        let st = s.dev(d).create_stream().map_err(|e| e.with_op(OP))?;
-        let kind = if flags == CU_STREAM_NON_BLOCKING {
-            StreamKind::NonBlocking
-        } else {
-            s.adopt(d, &st);
-            StreamKind::Blocking
-        };
-        let h = s.streams.insert(StreamEntry { device: d, stream: st, kind });
-        // SAFETY: non-null, and the caller passes a writable `CUstream`.
-        unsafe { stream.write(h as CUstream) };
-        Ok(())
-    })
+    ffi(OP, || create(stream, flags, OP))
+}
+
+/// `CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int
+/// priority)`: as `cuStreamCreate`. The emulator has one priority (the range
+/// `cuCtxGetStreamPriorityRange` reports is 0 to 0), and the driver clamps a priority
+/// outside the range to it: every priority is taken, and means the same.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuStreamCreateWithPriority(
+    stream: *mut CUstream,
+    flags: c_uint,
+    _priority: c_int,
+) -> CUresult {
+    const OP: &str = "cuStreamCreateWithPriority";
+    ffi(OP, || create(stream, flags, OP))
+}
+
+/// The body of both stream creations.
+fn create(stream: *mut CUstream, flags: c_uint, op: &'static str) -> mempool_hal::Result<()> {
+    let s = shim(op)?;
+    non_null(stream, op, "phStream")?;
+    if flags != CU_STREAM_DEFAULT && flags != CU_STREAM_NON_BLOCKING {
+        return Err(err(CUDA_ERROR_INVALID_VALUE, op, format!("stream flags {flags:#x} are neither 0 nor 1")));
+    }
+    let d = s.current(op)?;
+    let st = s.dev(d).create_stream().map_err(|e| e.with_op(op))?;
+    let kind = if flags == CU_STREAM_NON_BLOCKING {
+        StreamKind::NonBlocking
+    } else {
+        s.adopt(d, &st);
+        StreamKind::Blocking
+    };
+    let h = s.streams.insert(StreamEntry { device: d, stream: st, kind });
+    // SAFETY: non-null, and the caller passes a writable `CUstream`.
+    unsafe { stream.write(h as CUstream) };
+    Ok(())
 }
 
 /// `CUresult cuStreamDestroy_v2(CUstream hStream)` (`cuStreamDestroy` in `cuda.h`):

@@ -106,6 +106,24 @@ pub(super) fn init_device_context_rows(t: &mut Table) {
         // SAFETY: takes nothing.
         unsafe { cuCtxSynchronize() }
     });
+    t.fresh("cuCtxGetStreamPriorityRange", "without a current context", CONTEXT, |_| {
+        let (mut least, mut greatest) = (SENTINEL as i32, SENTINEL as i32);
+        // SAFETY: valid out-pointers.
+        let rc = unsafe { cuCtxGetStreamPriorityRange(&mut least, &mut greatest) };
+        assert_eq!((least, greatest), (SENTINEL as i32, SENTINEL as i32), "written without a context");
+        rc
+    });
+    t.add("cuCtxGetStreamPriorityRange", "both null", OK, |_| {
+        // SAFETY: null pointers are allowed and not written.
+        unsafe { cuCtxGetStreamPriorityRange(null_mut(), null_mut()) }
+    });
+    t.add("cuCtxGetStreamPriorityRange", "one priority: 0 to 0", OK, |_| {
+        let (mut least, mut greatest) = (7, 7);
+        // SAFETY: valid out-pointers.
+        let rc = unsafe { cuCtxGetStreamPriorityRange(&mut least, &mut greatest) };
+        assert_eq!((least, greatest), (0, 0));
+        rc
+    });
 }
 
 /// Rows for the device's name, total memory and UUID.

@@ -20,6 +20,31 @@ pub(super) fn stream_rows(t: &mut Table) {
         // SAFETY: a valid out-pointer.
         untouched(unsafe { cuStreamCreate(&mut s, 0) }, s as usize)
     });
+    t.add("cuStreamCreateWithPriority", "null", VALUE, |_| {
+        // SAFETY: a null out-pointer, refused before any write.
+        unsafe { cuStreamCreateWithPriority(null_mut(), 0, 0) }
+    });
+    t.add("cuStreamCreateWithPriority", "flags 0x2", VALUE, |_| {
+        let mut s = SENTINEL as CUstream;
+        // SAFETY: a valid out-pointer.
+        untouched(unsafe { cuStreamCreateWithPriority(&mut s, 2, 0) }, s as usize)
+    });
+    t.fresh("cuStreamCreateWithPriority", "without a current context", CONTEXT, |_| {
+        let mut s = SENTINEL as CUstream;
+        // SAFETY: a valid out-pointer.
+        untouched(unsafe { cuStreamCreateWithPriority(&mut s, 0, -1) }, s as usize)
+    });
+    for priority in [i32::MIN, 5, i32::MAX] {
+        t.add("cuStreamCreateWithPriority", format!("priority {priority} (clamped)"), OK, move |_| {
+            let mut s = null_mut();
+            // SAFETY: a valid out-pointer.
+            let rc = unsafe { cuStreamCreateWithPriority(&mut s, CU_STREAM_NON_BLOCKING, priority) };
+            assert!(!s.is_null());
+            // SAFETY: the stream just made.
+            check(unsafe { cuStreamDestroy_v2(s) }, "destroying it");
+            rc
+        });
+    }
     t.add("cuStreamDestroy_v2", "NULL (the default stream)", HANDLE, |_| {
         // SAFETY: handles are looked up, never dereferenced.
         unsafe { cuStreamDestroy_v2(null_mut()) }
