@@ -63,7 +63,7 @@ const ATTRIBUTES: [(c_int, c_int); 10] = [
 ];
 
 /// `CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)`: the
-/// device profile ([`ATTRIBUTES`]): warp size (10) 32, multiprocessors (16) 1, host mapping (19) 1, compute
+/// device profile (`ATTRIBUTES`): warp size (10) 32, multiprocessors (16) 1, host mapping (19) 1, compute
 /// capability (75, 76) 9.0, unified addressing (41) 1, managed memory (83) and concurrent
 /// managed access (89) 0, memory pools (115) 1, pool handle types (119) 1 (the POSIX file
 /// descriptor bit: a pool may be created with it, though this library exports no call that
