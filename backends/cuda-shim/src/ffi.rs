@@ -15,9 +15,9 @@ use std::ffi::c_char;
 /// (`mempool_cuda::sys`), the one place the library reads them from.
 pub use mempool_cuda::sys::{
     CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, CUDA_ERROR_INVALID_CONTEXT,
-    CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED,
-    CUDA_ERROR_NOT_READY, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_UNKNOWN, CUDA_SUCCESS,
-    CUresult,
+    CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND,
+    CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_READY, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY,
+    CUDA_ERROR_UNKNOWN, CUDA_SUCCESS, CUresult,
 };
 
 thread_local! {
@@ -62,6 +62,19 @@ pub(crate) fn code_of(e: &Error) -> CUresult {
 /// boundary: it becomes `CUDA_ERROR_UNKNOWN` (999) with a message.
 pub(crate) fn ffi(op: &'static str, body: impl FnOnce() -> Result<()>) -> CUresult {
     LAST.guard(op, CUDA_ERROR_UNKNOWN, code_of, body)
+}
+
+/// After a `_ptsz` twin's call of its plain variant failed with `rc`: the thread's message
+/// names the twin (`"cuStreamSynchronize_ptsz: ..."`), as every failure names its entry
+/// point. Returns `rc`.
+pub(crate) fn as_twin(rc: CUresult, base: &str, twin: &str) -> CUresult {
+    if rc != CUDA_SUCCESS
+        && let Some(m) = LAST.message()
+        && let Some(rest) = m.strip_prefix(base).filter(|r| r.starts_with(": "))
+    {
+        LAST.fail(rc, &format!("{twin}{rest}"));
+    }
+    rc
 }
 
 /// Refuses a null pointer argument with `CUDA_ERROR_INVALID_VALUE`.

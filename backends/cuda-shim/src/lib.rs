@@ -112,6 +112,7 @@ pub mod exports;
 mod ffi;
 mod signatures;
 mod state;
+pub mod table;
 pub mod types;
 
 pub use ffi::last_error_message;

@@ -13,7 +13,7 @@ use crate::types::{CU_STREAM_LEGACY, CU_STREAM_PER_THREAD};
 mod contexts;
 mod default_streams;
 
-pub(crate) use contexts::{current_context, set_current};
+pub(crate) use contexts::{ContextEntry, current_context, pop_current, push_current, set_current};
 use default_streams::Order;
 pub(crate) use default_streams::StreamKind;
 use mempool_emu::cabi::{HandleKind, Handles, HostAllocs, HostBlock, HostRange};
@@ -33,6 +33,21 @@ pub(crate) struct StreamEntry {
     pub(crate) device: u32,
     pub(crate) stream: EmuStream,
     pub(crate) kind: StreamKind,
+    /// The context it was made in (a default stream: the context current at the look-up).
+    pub(crate) context: usize,
+    /// The flags it was created with (`CU_STREAM_DEFAULT`, `CU_STREAM_NON_BLOCKING`).
+    pub(crate) flags: u32,
+    /// Its id (`cuStreamGetId`): unique in the process.
+    pub(crate) id: u64,
+}
+
+impl StreamEntry {
+    /// A default stream's entry (made at each look-up): in the current context, blocking,
+    /// with the id of its handle value (0 or 1 for the legacy stream, 2 for a per-thread one).
+    pub(crate) fn default_stream(device: u32, stream: EmuStream, kind: StreamKind, id: u64) -> StreamEntry {
+        let context = current_context().unwrap_or(0);
+        StreamEntry { device, stream, kind, context, flags: 0, id }
+    }
 }
 
 /// An event handle's target.
@@ -67,8 +82,9 @@ pub(crate) struct Shim {
     pub(crate) streams: Handles<StreamEntry>,
     pub(crate) events: Handles<EventEntry>,
     pub(crate) pools: Handles<PoolEntry>,
-    /// Context handle → its device (the primary contexts, one per device).
-    pub(crate) contexts: Handles<u32>,
+    /// Context handle → its device and flags (the primary contexts, one per device, and
+    /// those `cuCtxCreate` made).
+    pub(crate) contexts: Handles<ContextEntry>,
     /// The primary context handle of each device.
     primary: Vec<usize>,
     /// How many `cuDevicePrimaryCtxRetain` of each device no release has undone.
@@ -85,6 +101,19 @@ pub(crate) struct Shim {
     setup: Vec<Mutex<()>>,
     /// The `cuMemAllocHost` allocations by start address.
     pub(crate) host_allocs: HostAllocs,
+    /// The next stream id.
+    stream_ids: AtomicU64,
+    /// Each device's `cuMemAlloc` memory: a hidden whole-device pool and a hidden stream,
+    /// made at the first use.
+    plain: Vec<OnceLock<Plain>>,
+    /// Pool range base → pool handle, for the pointer attributes.
+    pool_bases: Mutex<std::collections::BTreeMap<u64, usize>>,
+}
+
+/// A device's `cuMemAlloc` memory.
+pub(crate) struct Plain {
+    pub(crate) pool: EmuPool,
+    pub(crate) stream: EmuStream,
 }
 
 impl Shim {
@@ -95,7 +124,7 @@ impl Shim {
         let n = root.config().devices;
         let devices = (0..n).map(|i| root.device(i)).collect::<Result<Vec<_>>>()?;
         let contexts = Handles::new(HandleKind::Context);
-        let primary = (0..n).map(|d| contexts.insert(d)).collect();
+        let primary = (0..n).map(|d| contexts.insert(ContextEntry::new(d, 0))).collect();
         Ok(Shim {
             devices,
             streams: Handles::new(HandleKind::Stream),
@@ -110,7 +139,15 @@ impl Shim {
             current_pools: Mutex::new(vec![None; n as usize]),
             setup: (0..n).map(|_| Mutex::new(())).collect(),
             host_allocs: HostAllocs::default(),
+            stream_ids: AtomicU64::new(3),
+            plain: (0..n).map(|_| OnceLock::new()).collect(),
+            pool_bases: Mutex::new(std::collections::BTreeMap::new()),
         })
+    }
+
+    /// A new stream id (`cuStreamGetId`), above the default streams' 0, 1 and 2.
+    pub(crate) fn next_stream_id(&self) -> u64 {
+        self.stream_ids.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The emulator of `device` (checked by the callers).
@@ -133,12 +170,13 @@ impl Shim {
     pub(crate) fn stream(&self, h: usize, op: &'static str) -> Result<StreamEntry> {
         if h == 0 || h == CU_STREAM_LEGACY as usize {
             let device = self.current(op)?;
-            return Ok(StreamEntry { device, stream: self.default_stream(device)?, kind: StreamKind::Legacy });
+            let stream = self.default_stream(device)?;
+            return Ok(StreamEntry::default_stream(device, stream, StreamKind::Legacy, h as u64));
         }
         if h == CU_STREAM_PER_THREAD as usize {
             let device = self.current(op)?;
             let stream = self.per_thread_stream(device, op)?;
-            return Ok(StreamEntry { device, stream, kind: StreamKind::Blocking });
+            return Ok(StreamEntry::default_stream(device, stream, StreamKind::Blocking, h as u64));
         }
         self.streams.get(h).ok_or_else(|| bad_handle(op, "stream", h))
     }
@@ -166,12 +204,46 @@ impl Shim {
                 return Err(e.with_op(op));
             }
         }
-        Ok(self.pools.insert(PoolEntry {
+        let base = pool.base().addr();
+        let h = self.pools.insert(PoolEntry {
             device,
             pool,
             threshold: Arc::new(AtomicU64::new(0)),
             high_floor: Arc::new([AtomicU64::new(0), AtomicU64::new(0)]),
-        }))
+        });
+        lock(&self.pool_bases).insert(base, h);
+        Ok(h)
+    }
+
+    /// The handle of the pool whose range starts at `base` (`None`: a hidden pool, or one
+    /// destroyed).
+    pub(crate) fn pool_by_base(&self, base: u64) -> Option<usize> {
+        let h = *lock(&self.pool_bases).get(&base)?;
+        self.pools.get(h).map(|_| h)
+    }
+
+    /// The `cuMemAlloc` memory of `device`, made at its first use: a hidden whole-device
+    /// pool (reuse off, nothing kept at synchronizations) and a hidden stream that nothing
+    /// else uses, so an allocation waits for no work.
+    pub(crate) fn plain(&self, device: u32, op: &'static str) -> Result<&Plain> {
+        let slot = &self.plain[device as usize];
+        if let Some(p) = slot.get() {
+            return Ok(p);
+        }
+        let _setup = lock(&self.setup[device as usize]);
+        if let Some(p) = slot.get() {
+            return Ok(p);
+        }
+        let dev = self.dev(device);
+        let props = PoolProps::builder().device(device).handle_type(HandleType::NONE).max_size(0).build();
+        let pool = dev.create_pool(&props).map_err(|e| e.with_op(op))?;
+        let stream = dev.create_stream().map_err(|e| e.with_op(op))?;
+        Ok(slot.get_or_init(|| Plain { pool, stream }))
+    }
+
+    /// The device whose `cuMemAlloc` pool holds `addr`, if one does.
+    pub(crate) fn plain_device(&self, base: u64) -> Option<u32> {
+        self.plain.iter().position(|p| p.get().is_some_and(|p| p.pool.base().addr() == base)).map(|d| d as u32)
     }
 
     /// The default pool of `device` (the whole device), made at its first use.

@@ -13,15 +13,15 @@
 pub use crate::ffi::{CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED};
 pub use crate::ffi::{
     CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE,
-    CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_READY, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY,
-    CUDA_ERROR_UNKNOWN, CUDA_SUCCESS, CUresult,
+    CUDA_ERROR_NOT_FOUND, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_READY, CUDA_ERROR_NOT_SUPPORTED,
+    CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_UNKNOWN, CUDA_SUCCESS, CUresult,
 };
 /// The flags of `cuMemHostRegister` (contract §15), as the backend declares them.
 pub use mempool_cuda::sys::{
     CU_MEMHOSTREGISTER_DEVICEMAP, CU_MEMHOSTREGISTER_IOMEMORY, CU_MEMHOSTREGISTER_PORTABLE,
     CU_MEMHOSTREGISTER_READ_ONLY,
 };
-use std::ffi::{c_char, c_int, c_uint};
+use std::ffi::{c_char, c_int, c_uint, c_void};
 
 /// `CUuuid`: a device's 16-byte UUID.
 #[repr(C)]
@@ -147,3 +147,113 @@ pub use mempool_cuda::sys::{
     CUmemAllocationGranularity_flags, CUmemAllocationProp, CUmemAllocationProp_allocFlags,
     CUmemGenericAllocationHandle,
 };
+
+/// `CUdriverProcAddress_flags`: the default search (the legacy default stream's variants).
+pub const CU_GET_PROC_ADDRESS_DEFAULT: u64 = 0;
+/// `CUdriverProcAddress_flags`: the variants whose NULL stream is the legacy default stream.
+pub const CU_GET_PROC_ADDRESS_LEGACY_STREAM: u64 = 1;
+/// `CUdriverProcAddress_flags`: the per-thread default-stream variants (`_ptds`, `_ptsz`).
+pub const CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: u64 = 2;
+
+/// `CUdriverProcAddressQueryResult`: what `cuGetProcAddress_v2` found (an `int` enum).
+pub type CUdriverProcAddressQueryResult = c_int;
+/// `CUdriverProcAddressQueryResult`: the symbol was found.
+pub const CU_GET_PROC_ADDRESS_SUCCESS: c_int = 0;
+/// `CUdriverProcAddressQueryResult`: no driver function has that name.
+pub const CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND: c_int = 1;
+/// `CUdriverProcAddressQueryResult`: the function is newer than the CUDA version asked for.
+pub const CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: c_int = 2;
+
+/// `CUctx_flags`: the scheduling bits (`CU_CTX_SCHED_AUTO` 0, `SPIN` 1, `YIELD` 2,
+/// `BLOCKING_SYNC` 4; at most one).
+pub const CU_CTX_SCHED_MASK: c_uint = 0x07;
+/// `CUctx_flags`: every flag a context takes (`CU_CTX_FLAGS_MASK`).
+pub const CU_CTX_FLAGS_MASK: c_uint = 0xFF;
+/// `CUresult` 224: the execution-affinity parameters of `cuCtxCreate_v3`/`_v4` are not
+/// supported.
+pub const CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY: CUresult = 224;
+
+/// `CUctxCreateParams` (`cuCtxCreate_v4`'s parameters, 24 bytes): execution-affinity
+/// parameters and their count, and the CUDA-in-graphics parameters.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct CUctxCreateParams {
+    /// `CUexecAffinityParam *execAffinityParams`.
+    pub execAffinityParams: *mut std::ffi::c_void,
+    /// `int numExecAffinityParams`.
+    pub numExecAffinityParams: c_int,
+    /// `CUctxCigParam *cigParams`.
+    pub cigParams: *mut std::ffi::c_void,
+}
+
+const _: () = assert!(std::mem::size_of::<CUctxCreateParams>() == 24);
+
+/// `CUstreamCallback`: `void (*)(CUstream hStream, CUresult status, void *userData)`, what
+/// `cuStreamAddCallback` runs.
+pub type CUstreamCallback = Option<unsafe extern "C" fn(stream: CUstream, status: CUresult, user_data: *mut c_void)>;
+/// `CUstreamCaptureStatus` (an `int` enum): the stream is not capturing.
+pub const CU_STREAM_CAPTURE_STATUS_NONE: c_int = 0;
+/// `CUhostTaskSyncMode`: the thread running host functions blocks between them.
+pub const CU_HOST_TASK_BLOCKING: c_uint = 0;
+/// `CUevent_record_flags`: the default record.
+pub const CU_EVENT_RECORD_DEFAULT: c_uint = 0;
+/// `CUevent_record_flags`: a record node for stream capture (no capture here).
+pub const CU_EVENT_RECORD_EXTERNAL: c_uint = 1;
+
+/// `CUmemorytype`: where memory lives (`cuPointerGetAttribute`'s memory type).
+pub const CU_MEMORYTYPE_HOST: c_uint = 1;
+/// `CUmemorytype` 2.
+pub const CU_MEMORYTYPE_DEVICE: c_uint = 2;
+/// `CUmemorytype` 3.
+pub const CU_MEMORYTYPE_ARRAY: c_uint = 3;
+/// `CUmemorytype` 4.
+pub const CU_MEMORYTYPE_UNIFIED: c_uint = 4;
+
+/// `CUpointer_attribute` ids (`cuPointerGetAttribute`, `cuPointerGetAttributes`).
+pub const CU_POINTER_ATTRIBUTE_CONTEXT: c_int = 1;
+/// `CUpointer_attribute` 2.
+pub const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: c_int = 2;
+/// `CUpointer_attribute` 3.
+pub const CU_POINTER_ATTRIBUTE_DEVICE_POINTER: c_int = 3;
+/// `CUpointer_attribute` 4.
+pub const CU_POINTER_ATTRIBUTE_HOST_POINTER: c_int = 4;
+/// `CUpointer_attribute` 5.
+pub const CU_POINTER_ATTRIBUTE_P2P_TOKENS: c_int = 5;
+/// `CUpointer_attribute` 6.
+pub const CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: c_int = 6;
+/// `CUpointer_attribute` 7.
+pub const CU_POINTER_ATTRIBUTE_BUFFER_ID: c_int = 7;
+/// `CUpointer_attribute` 8.
+pub const CU_POINTER_ATTRIBUTE_IS_MANAGED: c_int = 8;
+/// `CUpointer_attribute` 9.
+pub const CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: c_int = 9;
+/// `CUpointer_attribute` 10.
+pub const CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: c_int = 10;
+/// `CUpointer_attribute` 11.
+pub const CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: c_int = 11;
+/// `CUpointer_attribute` 12.
+pub const CU_POINTER_ATTRIBUTE_RANGE_SIZE: c_int = 12;
+/// `CUpointer_attribute` 13.
+pub const CU_POINTER_ATTRIBUTE_MAPPED: c_int = 13;
+/// `CUpointer_attribute` 14.
+pub const CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: c_int = 14;
+/// `CUpointer_attribute` 15.
+pub const CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: c_int = 15;
+/// `CUpointer_attribute` 16.
+pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: c_int = 16;
+/// `CUpointer_attribute` 17.
+pub const CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: c_int = 17;
+/// `CUpointer_attribute` 18.
+pub const CU_POINTER_ATTRIBUTE_MAPPING_SIZE: c_int = 18;
+/// `CUpointer_attribute` 19.
+pub const CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: c_int = 19;
+/// `CUpointer_attribute` 20.
+pub const CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: c_int = 20;
+/// `CUpointer_attribute` 21.
+pub const CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: c_int = 21;
+/// `CUpointer_attribute` 22.
+pub const CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL: c_int = 22;
+/// `CUstreamCaptureStatus`.
+pub const CU_STREAM_CAPTURE_STATUS_ACTIVE: c_int = 1;
+/// `CUstreamCaptureStatus`.
+pub const CU_STREAM_CAPTURE_STATUS_INVALIDATED: c_int = 2;

@@ -23,6 +23,182 @@ type Call = fn() -> CUresult;
 fn calls() -> Vec<(&'static str, Call)> {
     vec![
         // SAFETY: refused before any argument is looked at.
+        ("cuCtxCreate", || unsafe { cuCtxCreate(null_mut(), 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxDestroy", || unsafe { cuCtxDestroy(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxPushCurrent", || unsafe { cuCtxPushCurrent(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxPopCurrent", || unsafe { cuCtxPopCurrent(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuDevicePrimaryCtxRelease", || unsafe { cuDevicePrimaryCtxRelease(0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuDevicePrimaryCtxReset", || unsafe { cuDevicePrimaryCtxReset(0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuDevicePrimaryCtxSetFlags", || unsafe { cuDevicePrimaryCtxSetFlags(0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamDestroy", || unsafe { cuStreamDestroy(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuEventDestroy", || unsafe { cuEventDestroy(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuDeviceGetPCIBusId", || unsafe { cuDeviceGetPCIBusId(null_mut(), 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuDeviceGetByPCIBusId", || unsafe { cuDeviceGetByPCIBusId(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxSynchronize_v2", || unsafe { cuCtxSynchronize_v2(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxCreate_v2", || unsafe { cuCtxCreate_v2(null_mut(), 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxCreate_v3", || unsafe { cuCtxCreate_v3(null_mut(), null_mut(), 0, 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxCreate_v4", || unsafe { cuCtxCreate_v4(null_mut(), null_mut(), 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxDestroy_v2", || unsafe { cuCtxDestroy_v2(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxPushCurrent_v2", || unsafe { cuCtxPushCurrent_v2(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxPopCurrent_v2", || unsafe { cuCtxPopCurrent_v2(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxGetDevice", || unsafe { cuCtxGetDevice(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxGetDevice_v2", || unsafe { cuCtxGetDevice_v2(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxGetApiVersion", || unsafe { cuCtxGetApiVersion(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxGetFlags", || unsafe { cuCtxGetFlags(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxSetFlags", || unsafe { cuCtxSetFlags(0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxGetId", || unsafe { cuCtxGetId(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuDevicePrimaryCtxGetState", || unsafe { cuDevicePrimaryCtxGetState(0, null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuDevicePrimaryCtxSetFlags_v2", || unsafe { cuDevicePrimaryCtxSetFlags_v2(0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuDevicePrimaryCtxReset_v2", || unsafe { cuDevicePrimaryCtxReset_v2(0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamGetPriority", || unsafe { cuStreamGetPriority(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamGetFlags", || unsafe { cuStreamGetFlags(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamGetId", || unsafe { cuStreamGetId(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamGetDevice", || unsafe { cuStreamGetDevice(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamGetCtx", || unsafe { cuStreamGetCtx(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamGetCtx_v2", || unsafe { cuStreamGetCtx_v2(null_mut(), null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamIsCapturing", || unsafe { cuStreamIsCapturing(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamAddCallback", || unsafe { cuStreamAddCallback(null_mut(), None, null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamSynchronize_ptsz", || unsafe { cuStreamSynchronize_ptsz(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamQuery_ptsz", || unsafe { cuStreamQuery_ptsz(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamWaitEvent_ptsz", || unsafe { cuStreamWaitEvent_ptsz(null_mut(), null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamGetPriority_ptsz", || unsafe { cuStreamGetPriority_ptsz(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamGetFlags_ptsz", || unsafe { cuStreamGetFlags_ptsz(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamGetId_ptsz", || unsafe { cuStreamGetId_ptsz(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamGetDevice_ptsz", || unsafe { cuStreamGetDevice_ptsz(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamGetCtx_ptsz", || unsafe { cuStreamGetCtx_ptsz(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamGetCtx_v2_ptsz", || unsafe { cuStreamGetCtx_v2_ptsz(null_mut(), null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamIsCapturing_ptsz", || unsafe { cuStreamIsCapturing_ptsz(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuStreamAddCallback_ptsz", || unsafe { cuStreamAddCallback_ptsz(null_mut(), None, null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuEventRecordWithFlags", || unsafe { cuEventRecordWithFlags(null_mut(), null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuEventRecord_ptsz", || unsafe { cuEventRecord_ptsz(null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuEventRecordWithFlags_ptsz", || unsafe { cuEventRecordWithFlags_ptsz(null_mut(), null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuLaunchHostFunc_v2", || unsafe { cuLaunchHostFunc_v2(null_mut(), None, null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuLaunchHostFunc_ptsz", || unsafe { cuLaunchHostFunc_ptsz(null_mut(), None, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuLaunchHostFunc_v2_ptsz", || unsafe { cuLaunchHostFunc_v2_ptsz(null_mut(), None, null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemsetD16Async", || unsafe { cuMemsetD16Async(0, 0, 0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemsetD32Async", || unsafe { cuMemsetD32Async(0, 0, 0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemcpyAsync", || unsafe { cuMemcpyAsync(0, 0, 0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemcpyHtoDAsync_v2_ptsz", || unsafe { cuMemcpyHtoDAsync_v2_ptsz(0, null_mut(), 0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemcpyDtoHAsync_v2_ptsz", || unsafe { cuMemcpyDtoHAsync_v2_ptsz(null_mut(), 0, 0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemcpyDtoDAsync_v2_ptsz", || unsafe { cuMemcpyDtoDAsync_v2_ptsz(0, 0, 0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemcpyAsync_ptsz", || unsafe { cuMemcpyAsync_ptsz(0, 0, 0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemsetD8Async_ptsz", || unsafe { cuMemsetD8Async_ptsz(0, 0, 0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemsetD16Async_ptsz", || unsafe { cuMemsetD16Async_ptsz(0, 0, 0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemsetD32Async_ptsz", || unsafe { cuMemsetD32Async_ptsz(0, 0, 0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemcpy", || unsafe { cuMemcpy(0, 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemcpyHtoD_v2", || unsafe { cuMemcpyHtoD_v2(0, null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemcpyDtoH_v2", || unsafe { cuMemcpyDtoH_v2(null_mut(), 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemcpyDtoD_v2", || unsafe { cuMemcpyDtoD_v2(0, 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemsetD8_v2", || unsafe { cuMemsetD8_v2(0, 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemsetD16_v2", || unsafe { cuMemsetD16_v2(0, 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemsetD32_v2", || unsafe { cuMemsetD32_v2(0, 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemcpy_ptds", || unsafe { cuMemcpy_ptds(0, 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemcpyHtoD_v2_ptds", || unsafe { cuMemcpyHtoD_v2_ptds(0, null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemcpyDtoH_v2_ptds", || unsafe { cuMemcpyDtoH_v2_ptds(null_mut(), 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemcpyDtoD_v2_ptds", || unsafe { cuMemcpyDtoD_v2_ptds(0, 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemsetD8_v2_ptds", || unsafe { cuMemsetD8_v2_ptds(0, 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemsetD16_v2_ptds", || unsafe { cuMemsetD16_v2_ptds(0, 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemsetD32_v2_ptds", || unsafe { cuMemsetD32_v2_ptds(0, 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemAlloc_v2", || unsafe { cuMemAlloc_v2(null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemFree_v2", || unsafe { cuMemFree_v2(0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemGetAddressRange_v2", || unsafe { cuMemGetAddressRange_v2(null_mut(), null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuPointerGetAttribute", || unsafe { cuPointerGetAttribute(null_mut(), 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuPointerGetAttributes", || unsafe { cuPointerGetAttributes(0, null_mut(), null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemHostAlloc", || unsafe { cuMemHostAlloc(null_mut(), 0, 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemPoolSetAccess", || unsafe { cuMemPoolSetAccess(null_mut(), null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemPoolGetAccess", || unsafe { cuMemPoolGetAccess(null_mut(), null_mut(), null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemAllocAsync_ptsz", || unsafe { cuMemAllocAsync_ptsz(null_mut(), 0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemAllocFromPoolAsync_ptsz", || unsafe {
+            cuMemAllocFromPoolAsync_ptsz(null_mut(), 0, null_mut(), null_mut())
+        }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuMemFreeAsync_ptsz", || unsafe { cuMemFreeAsync_ptsz(0, null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
         ("cuDeviceGetCount", || unsafe { cuDeviceGetCount(null_mut()) }),
         // SAFETY: refused before any argument is looked at.
         ("cuDeviceGet", || unsafe { cuDeviceGet(null_mut(), 0) }),
@@ -147,8 +323,11 @@ fn calls() -> Vec<(&'static str, Call)> {
 }
 
 /// The exports that work before `cuInit`.
-const BEFORE_INIT: [&str; 6] = [
+const BEFORE_INIT: [&str; 9] = [
     "cuInit",
+    "cuGetProcAddress",
+    "cuGetProcAddress_v2",
+    "cuGetExportTable",
     "cuDriverGetVersion",
     "cuGetErrorName",
     "cuGetErrorString",
@@ -189,7 +368,7 @@ fn before_cu_init_only_the_process_calls_work() {
     // SAFETY: valid out-pointers; the strings are static.
     unsafe {
         assert_eq!(cuDriverGetVersion(&mut version), CUDA_SUCCESS);
-        assert_eq!(version, 12080);
+        assert_eq!(version, 13050);
         assert_eq!(cuGetErrorName(CUDA_ERROR_NOT_INITIALIZED, &mut name), CUDA_SUCCESS);
         assert_eq!(CStr::from_ptr(name).to_str(), Ok("CUDA_ERROR_NOT_INITIALIZED"));
         assert_eq!(cuGetErrorString(CUDA_ERROR_NOT_INITIALIZED, &mut text), CUDA_SUCCESS);

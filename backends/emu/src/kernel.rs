@@ -86,6 +86,20 @@ impl Emulator {
         self.platform.registry.pool_at(addr.addr()).is_some_and(|p| p.is_live(addr.addr(), len.max(1)))
     }
 
+    /// The live pool allocation of this platform that contains `addr`, as (its start, its
+    /// length as the pool handed it out, rounded to the granularity, the base address of its
+    /// pool's range, which [`EmuPool::base`](crate::EmuPool::base) answers too), or `None`
+    /// (not in a pool's range, or not in a live allocation there). What
+    /// `cuMemGetAddressRange` and `cuPointerGetAttribute` answer from.
+    pub fn allocation_at(&self, addr: DevicePtr) -> Option<(DevicePtr, u64, DevicePtr)> {
+        let pool = self.platform.registry.pool_at(addr.addr())?;
+        if pool.is_destroyed() {
+            return None;
+        }
+        let (start, len, _) = pool.state().blocks.containing_live(addr.addr())?;
+        Some((DevicePtr::from_addr(start), len, DevicePtr::from_addr(pool.base)))
+    }
+
     /// Frees `ptr` in stream order on `stream`, whichever pool of the platform holds it
     /// (as `aclrtMemPoolFreeAsync` does: it takes no pool). Through a pool handle, the
     /// same free is [`EmuPool::free`](crate::EmuPool::free).

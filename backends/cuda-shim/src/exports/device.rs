@@ -39,35 +39,87 @@ pub unsafe extern "C" fn cuDeviceGet(device: *mut CUdevice, ordinal: c_int) -> C
     })
 }
 
-/// The device profile: every attribute this library answers, and its value. The emulator
-/// models memory and stream order, not a processor: it answers what clients read to pick
-/// their paths (the compute capability, memory pools, host mapping, managed memory absent)
-/// and refuses attributes about kernels, clocks or caches rather than make them up.
-const ATTRIBUTES: [(c_int, c_int); 10] = [
-    // What clients size their launches by; the value of every current architecture.
-    (CU_DEVICE_ATTRIBUTE_WARP_SIZE, 32),
-    // Host functions of a device run one at a time, on one thread.
-    (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 1),
-    // Device addresses are host addresses: host memory is device-addressable.
-    (CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, 1),
-    // A current architecture: clients that gate pools or features on it take them.
-    (CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 9),
-    (CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0),
-    (CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, 1),
-    // No cuMemAllocManaged here.
-    (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, 0),
-    (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, 0),
-    (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 1),
-    // A bit mask of handle types: POSIX file descriptors are accepted at pool creation.
-    (CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
-];
+/// The last valid `CUdevice_attribute` id of the driver table's CUDA version (13.5:
+/// `CU_DEVICE_ATTRIBUTE_MAX` is 162).
+const LAST_ATTRIBUTE: c_int = 161;
+
+/// The device profile: the value of every valid attribute of `device` (ids 1 to
+/// [`LAST_ATTRIBUTE`]). The emulator models memory and stream order, not a processor:
+///
+/// - the kernel limits of compute capability 9.0 (threads, block and grid dimensions,
+///   shared memory, registers), so clients that size launches get the numbers they expect;
+/// - what clients read to pick their paths: compute capability 9.0, one multiprocessor
+///   (host functions of a device run one at a time), unified addressing, host mapping and
+///   host registration, memory pools (POSIX file-descriptor handle type), virtual memory
+///   management, two copy engines (copies and memsets run in stream order on every stream);
+/// - the PCI location `0000:NN:00.0` with bus `NN` = 1 + the ordinal (attributes 33, 34,
+///   50), as `cuDeviceGetPCIBusId` answers it;
+/// - 0 for every feature absent here (managed memory, concurrent managed access, stream
+///   priorities, cooperative and cluster launches, textures, peer access, IPC, multicast,
+///   MPS, compression, host and host-NUMA pools), and for every hardware figure the
+///   emulator has none of (clocks, caches, buses); -1 for the NUMA ids (no NUMA node).
+fn attribute(id: c_int, device: u32) -> Option<c_int> {
+    if !(1..=LAST_ATTRIBUTE).contains(&id) {
+        return None;
+    }
+    Some(match id {
+        // Threads per block; block dimensions x, y, z; grid dimensions x, y, z.
+        1 => 1024,
+        2 | 3 => 1024,
+        4 => 64,
+        5 => i32::MAX,
+        6 | 7 => 65535,
+        // Shared memory per block, constant memory, warp size, pitch, registers per block.
+        8 => 49152,
+        9 => 65536,
+        10 => 32,
+        11 => i32::MAX,
+        12 => 65536,
+        // Copies overlap work (15); one multiprocessor (16); host memory mappable (19).
+        15 => 1,
+        16 => 1,
+        19 => 1,
+        // Kernels of different streams run concurrently (31).
+        31 => 1,
+        // PCI bus id (33).
+        33 => 1 + device as c_int,
+        // Resident threads per multiprocessor (39); copy engines (40); unified addressing (41).
+        39 => 2048,
+        40 => 2,
+        41 => 1,
+        // Compute capability 9.0.
+        75 => 9,
+        76 => 0,
+        // Shared memory and registers per multiprocessor.
+        81 => 233_472,
+        82 => 65536,
+        // The host pointer of registered memory is its device pointer (91); host
+        // registration (99); opt-in shared memory per block (97).
+        91 => 1,
+        97 => 232_448,
+        99 => 1,
+        // Virtual memory management (102); blocks per multiprocessor (106); reserved shared
+        // memory per block (111).
+        102 => 1,
+        106 => 32,
+        111 => 1024,
+        // Memory pools (115) and their handle types (119): POSIX file descriptors.
+        115 => 1,
+        119 => CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+        // One memory synchronization domain (126).
+        126 => 1,
+        // No NUMA node (131: NUMA id, 134: host NUMA id).
+        131 | 134 => -1,
+        _ => 0,
+    })
+}
 
 /// `CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)`: the
-/// device profile (`ATTRIBUTES`): warp size (10) 32, multiprocessors (16) 1, host mapping (19) 1, compute
-/// capability (75, 76) 9.0, unified addressing (41) 1, managed memory (83) and concurrent
-/// managed access (89) 0, memory pools (115) 1, pool handle types (119) 1 (the POSIX file
-/// descriptor bit: a pool may be created with it, though this library exports no call that
-/// shares it). Every other attribute: `CUDA_ERROR_INVALID_VALUE`.
+/// device profile (`attribute`): warp size (10) 32, multiprocessors (16) 1, host mapping
+/// (19) 1, compute capability (75, 76) 9.0, unified addressing (41) 1, managed memory (83)
+/// and concurrent managed access (89) 0, memory pools (115) 1, pool handle types (119) 1
+/// (the POSIX file descriptor bit), and every other id of the enum as the profile says. An
+/// id outside the enum (0, 162 and up, negative): `CUDA_ERROR_INVALID_VALUE`.
 ///
 /// # Safety
 ///
@@ -78,19 +130,87 @@ pub unsafe extern "C" fn cuDeviceGetAttribute(pi: *mut c_int, attrib: c_int, dev
     ffi(OP, || {
         let s = shim(OP)?;
         non_null(pi, OP, "pi")?;
-        let Some(&(_, v)) = ATTRIBUTES.iter().find(|(a, _)| *a == attrib) else {
-            let known: Vec<String> = ATTRIBUTES.iter().map(|(a, _)| a.to_string()).collect();
+        if !(1..=LAST_ATTRIBUTE).contains(&attrib) {
             return Err(err(
                 CUDA_ERROR_INVALID_VALUE,
                 OP,
-                format!("device attribute {attrib} is not one this library answers ({})", known.join(", ")),
+                format!("device attribute {attrib} is not a CUdevice_attribute (1 to {LAST_ATTRIBUTE})"),
             ));
-        };
-        s.device_id(i64::from(dev), OP)?;
+        }
+        let d = s.device_id(i64::from(dev), OP)?;
+        let v = attribute(attrib, d).unwrap_or(0);
         // SAFETY: non-null, and the caller passes a writable `int`.
         unsafe { pi.write(v) };
         Ok(())
     })
+}
+
+/// Device `d`'s PCI bus id (`domain:bus:device.function`, bus 1 + the ordinal).
+fn pci_bus_id(d: u32) -> String {
+    format!("0000:{:02x}:00.0", 1 + d)
+}
+
+/// `CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)`: `"0000:NN:00.0"`
+/// (bus `NN` = 1 + the ordinal, in hexadecimal), NUL-terminated, cut to `len - 1` bytes
+/// where it is longer. A null buffer or a `len` below 1: `CUDA_ERROR_INVALID_VALUE`.
+///
+/// # Safety
+///
+/// See the module docs; `pciBusId` is writable for `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuDeviceGetPCIBusId(bus_id: *mut c_char, len: c_int, dev: CUdevice) -> CUresult {
+    const OP: &str = "cuDeviceGetPCIBusId";
+    ffi(OP, || {
+        let s = shim(OP)?;
+        non_null(bus_id, OP, "pciBusId")?;
+        let d = s.device_id(i64::from(dev), OP)?;
+        write_text(bus_id, len, &pci_bus_id(d), OP)
+    })
+}
+
+/// `CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)`: the device at a
+/// PCI bus id written `domain:bus:device.function`, `domain:bus:device` or `bus:device.function`
+/// (hexadecimal, any case), as `cuDeviceGetPCIBusId` answers them. A string naming no
+/// device: `CUDA_ERROR_INVALID_DEVICE`; null pointers: `CUDA_ERROR_INVALID_VALUE`.
+///
+/// # Safety
+///
+/// See the module docs; `pciBusId` is a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuDeviceGetByPCIBusId(dev: *mut CUdevice, bus_id: *const c_char) -> CUresult {
+    const OP: &str = "cuDeviceGetByPCIBusId";
+    ffi(OP, || {
+        let s = shim(OP)?;
+        non_null(dev, OP, "dev")?;
+        non_null(bus_id, OP, "pciBusId")?;
+        // SAFETY: non-null, and the caller passes a NUL-terminated string.
+        let text = unsafe { std::ffi::CStr::from_ptr(bus_id) }.to_string_lossy().to_ascii_lowercase();
+        let found = (0..s.devices.len() as u32).find(|&d| {
+            let full = pci_bus_id(d);
+            text == full || text == full[..10] || text == full[5..]
+        });
+        let d =
+            found.ok_or_else(|| err(CUDA_ERROR_INVALID_DEVICE, OP, format!("no device is at PCI bus id {text:?}")))?;
+        // SAFETY: non-null, and the caller passes a writable `CUdevice`.
+        unsafe { dev.write(d as CUdevice) };
+        Ok(())
+    })
+}
+
+/// Writes `text` NUL-terminated into `out` (`len` bytes), cut to `len - 1` bytes.
+fn write_text(out: *mut c_char, len: c_int, text: &str, op: &'static str) -> mempool_hal::Result<()> {
+    let cap = usize::try_from(len)
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| err(CUDA_ERROR_INVALID_VALUE, op, format!("len {len} leaves no room for the text")))?;
+    let n = text.len().min(cap - 1);
+    // SAFETY: non-null and writable for `len` bytes (the caller's contract); `n + 1` is at
+    // most `len`.
+    unsafe {
+        std::ptr::copy_nonoverlapping(text.as_ptr().cast::<c_char>(), out, n);
+        out.add(n).write(0);
+    }
+    Ok(())
 }
 
 /// The name every emulated device reports (with its ordinal).
@@ -111,20 +231,11 @@ pub unsafe extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: CUd
     ffi(OP, || {
         let s = shim(OP)?;
         non_null(name, OP, "name")?;
-        let cap = usize::try_from(len)
-            .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| err(CUDA_ERROR_INVALID_VALUE, OP, format!("len {len} leaves no room for a name")))?;
-        let d = s.device_id(i64::from(dev), OP)?;
-        let text = device_name(d);
-        let n = text.len().min(cap - 1);
-        // SAFETY: non-null and writable for `len` bytes (the caller's contract); `n + 1`
-        // is at most `len`.
-        unsafe {
-            std::ptr::copy_nonoverlapping(text.as_ptr().cast::<c_char>(), name, n);
-            name.add(n).write(0);
+        if len < 1 {
+            return Err(err(CUDA_ERROR_INVALID_VALUE, OP, format!("len {len} leaves no room for a name")));
         }
-        Ok(())
+        let d = s.device_id(i64::from(dev), OP)?;
+        write_text(name, len, &device_name(d), OP)
     })
 }
 
@@ -195,6 +306,17 @@ pub unsafe extern "C" fn cuDeviceGetUuid_v2(uuid: *mut CUuuid, dev: CUdevice) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_id_of_the_enum_has_a_value_and_none_outside() {
+        assert!((1..=LAST_ATTRIBUTE).all(|id| attribute(id, 0).is_some()));
+        for id in [0, -1, LAST_ATTRIBUTE + 1, c_int::MAX] {
+            assert_eq!(attribute(id, 0), None);
+        }
+        assert_eq!((attribute(75, 0), attribute(76, 0), attribute(115, 0)), (Some(9), Some(0), Some(1)));
+        assert_eq!((attribute(33, 0), attribute(33, 2)), (Some(1), Some(3)));
+        assert_eq!(pci_bus_id(2), "0000:03:00.0");
+    }
 
     #[test]
     fn uuids_differ_by_device_and_start_with_the_name() {

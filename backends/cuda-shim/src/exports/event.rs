@@ -60,15 +60,42 @@ pub unsafe extern "C" fn cuEventCreate(event: *mut CUevent, flags: c_uint) -> CU
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuEventRecord(event: CUevent, stream: CUstream) -> CUresult {
     const OP: &str = "cuEventRecord";
+    ffi(OP, || record(event, stream, OP))
+}
+
+/// The body of both event records.
+fn record(event: CUevent, stream: CUstream, op: &'static str) -> mempool_hal::Result<()> {
+    let s = shim(op)?;
+    let ev = s.event(event as usize, op)?;
+    let e = s.stream(stream as usize, op)?;
+    s.enqueue(&e, op, || s.dev(e.device).record_event(&ev.event, &e.stream).map_err(|e| e.with_op(op)))?;
+    ev.recorded.store(true, Ordering::Release);
+    Ok(())
+}
+
+/// `CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int
+/// flags)`: as `cuEventRecord`. `flags` is `CU_EVENT_RECORD_DEFAULT` (0) or
+/// `CU_EVENT_RECORD_EXTERNAL` (1, which matters only while a stream is captured, and no
+/// stream is here); anything else: `CUDA_ERROR_INVALID_VALUE`.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuEventRecordWithFlags(event: CUevent, stream: CUstream, flags: c_uint) -> CUresult {
+    const OP: &str = "cuEventRecordWithFlags";
     ffi(OP, || {
-        let s = shim(OP)?;
-        let ev = s.event(event as usize, OP)?;
-        let e = s.stream(stream as usize, OP)?;
-        s.enqueue(&e, OP, || s.dev(e.device).record_event(&ev.event, &e.stream).map_err(|e| e.with_op(OP)))?;
-        ev.recorded.store(true, Ordering::Release);
-        Ok(())
+        shim(OP)?;
+        if flags != CU_EVENT_RECORD_DEFAULT && flags != CU_EVENT_RECORD_EXTERNAL {
+            return Err(err(CUDA_ERROR_INVALID_VALUE, OP, format!("flags {flags:#x} are neither 0 nor 1")));
+        }
+        record(event, stream, OP)
     })
 }
+
+per_thread_twin!(cuEventRecord_ptsz = cuEventRecord(event: CUevent, stream: CUstream) stream stream);
+per_thread_twin!(cuEventRecordWithFlags_ptsz = cuEventRecordWithFlags(event: CUevent, stream: CUstream, flags: c_uint) stream stream);
+per_thread_twin!(cuStreamWaitEvent_ptsz = cuStreamWaitEvent(stream: CUstream, event: CUevent, flags: c_uint) stream stream);
 
 /// `CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)`
 /// (the default streams as for `cuEventRecord`): later work on the stream waits
@@ -143,12 +170,26 @@ pub unsafe extern "C" fn cuEventQuery(event: CUevent) -> CUresult {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuEventDestroy_v2(event: CUevent) -> CUresult {
     const OP: &str = "cuEventDestroy_v2";
-    ffi(OP, || {
-        let s = shim(OP)?;
-        let ev = s.event(event as usize, OP)?;
-        s.events.remove(event as usize);
-        s.dev(ev.device).destroy_event(&ev.event).map_err(|e| e.with_op(OP))
-    })
+    ffi(OP, || destroy(event, OP))
+}
+
+/// `CUresult cuEventDestroy(CUevent hEvent)`: CUDA 2.0's variant, the same call.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuEventDestroy(event: CUevent) -> CUresult {
+    const OP: &str = "cuEventDestroy";
+    ffi(OP, || destroy(event, OP))
+}
+
+/// The body of both event destructions.
+fn destroy(event: CUevent, op: &'static str) -> mempool_hal::Result<()> {
+    let s = shim(op)?;
+    let ev = s.event(event as usize, op)?;
+    s.events.remove(event as usize);
+    s.dev(ev.device).destroy_event(&ev.event).map_err(|e| e.with_op(op))
 }
 
 /// `CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)`: the

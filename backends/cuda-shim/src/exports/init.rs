@@ -3,9 +3,10 @@
 
 use super::prelude::*;
 
-/// The driver API version this library answers (`CUDA_VERSION` of `include/cuda.h`:
-/// 12.8, 1000 × major + 10 × minor).
-pub const DRIVER_VERSION: c_int = 12080;
+/// The driver API version this library answers: the CUDA version its driver table is
+/// written from ([`crate::table::TABLE_VERSION`], 13.5: 1000 × major + 10 × minor), which is
+/// also `CUDA_VERSION` of `include/cuda.h`.
+pub const DRIVER_VERSION: c_int = crate::table::TABLE_VERSION;
 
 /// `CUresult cuInit(unsigned int Flags)`: starts the emulated platform (configured from
 /// the environment) at the first call; `Flags` must be 0 (`CUDA_ERROR_INVALID_VALUE`).
@@ -27,7 +28,7 @@ pub unsafe extern "C" fn cuInit(flags: c_uint) -> CUresult {
     })
 }
 
-/// `CUresult cuDriverGetVersion(int *driverVersion)`: 12080 (12.8), before `cuInit` too.
+/// `CUresult cuDriverGetVersion(int *driverVersion)`: 13050 (13.5), before `cuInit` too.
 ///
 /// # Safety
 ///

@@ -20,7 +20,7 @@
 //!
 //! One file per object: [`init`], [`device`], [`context`], [`stream`], [`event`],
 //! [`memory`] (page-locked host memory and memory information), [`copy`] (copies and
-//! memsets), [`pool`], [`host_func`], [`vmm`] (virtual memory), [`host_register`]
+//! memsets), [`pool`], [`pointer`] (pointer attributes), [`proc_address`] (`cuGetProcAddress` over the driver table), [`host_func`], [`vmm`] (virtual memory), [`host_register`]
 //! (registered host memory) and [`errors`]. Every function is re-exported here, so
 //! `exports::NAME` names each C function whatever its file. What every entry point uses
 //! (the unwind guard, errors, pointer checks) is in the crate's bottom layer, `ffi`.
@@ -45,7 +45,9 @@ pub mod host_func;
 pub mod host_register;
 pub mod init;
 pub mod memory;
+pub mod pointer;
 pub mod pool;
+pub mod proc_address;
 pub mod stream;
 pub mod vmm;
 
@@ -58,15 +60,41 @@ pub use host_func::*;
 pub use host_register::*;
 pub use init::*;
 pub use memory::*;
+pub use pointer::*;
 pub use pool::*;
+pub use proc_address::*;
 pub use stream::*;
 pub use vmm::*;
 
+/// Defines `$twin`, the `_ptsz` variant of the exported `$base`: the same call, with a NULL
+/// `$stream` read as the calling thread's per-thread default stream (`CU_STREAM_PER_THREAD`);
+/// `CU_STREAM_LEGACY` still names the legacy default stream.
+macro_rules! per_thread_twin {
+    ($twin:ident = $base:ident ( $($arg:ident : $ty:ty),* ) stream $stream:ident) => {
+        #[doc = concat!("`", stringify!($twin), "`: [`", stringify!($base), "`] with a NULL stream read as the ",
+            "calling thread's per-thread default stream.")]
+        ///
+        /// # Safety
+        ///
+        /// As for the plain call.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $twin($($arg: $ty),*) -> CUresult {
+            let $stream = crate::exports::stream::per_thread($stream);
+            // SAFETY: the same arguments, under the same contract.
+            let rc = unsafe { $base($($arg),*) };
+            crate::ffi::as_twin(rc, stringify!($base), stringify!($twin))
+        }
+    };
+}
+pub(crate) use per_thread_twin;
+
 /// What the files of this folder share: the bottom layer, the state, and the C types.
 mod prelude {
+    pub(super) use super::per_thread_twin;
     pub(super) use crate::ffi::{err, ffi, last_error_ptr, non_null, non_zero};
     pub(super) use crate::state::{
-        EventEntry, PoolEntry, Shim, StreamEntry, StreamKind, current_context, init, set_current, shim,
+        ContextEntry, EventEntry, PoolEntry, Shim, StreamEntry, StreamKind, current_context, init, pop_current,
+        push_current, set_current, shim,
     };
     pub(super) use crate::types::*;
     pub(super) use mempool_emu::CopySide;

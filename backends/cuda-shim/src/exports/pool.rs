@@ -379,3 +379,96 @@ pub unsafe extern "C" fn cuDeviceSetMemPool(dev: CUdevice, pool: CUmemoryPool) -
         Ok(())
     })
 }
+
+per_thread_twin!(cuMemAllocAsync_ptsz = cuMemAllocAsync(dptr: *mut CUdeviceptr, bytesize: usize, stream: CUstream) stream stream);
+per_thread_twin!(cuMemAllocFromPoolAsync_ptsz = cuMemAllocFromPoolAsync(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, stream: CUstream) stream stream);
+per_thread_twin!(cuMemFreeAsync_ptsz = cuMemFreeAsync(dptr: CUdeviceptr, stream: CUstream) stream stream);
+
+/// The device a location of the pool-access calls names (`CU_MEM_LOCATION_TYPE_DEVICE`
+/// and a valid ordinal; otherwise `CUDA_ERROR_INVALID_VALUE`, or `CUDA_ERROR_INVALID_DEVICE`).
+fn access_device(s: &Shim, loc: CUmemLocation, op: &'static str) -> mempool_hal::Result<u32> {
+    if loc.type_ != CU_MEM_LOCATION_TYPE_DEVICE {
+        return Err(err(CUDA_ERROR_INVALID_VALUE, op, format!("location type {} is not a device (1)", loc.type_)));
+    }
+    s.device_id(i64::from(loc.id), op)
+}
+
+/// `CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t
+/// count)`: the pool's own device keeps read-write access (`CU_MEM_ACCESS_FLAGS_PROT_READWRITE`;
+/// any other flags for it: `CUDA_ERROR_INVALID_VALUE`); another device may be given no
+/// access (`PROT_NONE`, which it has), and read or read-write access answers
+/// `CUDA_ERROR_NOT_SUPPORTED` (no peer access between emulated devices). Flags outside
+/// the enum, a location that is not a device: `CUDA_ERROR_INVALID_VALUE`; a NULL `map`
+/// with a count: `CUDA_ERROR_INVALID_VALUE`. Every entry is checked before any applies.
+///
+/// # Safety
+///
+/// See the module docs; `map` holds `count` entries.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuMemPoolSetAccess(pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult {
+    const OP: &str = "cuMemPoolSetAccess";
+    ffi(OP, || {
+        let s = shim(OP)?;
+        if count > 0 {
+            non_null(map, OP, "map")?;
+        }
+        let p = s.pool(pool as usize, OP)?;
+        if count == 0 {
+            return Ok(());
+        }
+        // SAFETY: non-null, `count` entries (the caller's contract).
+        let descs = unsafe { std::slice::from_raw_parts(map, count) };
+        for d in descs {
+            let dev = access_device(s, d.location, OP)?;
+            let flags = d.flags;
+            if ![CU_MEM_ACCESS_FLAGS_PROT_NONE, CU_MEM_ACCESS_FLAGS_PROT_READ, CU_MEM_ACCESS_FLAGS_PROT_READWRITE]
+                .contains(&flags)
+            {
+                return Err(err(CUDA_ERROR_INVALID_VALUE, OP, format!("access flags {flags} are not 0, 1 or 3")));
+            }
+            if dev == p.device && flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE {
+                return Err(err(
+                    CUDA_ERROR_INVALID_VALUE,
+                    OP,
+                    format!("the pool's own device {dev} keeps read-write access"),
+                ));
+            }
+            if dev != p.device && flags != CU_MEM_ACCESS_FLAGS_PROT_NONE {
+                return Err(err(
+                    CUDA_ERROR_NOT_SUPPORTED,
+                    OP,
+                    format!("device {dev} cannot access a pool of device {} (no peer access here)", p.device),
+                ));
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool,
+/// CUmemLocation *location)`: `CU_MEM_ACCESS_FLAGS_PROT_READWRITE` for the pool's own
+/// device, `PROT_NONE` for any other.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuMemPoolGetAccess(
+    flags: *mut CUmemAccess_flags,
+    pool: CUmemoryPool,
+    location: *mut CUmemLocation,
+) -> CUresult {
+    const OP: &str = "cuMemPoolGetAccess";
+    ffi(OP, || {
+        let s = shim(OP)?;
+        non_null(flags, OP, "flags")?;
+        non_null(location, OP, "location")?;
+        let p = s.pool(pool as usize, OP)?;
+        // SAFETY: non-null, and the caller passes a readable location.
+        let dev = access_device(s, unsafe { location.read() }, OP)?;
+        let f = if dev == p.device { CU_MEM_ACCESS_FLAGS_PROT_READWRITE } else { CU_MEM_ACCESS_FLAGS_PROT_NONE };
+        // SAFETY: non-null, and the caller passes a writable flags value.
+        unsafe { flags.write(f) };
+        Ok(())
+    })
+}

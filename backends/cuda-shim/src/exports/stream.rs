@@ -66,7 +66,9 @@ fn create(stream: *mut CUstream, flags: c_uint, op: &'static str) -> mempool_hal
         s.adopt(d, &st);
         StreamKind::Blocking
     };
-    let h = s.streams.insert(StreamEntry { device: d, stream: st, kind });
+    let context = s.current_handle(op)?;
+    let id = s.next_stream_id();
+    let h = s.streams.insert(StreamEntry { device: d, stream: st, kind, context, flags, id });
     // SAFETY: non-null, and the caller passes a writable `CUstream`.
     unsafe { stream.write(h as CUstream) };
     Ok(())
@@ -86,26 +88,40 @@ fn create(stream: *mut CUstream, flags: c_uint, op: &'static str) -> mempool_hal
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuStreamDestroy_v2(stream: CUstream) -> CUresult {
     const OP: &str = "cuStreamDestroy_v2";
-    ffi(OP, || {
-        let s = shim(OP)?;
-        let default = [
-            (std::ptr::null_mut(), "the NULL stream"),
-            (CU_STREAM_LEGACY, "CU_STREAM_LEGACY"),
-            (CU_STREAM_PER_THREAD, "CU_STREAM_PER_THREAD"),
-        ]
-        .into_iter()
-        .find_map(|(h, name)| (h == stream).then_some(name));
-        if let Some(name) = default {
-            return Err(err(CUDA_ERROR_INVALID_HANDLE, OP, format!("{name} (a default stream) cannot be destroyed")));
-        }
-        s.stream(stream as usize, OP)?;
-        // Another thread may have destroyed it since the look-up: the removal decides.
-        let e = s
-            .streams
-            .remove(stream as usize)
-            .ok_or_else(|| err(CUDA_ERROR_INVALID_HANDLE, OP, format!("stream {stream:p} is destroyed")))?;
-        s.retire(&e, OP)
-    })
+    ffi(OP, || destroy(stream, OP))
+}
+
+/// `CUresult cuStreamDestroy(CUstream hStream)`: CUDA 2.0's variant, the same call.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuStreamDestroy(stream: CUstream) -> CUresult {
+    const OP: &str = "cuStreamDestroy";
+    ffi(OP, || destroy(stream, OP))
+}
+
+/// The body of both stream destructions.
+fn destroy(stream: CUstream, op: &'static str) -> mempool_hal::Result<()> {
+    let s = shim(op)?;
+    let default = [
+        (std::ptr::null_mut(), "the NULL stream"),
+        (CU_STREAM_LEGACY, "CU_STREAM_LEGACY"),
+        (CU_STREAM_PER_THREAD, "CU_STREAM_PER_THREAD"),
+    ]
+    .into_iter()
+    .find_map(|(h, name)| (h == stream).then_some(name));
+    if let Some(name) = default {
+        return Err(err(CUDA_ERROR_INVALID_HANDLE, op, format!("{name} (a default stream) cannot be destroyed")));
+    }
+    s.stream(stream as usize, op)?;
+    // Another thread may have destroyed it since the look-up: the removal decides.
+    let e = s
+        .streams
+        .remove(stream as usize)
+        .ok_or_else(|| err(CUDA_ERROR_INVALID_HANDLE, op, format!("stream {stream:p} is destroyed")))?;
+    s.retire(&e, op)
 }
 
 /// `CUresult cuStreamSynchronize(CUstream hStream)` (NULL, `CU_STREAM_LEGACY`: the current
@@ -146,3 +162,135 @@ pub unsafe extern "C" fn cuStreamQuery(stream: CUstream) -> CUresult {
         }
     })
 }
+
+per_thread_twin!(cuStreamSynchronize_ptsz = cuStreamSynchronize(stream: CUstream) stream stream);
+per_thread_twin!(cuStreamQuery_ptsz = cuStreamQuery(stream: CUstream) stream stream);
+
+/// NULL as the per-thread default stream (`CU_STREAM_PER_THREAD`), for the `_ptsz` twins;
+/// every other handle as it is.
+pub(crate) fn per_thread(stream: CUstream) -> CUstream {
+    if stream.is_null() { CU_STREAM_PER_THREAD } else { stream }
+}
+
+/// Looks the stream up and writes one of its properties through `out`.
+fn query<T>(
+    stream: CUstream,
+    out: *mut T,
+    what: &str,
+    op: &'static str,
+    get: impl FnOnce(&Shim, &StreamEntry) -> mempool_hal::Result<T>,
+) -> mempool_hal::Result<()> {
+    let s = shim(op)?;
+    non_null(out, op, what)?;
+    let e = s.stream(stream as usize, op)?;
+    let v = get(s, &e)?;
+    // SAFETY: non-null, and the caller passes a writable value of the type.
+    unsafe { out.write(v) };
+    Ok(())
+}
+
+/// `CUresult cuStreamGetPriority(CUstream hStream, int *priority)`: 0, the one priority
+/// of the emulator's streams (the range of `cuCtxGetStreamPriorityRange`).
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuStreamGetPriority(stream: CUstream, priority: *mut c_int) -> CUresult {
+    const OP: &str = "cuStreamGetPriority";
+    ffi(OP, || query(stream, priority, "priority", OP, |_, _| Ok(0)))
+}
+
+/// `CUresult cuStreamGetFlags(CUstream hStream, unsigned int *flags)`: the flags the
+/// stream was created with (`CU_STREAM_DEFAULT` 0, `CU_STREAM_NON_BLOCKING` 1; 0 for the
+/// default streams).
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuStreamGetFlags(stream: CUstream, flags: *mut c_uint) -> CUresult {
+    const OP: &str = "cuStreamGetFlags";
+    ffi(OP, || query(stream, flags, "flags", OP, |_, e| Ok(e.flags)))
+}
+
+/// `CUresult cuStreamGetId(CUstream hStream, unsigned long long *streamId)`: an id unique
+/// in the process (the legacy default stream's is 1, as its handle, 0 for NULL; a
+/// per-thread default stream's 2).
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuStreamGetId(stream: CUstream, id: *mut u64) -> CUresult {
+    const OP: &str = "cuStreamGetId";
+    ffi(OP, || query(stream, id, "streamId", OP, |_, e| Ok(e.id)))
+}
+
+/// `CUresult cuStreamGetDevice(CUstream hStream, CUdevice *device)`: the stream's device.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuStreamGetDevice(stream: CUstream, device: *mut CUdevice) -> CUresult {
+    const OP: &str = "cuStreamGetDevice";
+    ffi(OP, || query(stream, device, "device", OP, |_, e| Ok(e.device as CUdevice)))
+}
+
+/// `CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx)`: the context the stream
+/// was created in (a default stream: the current context).
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuStreamGetCtx(stream: CUstream, pctx: *mut CUcontext) -> CUresult {
+    const OP: &str = "cuStreamGetCtx";
+    ffi(OP, || query(stream, pctx, "pctx", OP, |_, e| Ok(e.context as CUcontext)))
+}
+
+/// `CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx)`
+/// (CUDA 12.5's variant): as `cuStreamGetCtx`; there are no green contexts here, so
+/// `*pGreenCtx` (where given) is NULL.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuStreamGetCtx_v2(
+    stream: CUstream,
+    pctx: *mut CUcontext,
+    green: *mut *mut c_void,
+) -> CUresult {
+    const OP: &str = "cuStreamGetCtx_v2";
+    ffi(OP, || {
+        query(stream, pctx, "pCtx", OP, |_, e| Ok(e.context as CUcontext))?;
+        if !green.is_null() {
+            // SAFETY: non-null, and the caller passes a writable `CUgreenCtx`.
+            unsafe { green.write(std::ptr::null_mut()) };
+        }
+        Ok(())
+    })
+}
+
+/// `CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)`:
+/// `CU_STREAM_CAPTURE_STATUS_NONE` (0): stream capture is not emulated
+/// (`cuStreamBeginCapture` answers `CUDA_ERROR_NOT_SUPPORTED`), so no stream is capturing.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuStreamIsCapturing(stream: CUstream, status: *mut c_int) -> CUresult {
+    const OP: &str = "cuStreamIsCapturing";
+    ffi(OP, || query(stream, status, "captureStatus", OP, |_, _| Ok(CU_STREAM_CAPTURE_STATUS_NONE)))
+}
+
+per_thread_twin!(cuStreamGetPriority_ptsz = cuStreamGetPriority(stream: CUstream, priority: *mut c_int) stream stream);
+per_thread_twin!(cuStreamGetFlags_ptsz = cuStreamGetFlags(stream: CUstream, flags: *mut c_uint) stream stream);
+per_thread_twin!(cuStreamGetId_ptsz = cuStreamGetId(stream: CUstream, id: *mut u64) stream stream);
+per_thread_twin!(cuStreamGetDevice_ptsz = cuStreamGetDevice(stream: CUstream, device: *mut CUdevice) stream stream);
+per_thread_twin!(cuStreamGetCtx_ptsz = cuStreamGetCtx(stream: CUstream, pctx: *mut CUcontext) stream stream);
+per_thread_twin!(cuStreamGetCtx_v2_ptsz = cuStreamGetCtx_v2(stream: CUstream, pctx: *mut CUcontext, green: *mut *mut c_void) stream stream);
+per_thread_twin!(cuStreamIsCapturing_ptsz = cuStreamIsCapturing(stream: CUstream, status: *mut c_int) stream stream);

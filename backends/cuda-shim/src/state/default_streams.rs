@@ -152,7 +152,7 @@ impl Drop for PerThread {
     fn drop(&mut self) {
         if let Some(Ok(s)) = SHIM.get() {
             for (device, stream) in self.0.drain(..) {
-                let entry = StreamEntry { device, stream, kind: StreamKind::Blocking };
+                let entry = StreamEntry { device, stream, kind: StreamKind::Blocking, context: 0, flags: 0, id: 2 };
                 let _ = s.retire(&entry, "thread exit");
             }
         }

@@ -4,7 +4,7 @@
 
 use cuda::exports::{cuCtxSetCurrent, cuDevicePrimaryCtxRetain, cuInit};
 use cuda::types::{CUDA_SUCCESS, CUcontext, CUresult};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub const CRATE: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -31,30 +31,15 @@ pub fn init_and_use(device: i32) -> CUcontext {
     ctx
 }
 
-/// The names of the exported C functions: every `#[unsafe(no_mangle)]` function of
-/// `src/exports/`.
+/// The names of the exported C functions the library implements: the implemented
+/// variants of the driver table, and the library's own two.
 pub fn exported_functions() -> Vec<String> {
-    let dir = Path::new(CRATE).join("src/exports");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("a directory entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
-        .collect();
-    files.sort();
-    let mut names = Vec::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-        let mut exported = false;
-        for line in text.lines().map(str::trim) {
-            if line == "#[unsafe(no_mangle)]" {
-                exported = true;
-            } else if exported && let Some(rest) = line.strip_prefix("pub unsafe extern \"C\" fn ") {
-                names.push(rest.split('(').next().expect("a name").to_string());
-                exported = false;
-            }
-        }
-    }
-    names
+    cuda::table::variants()
+        .iter()
+        .filter(|v| v.kind == cuda::table::Kind::Implemented)
+        .map(|v| v.symbol.to_string())
+        .chain(["mempool_cuda_shim_last_error", "mempool_cuda_shim_version"].map(String::from))
+        .collect()
 }
 
 /// `target/<profile>/deps/libcuda.so`, next to the test binary.

@@ -218,6 +218,7 @@ extern "C" fn ignore(_: *mut c_void) {}
 
 mod races;
 mod rows_device;
+mod rows_driver;
 mod rows_host_register;
 mod rows_memory;
 mod rows_pool;
@@ -244,6 +245,11 @@ fn table() -> Table {
     pool_rows(&mut t);
     vmm_rows(&mut t);
     host_register_rows(&mut t);
+    rows_driver::context_rows(&mut t);
+    rows_driver::proc_address_rows(&mut t);
+    rows_driver::stream_getter_rows(&mut t);
+    rows_driver::plain_memory_rows(&mut t);
+    rows_driver::copy_twin_rows(&mut t);
     t
 }
 

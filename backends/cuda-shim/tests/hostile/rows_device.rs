@@ -40,8 +40,11 @@ pub(super) fn init_device_context_rows(t: &mut Table) {
         // SAFETY: a null out-pointer, refused before any write.
         unsafe { cuDeviceGetAttribute(null_mut(), CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 0) }
     });
-    for attrib in [0, -5, 1, 11, 17, 74, 77, 100_000] {
+    for attrib in [0, -5, 162, 100_000, i32::MIN] {
         t.add("cuDeviceGetAttribute", format!("attribute {attrib}"), VALUE, move |_| get_attr(attrib, 0));
+    }
+    for attrib in [1, 11, 17, 74, 77, 139, 161] {
+        t.add("cuDeviceGetAttribute", format!("attribute {attrib} (in the profile)"), OK, move |_| get_attr(attrib, 0));
     }
     for dev in [-1, 3] {
         t.add("cuDeviceGetAttribute", format!("device {dev}"), DEVICE, move |_| get_attr(115, dev));

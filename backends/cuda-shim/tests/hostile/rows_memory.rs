@@ -56,7 +56,7 @@ pub(super) fn memory_rows(t: &mut Table) {
         untouched(rc, free);
         untouched(rc, total)
     });
-    for code in [4, 700, -1, 12_345] {
+    for code in [9, 998, -1, 12_345] {
         t.add("cuGetErrorName", format!("unknown code {code}: NULL"), VALUE, move |_| {
             let mut s = SENTINEL as *const std::ffi::c_char;
             // SAFETY: a valid out-pointer.
