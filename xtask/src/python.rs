@@ -13,7 +13,10 @@
 //!    of the allocator library (`mempool_hal.EXPORTS`); without `nm` this check is left to
 //!    the tests, which open the module with `ctypes`;
 //! 5. `pytest python/tests` on that install: statistics, snapshots, a replay, the emulator,
-//!    the exported names, all on the emulator backend;
+//!    the exported names, all on the emulator backend; and NVIDIA's `cuda.core` on the CPU
+//!    `libcuda.so.1` ([`CUDA_PYTHON`], wheels pinned and installed from the registry into the
+//!    same environment; the built `mempool-cuda-shim` laid out as `libcuda.so` and
+//!    `libcuda.so.1` in `target/cuda-shim-lib`, named by `MEMPOOL_CUDA_SHIM_DIR`);
 //! 6. `maturin sdist` (into `target/py-dist`), the source distribution installed into another
 //!    fresh environment (`target/py-sdist`), its metadata and exports checked there.
 //!
@@ -47,6 +50,11 @@ const OLDEST: (u32, u32) = (3, 9);
 /// What pip installs from the registry: maturin 1.9.4 is the first to tell pyo3 it builds an
 /// extension module (`PYO3_BUILD_EXTENSION_MODULE`).
 const TOOLS: [&str; 2] = ["maturin>=1.9.4,<2", "pytest>=7"];
+
+/// NVIDIA's Python CUDA stack, pinned, that `python/tests/test_cuda_core.py` runs on the CPU
+/// `libcuda.so.1` (wheels only: nothing is built; no `[cu13]` extra, which would pull in
+/// NVIDIA's runtime libraries).
+const CUDA_PYTHON: [&str; 4] = ["cuda-core==1.2.2", "cuda-bindings==13.5.0", "cuda-pathfinder==1.9.1", "numpy>=1.24"];
 
 /// The package's folder.
 fn package_dir() -> PathBuf {
@@ -116,10 +124,15 @@ fn build_and_test() -> Result<(), String> {
     run(&mut install, "pip install ./python (a fresh virtual environment)")?;
     check_metadata(&py)?;
     check_exports(&py)?;
+    let mut cuda = Command::new(&py);
+    cuda.args(["-m", "pip", "install", "--disable-pip-version-check", "--quiet", "--only-binary=:all:"])
+        .args(CUDA_PYTHON);
+    run(&mut cuda, &format!("pip install {}", CUDA_PYTHON.join(" ")))?;
+    let shim_dir = cuda_shim_dir(&target)?;
     let mut pytest = Command::new(&py);
     // No caches or bytecode written into the source tree.
-    pytest.args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "python/tests"]);
-    pytest.current_dir(workspace_root()).env("PYTHONDONTWRITEBYTECODE", "1");
+    pytest.args(["-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "python/tests"]);
+    pytest.current_dir(workspace_root()).env("PYTHONDONTWRITEBYTECODE", "1").env("MEMPOOL_CUDA_SHIM_DIR", &shim_dir);
     run(&mut pytest, "pytest python/tests")?;
 
     // 2. The source distribution: `maturin sdist` (the crates the package depends on
@@ -146,6 +159,23 @@ fn build_and_test() -> Result<(), String> {
 }
 
 /// The interpreter of the virtual environment `venv`.
+/// Builds the CPU `libcuda.so` and lays it out as `libcuda.so` and `libcuda.so.1` in a
+/// folder of its own (`target/cuda-shim-lib`), for the `cuda.core` test.
+fn cuda_shim_dir(target: &Path) -> Result<PathBuf, String> {
+    let mut build = Command::new(cargo());
+    build.args(["build", "-p", "mempool-cuda-shim"]).current_dir(workspace_root());
+    run(&mut build, "cargo build -p mempool-cuda-shim")?;
+    let lib = target.join("debug").join("libcuda.so");
+    let dir = target.join("cuda-shim-lib");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for name in ["libcuda.so", "libcuda.so.1"] {
+        let link = dir.join(name);
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&lib, &link).map_err(|e| format!("{}: {e}", link.display()))?;
+    }
+    Ok(dir)
+}
+
 fn venv_python(venv: &Path) -> PathBuf {
     venv.join("bin").join("python")
 }
