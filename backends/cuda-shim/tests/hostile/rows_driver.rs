@@ -15,7 +15,7 @@ extern "C" fn no_callback(_: CUstream, _: CUresult, _: *mut c_void) {}
 extern "C" fn no_host_fn(_: *mut c_void) {}
 
 pub(super) fn context_rows(t: &mut Table) {
-    // SAFETY (every row): null or garbage pointers and handles are refused before any use;
+    // Every row below: null or garbage pointers and handles are refused before any use;
     // out-pointers are valid where given.
     // SAFETY: null or garbage arguments are refused before any use; out-pointers are valid.
     t.add("cuCtxCreate", "null pctx", VALUE, |_| unsafe { cuCtxCreate(null_mut(), 0, 0) });
