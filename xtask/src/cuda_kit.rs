@@ -13,11 +13,15 @@
 //!    program needs `libcuda.so.1` by its soname and has no run-time path: on the target
 //!    machine it finds NVIDIA's driver as any CUDA program does (the task checks both in
 //!    the programs' dynamic sections);
-//! 3. strips the binaries (`strip`, or cargo's `profile.release.strip` where there is no
+//! 3. builds `backends/cuda-shim/tests/cudarc-0.19.4/` (cudarc 0.19.4, whose loader resolves
+//!    every driver name at first use: a Cargo project of its own) in release into
+//!    `bin/cudarc-0.19.4`, which `run.sh` runs after the trials on the machine's driver and
+//!    appends to the report;
+//! 4. strips the binaries (`strip`, or cargo's `profile.release.strip` where there is no
 //!    `strip`);
-//! 4. records in `GLIBC_REQUIRED` the highest `GLIBC_x.y` symbol version the binaries need,
+//! 5. records in `GLIBC_REQUIRED` the highest `GLIBC_x.y` symbol version the binaries need,
 //!    read from their ELF version-needs sections (`.gnu.version_r`);
-//! 5. writes `run.sh`, and fails when the folder is not under [`MAX_KIT_BYTES`].
+//! 6. writes `run.sh`, and fails when the folder is not under [`MAX_KIT_BYTES`].
 //!
 //! It prints the folder, its size and the glibc version at the end.
 //!
@@ -55,6 +59,26 @@ const TEST: &str = "cuda_hardware";
 /// The variable that makes the test binary only compile the C programs into a folder.
 const BUILD_VAR: &str = "MEMPOOL_TEST_CUDA_BUILD_PROGRAMS";
 
+/// The cudarc 0.19.4 program's name in the kit.
+const CUDARC: &str = "cudarc-0.19.4";
+
+/// Builds the cudarc 0.19.4 program (its own Cargo project and lockfile) in release.
+fn build_cudarc_0194() -> Result<PathBuf, String> {
+    let project = workspace_root().join("backends/cuda-shim/tests/cudarc-0.19.4");
+    let target = target_dir().join("cudarc-0.19.4");
+    let status = Command::new(cargo())
+        .args(["build", "--release", "--locked", "--manifest-path"])
+        .arg(project.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target)
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err(format!("building the cudarc 0.19.4 program failed ({status})"));
+    }
+    Ok(target.join("release/cudarc-0194-on-the-cpu-libcuda"))
+}
+
 /// The soname the C programs need.
 const SONAME: &str = "libcuda.so.1";
 
@@ -77,6 +101,8 @@ pub(crate) fn run_all(args: &[String]) -> Result<(), String> {
     }
     let exe = bin.join(TEST);
     std::fs::copy(&test_exe, &exe).map_err(|e| format!("copying {}: {e}", test_exe.display()))?;
+    let cudarc = build_cudarc_0194()?;
+    std::fs::copy(&cudarc, bin.join(CUDARC)).map_err(|e| format!("copying {}: {e}", cudarc.display()))?;
 
     // The CPU library as `libcuda.so.1`, only to link against: nothing points at it later.
     let link_dir = std::env::temp_dir().join(format!("mempool-cuda-kit-{}", std::process::id()));
@@ -330,10 +356,23 @@ status=$?
 if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
     echo "run.sh: the trials ran past {limit} s and were stopped; the report has what they found" >&2
 fi
+# cudarc 0.19.4 (its loader resolves every driver name at first use) on this machine's driver.
+if [ "$mode" = 1 ]; then
+    {{
+        echo
+        echo '## cudarc 0.19.4 on the driver of this machine'
+        echo
+        echo '```'
+        "$here/bin/{cudarc}" 2>&1
+        echo "exit status $?"
+        echo '```'
+    }} >> "$here/cuda-report.md"
+fi
 echo "report: $here/cuda-report.md (please send it back)"
 exit "$status"
 "#,
         build = BUILD_VAR,
+        cudarc = CUDARC,
         limit = TIME_LIMIT_S,
         test = TEST,
     )
