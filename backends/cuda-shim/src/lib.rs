@@ -1,8 +1,15 @@
 //! A drop-in `libcuda.so.1` on a CPU: the CUDA driver calls of stream-ordered memory pools
 //! (`cuMemPool*`, `cuMemAllocAsync`, `cuMemFreeAsync`) and the calls around them
-//! (initialization, devices and their profile, primary contexts, streams, events, host functions, async
-//! copies and memsets, page-locked host memory, error names), on top of the `mempool-hal`
-//! CPU emulator.
+//! (initialization, devices and their profile, contexts, streams, events, host functions,
+//! copies and memsets, plain and page-locked memory, pointer attributes, error names), on
+//! top of the `mempool-hal` CPU emulator.
+//!
+//! It exports every function name of the CUDA 13.5 driver API ([`table`]: 723 symbols,
+//! every `_v2` and `_ptsz`/`_ptds` variant), and answers `cuGetProcAddress` from the same
+//! table, so programs written elsewhere start on it: cudarc (whose older releases resolve
+//! every name at once) and NVIDIA's `cuda-bindings`/`cuda.core` (which resolve every
+//! function through `cuGetProcAddress_v2`). A function it does not emulate answers
+//! `CUDA_ERROR_NOT_SUPPORTED` naming itself. It reports driver version 13050.
 //!
 //! It lets the CUDA backend's loading and FFI code run in every test, and C and C++
 //! programs written against the driver API run on a machine without a GPU. Cargo builds
