@@ -20,7 +20,7 @@
 //!
 //! One file per object: [`init`], [`device`], [`context`], [`stream`], [`event`],
 //! [`memory`] (page-locked host memory and memory information), [`copy`] (copies and
-//! memsets), [`pool`], [`pointer`] (pointer attributes), [`proc_address`] (`cuGetProcAddress` over the driver table), [`host_func`], [`vmm`] (virtual memory), [`host_register`]
+//! memsets), [`pool`], [`pointer`](mod@pointer) (pointer attributes), [`proc_address`] (`cuGetProcAddress` over the driver table), [`host_func`], [`vmm`] (virtual memory), [`host_register`]
 //! (registered host memory) and [`errors`]. Every function is re-exported here, so
 //! `exports::NAME` names each C function whatever its file. What every entry point uses
 //! (the unwind guard, errors, pointer checks) is in the crate's bottom layer, `ffi`.
