@@ -36,7 +36,7 @@
 //!   without a run-time path: it finds the driver as any CUDA program does, the driver's
 //!   folder first in `LD_LIBRARY_PATH`. Two names of that header belong to the CPU library,
 //!   so each source is compiled through a wrapper that redefines them: `CUDA_VERSION` (the
-//!   CPU library's 12.8) is the driver's own version on NVIDIA's driver, and
+//!   CPU library's 13.5) is the driver's own version on NVIDIA's driver, and
 //!   `mempool_cuda_shim_version()` (which NVIDIA's driver does not export) names the
 //!   library in use. A program passes when it exits 0 within two minutes; its last line
 //!   goes into the report.
