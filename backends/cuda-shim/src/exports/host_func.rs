@@ -25,19 +25,22 @@ unsafe impl Send for SendPtr {}
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuLaunchHostFunc(stream: CUstream, func: CUhostFn, user_data: *mut c_void) -> CUresult {
     const OP: &str = "cuLaunchHostFunc";
-    ffi(OP, || {
-        shim(OP)?;
-        let Some(f) = func else { return Err(err(CUDA_ERROR_INVALID_VALUE, OP, "fn is null")) };
-        launch(
-            stream,
-            OP,
-            move |data| {
-                // SAFETY: the C caller provided `f` and `userData` for exactly this call.
-                unsafe { f(data) }
-            },
-            user_data,
-        )
-    })
+    ffi(OP, || host_func(stream, func, user_data, OP))
+}
+
+/// The body of both `cuLaunchHostFunc`s, once their own arguments are checked.
+fn host_func(stream: CUstream, func: CUhostFn, user_data: *mut c_void, op: &'static str) -> mempool_hal::Result<()> {
+    shim(op)?;
+    let Some(f) = func else { return Err(err(CUDA_ERROR_INVALID_VALUE, op, "fn is null")) };
+    launch(
+        stream,
+        op,
+        move |data| {
+            // SAFETY: the C caller provided `f` and `userData` for exactly this call.
+            unsafe { f(data) }
+        },
+        user_data,
+    )
 }
 
 /// `CUresult cuLaunchHostFunc_v2(CUstream hStream, CUhostFn fn, void *userData, unsigned
@@ -59,19 +62,10 @@ pub unsafe extern "C" fn cuLaunchHostFunc_v2(
     const OP: &str = "cuLaunchHostFunc_v2";
     ffi(OP, || {
         shim(OP)?;
-        let Some(f) = func else { return Err(err(CUDA_ERROR_INVALID_VALUE, OP, "fn is null")) };
         if sync_mode > 1 {
             return Err(err(CUDA_ERROR_INVALID_VALUE, OP, format!("syncMode {sync_mode} is neither 0 nor 1")));
         }
-        launch(
-            stream,
-            OP,
-            move |data| {
-                // SAFETY: as in `cuLaunchHostFunc`.
-                unsafe { f(data) }
-            },
-            user_data,
-        )
+        host_func(stream, func, user_data, OP)
     })
 }
 
