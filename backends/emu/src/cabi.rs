@@ -29,6 +29,8 @@ pub enum HandleKind {
     Context = 4,
     /// An external-allocator descriptor (`aclrtAllocatorDesc`).
     AllocatorDesc = 9,
+    /// A notification (`aclrtNotify`).
+    Notify = 10,
 }
 
 static NEXT_ID: AtomicUsize = AtomicUsize::new(1);

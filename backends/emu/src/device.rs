@@ -198,7 +198,7 @@ impl Emulator {
         &self.platform
     }
 
-    fn timeout(&self) -> std::time::Duration {
+    pub(crate) fn timeout(&self) -> std::time::Duration {
         self.platform.config.wait_timeout
     }
 

@@ -122,6 +122,10 @@ pub(crate) struct Platform {
     all_streams: Mutex<AllStreams>,
     /// Tests: random delays of the stream workers.
     pub(crate) worker_delay: Option<WorkerDelay>,
+    /// What the streams run when a task fails.
+    pub(crate) hooks: Arc<crate::stream::Hooks>,
+    /// The words of memory that value waits watch (`signal.rs`).
+    pub(crate) words: crate::signal::Words,
 }
 
 impl Drop for Platform {
@@ -150,6 +154,8 @@ impl Platform {
             host: Arc::new(HostClock::default()),
             all_streams: Mutex::new(AllStreams::default()),
             worker_delay,
+            hooks: Arc::default(),
+            words: crate::signal::Words::default(),
         }
     }
 
@@ -249,7 +255,15 @@ impl Platform {
         let mut r = lock(&self.streams);
         // Under the registry lock: the stream cannot leave the registry before it is
         // registered (it leaves only once destroyed, and nobody holds it yet).
-        let s = StreamShared::create(self.next_id(), device, self.id, deferred, self.worker_delay, on_exit);
+        let s = StreamShared::create(
+            self.next_id(),
+            device,
+            self.id,
+            deferred,
+            self.worker_delay,
+            Arc::clone(&self.hooks),
+            on_exit,
+        );
         r.live.insert(s.id, Arc::clone(&s));
         lock(&self.all_streams).insert(&s);
         Ok(s)

@@ -51,6 +51,59 @@ enum Task {
     /// A wait for another stream to complete its real operation at a position (an event
     /// wait, or the wait reuse rule e inserts), in slices of the wait timeout.
     Wait(Arc<StreamShared>, u64, Duration),
+    /// A wait whose end comes from outside the stream's order (a notification, a word of
+    /// memory: `signal.rs`): it returns the order it gives, known only when it ends, which
+    /// the stream then takes (and `open`, when its order was not known when it was
+    /// enqueued).
+    Await(Await, Option<Arc<OpenWait>>),
+}
+
+/// The worker's side of a [`Task::Await`]: blocks until the wait is satisfied, and returns
+/// the order that gives (`None`: none the checker can name), or fails the task.
+pub(crate) type Await = Box<dyn FnOnce(u64) -> Result<Option<Joined>> + Send + 'static>;
+
+/// An order a wait gives: a point of another stream and its clock there.
+#[derive(Debug, Clone)]
+pub(crate) struct Joined {
+    pub(crate) clock: Arc<Clock>,
+    pub(crate) point: (u64, u64),
+}
+
+/// A wait enqueued before what satisfies it was: the order it gives is known when it
+/// ends. Work enqueued behind it meanwhile is checked when it runs (`pool/access.rs`),
+/// with this order added.
+#[derive(Debug, Default)]
+pub(crate) struct OpenWait {
+    pub(crate) joined: OnceLock<Option<Joined>>,
+}
+
+/// A task that failed as it ran, as the platform's failure hook sees it
+/// ([`crate::Emulator::set_failure_hook`]).
+#[derive(Debug, Clone)]
+pub struct TaskFailure {
+    /// The stream's id ([`EmuStream::id`]).
+    pub stream: u64,
+    /// The stream's device.
+    pub device: u32,
+    /// The task: its position on the stream ([`crate::Emulator::last_task`] numbers tasks so).
+    pub task: u64,
+    /// Why it failed.
+    pub error: Error,
+}
+
+/// What the platform runs when a task fails, on the worker of its stream, before the
+/// task counts as complete (so before a synchronization that reports it returns).
+pub type FailureHook = Arc<dyn Fn(&TaskFailure) + Send + Sync>;
+
+/// The platform's hooks, shared by its streams.
+pub(crate) struct Hooks {
+    pub(crate) on_failure: Mutex<Option<FailureHook>>,
+}
+
+impl Default for Hooks {
+    fn default() -> Self {
+        Hooks { on_failure: Mutex::new(None) }
+    }
 }
 
 /// What the worker does once its stream is destroyed and has nothing left to run (the
@@ -82,6 +135,14 @@ pub(crate) struct StreamState {
     /// ([`StreamShared::close_discarding`]): the worker drops each remaining operation
     /// instead of running it, and counts it complete.
     discard: bool,
+    /// A task failed with the failure mode set to stop: the worker drops every operation
+    /// until the host takes the failure (a synchronization reports it).
+    failed_stop: bool,
+    /// The stream was aborted or stopped: the worker drops the operations up to this
+    /// position (those queued then).
+    drop_through: u64,
+    /// The waits queued whose order is not known yet ([`OpenWait`]).
+    open_waits: Vec<Arc<OpenWait>>,
     /// The worker thread was started (by the first real operation enqueued).
     worker: bool,
     /// What ends the stream's life in the platform, taken by the worker when it ends, or
@@ -98,6 +159,11 @@ impl StreamState {
     /// What the stream's tail is ordered after, on other streams.
     pub(crate) fn clock(&self) -> &Arc<Clock> {
         &self.clock
+    }
+
+    /// The waits queued whose order is not known yet.
+    pub(crate) fn open_waits(&self) -> &[Arc<OpenWait>] {
+        &self.open_waits
     }
 }
 
@@ -136,6 +202,10 @@ pub(crate) struct StreamShared {
     /// the rest of its work, which never runs (`completed` stays below it).
     abandoned: AtomicBool,
     failure: Mutex<Option<Error>>,
+    /// The failure mode: a failing task stops the stream (its later work is dropped until
+    /// the host takes the failure).
+    stop_on_failure: AtomicBool,
+    hooks: Arc<Hooks>,
     /// Tests: the worker sleeps up to this long before each operation.
     delay: Option<WorkerDelay>,
 }
@@ -217,6 +287,7 @@ impl StreamShared {
         platform: u64,
         deferred: bool,
         delay: Option<WorkerDelay>,
+        hooks: Arc<Hooks>,
         on_exit: OnExit,
     ) -> Arc<StreamShared> {
         let clock = Arc::new(Clock::default());
@@ -241,6 +312,9 @@ impl StreamShared {
                 allowed: if deferred { 0 } else { u64::MAX },
                 closing: false,
                 discard: false,
+                failed_stop: false,
+                drop_through: 0,
+                open_waits: Vec::new(),
                 worker: false,
                 on_exit: Some(on_exit),
             }),
@@ -252,6 +326,8 @@ impl StreamShared {
             destroyed: AtomicBool::new(false),
             abandoned: AtomicBool::new(false),
             failure: Mutex::new(None),
+            stop_on_failure: AtomicBool::new(false),
+            hooks,
             delay,
         })
     }
@@ -293,8 +369,9 @@ impl StreamShared {
                 loop {
                     match st.ops.front() {
                         Some(op) if op.pos <= st.allowed => {
+                            let drop_it = st.discard || st.failed_stop || op.pos <= st.drop_through;
                             let op = st.ops.pop_front();
-                            if st.discard {
+                            if drop_it {
                                 st.running_host_fn = 0;
                                 break op.map(|op| (op, true));
                             }
@@ -311,6 +388,9 @@ impl StreamShared {
                 // Never started, and now never will: dropped (what it held goes with it)
                 // and counted complete, so every wait for it ends.
                 let pos = op.pos;
+                if let Task::Await(_, Some(open)) = &op.task {
+                    self.settle(open, None);
+                }
                 drop(op);
                 self.complete(pos);
                 continue;
@@ -332,6 +412,23 @@ impl StreamShared {
                     }
                     Ok(Ok(()))
                 }
+                Task::Await(wait, open) => {
+                    let pos = op.pos;
+                    let outcome = catch_unwind(AssertUnwindSafe(move || wait(pos)));
+                    let joined = match &outcome {
+                        Ok(Ok(j)) => j.clone(),
+                        _ => None,
+                    };
+                    match open {
+                        Some(open) => self.settle(&open, joined),
+                        None => {
+                            if let Some(j) = joined {
+                                self.take_order(&j);
+                            }
+                        }
+                    }
+                    outcome.map(|r| r.map(|_| ()))
+                }
             };
             let failure = match outcome {
                 Ok(Ok(())) => None,
@@ -344,7 +441,7 @@ impl StreamShared {
                 )),
             };
             if let Some(e) = failure {
-                lock(&self.failure).get_or_insert(e);
+                self.fail(op.pos, e);
             }
             self.complete(op.pos);
         }
@@ -370,6 +467,73 @@ impl StreamShared {
             self.completed.store(pos, Ordering::Release);
         }
         self.done_cv.notify_all();
+    }
+
+    /// A task failed as it ran: the hook hears of it, the next synchronization reports it
+    /// (the first one since the last), and with the failure mode set to stop the stream
+    /// drops its work until then.
+    fn fail(&self, pos: u64, e: Error) {
+        let hook = lock(&self.hooks.on_failure).clone();
+        if let Some(hook) = hook {
+            let f = TaskFailure { stream: self.id, device: self.device, task: pos, error: e.clone() };
+            // A hook that panics loses its report, never the worker.
+            let _ = catch_unwind(AssertUnwindSafe(|| hook(&f)));
+        }
+        lock(&self.failure).get_or_insert(e);
+        if self.stop_on_failure.load(Ordering::Acquire) {
+            self.state().failed_stop = true;
+        }
+    }
+
+    /// The order an ended wait gives: the stream's tail takes it, for what is enqueued
+    /// from now on.
+    fn take_order(&self, j: &Joined) {
+        let mut st = self.state();
+        if let Some(clock) = st.clock().merged(&j.clock, j.point) {
+            self.set_clock_locked(&mut st, clock);
+        }
+    }
+
+    /// An open wait ended (`joined`: with that order) or was dropped (`None`).
+    fn settle(&self, open: &Arc<OpenWait>, joined: Option<Joined>) {
+        let _ = open.joined.set(joined.clone());
+        if let Some(j) = &joined {
+            self.take_order(j);
+        }
+        self.state().open_waits.retain(|w| !Arc::ptr_eq(w, open));
+    }
+
+    /// Whether the wait at `pos` should give up: the stream was destroyed by a destroy
+    /// that drops its work, or aborted, stopped or stopped by a failure since.
+    pub(crate) fn gives_up(&self, pos: u64) -> bool {
+        let st = self.state();
+        st.discard || st.failed_stop || pos <= st.drop_through
+    }
+
+    /// Sets the failure mode: `stop` makes a failing task stop the stream.
+    pub(crate) fn set_stop_on_failure(&self, stop: bool) {
+        self.stop_on_failure.store(stop, Ordering::Release);
+    }
+
+    /// Drops every operation queued and not started (the one running completes), and
+    /// leaves `e` for the next synchronization to report: an abort or a stop. The stream
+    /// takes new work afterwards.
+    pub(crate) fn cut(&self, e: Error) {
+        let mut st = self.state();
+        st.drop_through = st.last_real;
+        lock(&self.failure).get_or_insert(e);
+        self.work_cv.notify_one();
+    }
+
+    /// Enqueues a wait that ends from outside the stream's order ([`Task::Await`]);
+    /// `open`: its order is not known yet. Returns its position.
+    pub(crate) fn push_await_locked(&self, st: &mut StreamState, wait: Await, open: bool) -> Result<u64> {
+        let open = open.then(|| Arc::new(OpenWait::default()));
+        let pos = self.push_op_locked(st, Task::Await(wait, open.clone()), false)?;
+        if let Some(w) = open {
+            st.open_waits.push(w);
+        }
+        Ok(pos)
     }
 
     /// Locks the host-side state.
@@ -694,9 +858,14 @@ impl StreamShared {
         Some((tail, clock))
     }
 
-    /// Takes the failure recorded since the last synchronization.
+    /// Takes the failure recorded since the last synchronization; a stream stopped by a
+    /// failure runs new work again.
     pub(crate) fn take_failure(&self) -> Option<Error> {
-        lock(&self.failure).take()
+        let e = lock(&self.failure).take();
+        if e.is_some() {
+            self.state().failed_stop = false;
+        }
+        e
     }
 
     /// Marks the stream destroyed: work already queued still runs, then the worker ends.

@@ -26,7 +26,7 @@ use super::records::Access;
 use super::registry::PoolRegistry;
 use super::shared::{PoolShared, StateGuard};
 use crate::clock::{Clock, HostClock};
-use crate::stream::{StreamShared, Work};
+use crate::stream::{StreamShared, StreamState, Work};
 use crate::sync::Arc;
 use crate::vmm::mapped::MappedRange;
 use mempool_hal::{DevicePtr, Error, ErrorKind, Result, code};
@@ -306,21 +306,112 @@ pub(crate) fn enqueue_touching(
     op: &'static str,
     work: Work,
 ) -> Result<()> {
+    enqueue_touching_at(s, ranges, op, work, |_, _, _| ()).map(|_| ())
+}
+
+/// [`enqueue_touching`], running `pushed(s, state, pos)` under the stream's state lock
+/// once the work has its position (before it can run); returns the position.
+///
+/// Behind a wait whose order is not known yet (`stream.rs`, `OpenWait`), the order checks
+/// wait until the work runs: they take the stream's order then, with what those waits
+/// gave, and a refusal fails the task. The other checks (live memory) come now.
+pub(crate) fn enqueue_touching_at(
+    s: &Arc<StreamShared>,
+    ranges: &[CheckedRange],
+    op: &'static str,
+    work: Work,
+    pushed: impl FnOnce(&Arc<StreamShared>, &mut StreamState, u64),
+) -> Result<u64> {
     with_locked(ranges, |guards| {
         let st = &mut *s.state();
+        let deferred = !st.open_waits().is_empty() && ranges.iter().filter_map(pool_of).any(|p| p.settings.checker);
+        if deferred {
+            for (t, pool) in ranges.iter().filter_map(|t| Some((t, pool_of(t)?))) {
+                check(pool, blocks_of(guards, pool.id), t, None::<(&StreamShared, &Clock)>, op).or_else(|e| {
+                    // Only the order is left for later: a live range the host has not
+                    // observed is fine now.
+                    if e.kind() == ErrorKind::StreamOrderViolation
+                        && blocks_of(guards, pool.id).containing_live(t.addr).is_some()
+                    {
+                        Ok(0)
+                    } else {
+                        Err(e)
+                    }
+                })?;
+            }
+            let waits: Vec<_> = st.open_waits().to_vec();
+            let base = Arc::clone(st.clock());
+            let (me, rs) = (Arc::clone(s), ranges.to_vec());
+            let at = Arc::new(std::sync::atomic::AtomicU64::new(0));
+            let mine = Arc::clone(&at);
+            let checked: Work = Box::new(move || {
+                let mut clock = (*base).clone();
+                for w in &waits {
+                    if let Some(Some(j)) = w.joined.get() {
+                        clock.merge(&j.clock);
+                        clock.raise(j.point.0, j.point.1);
+                    }
+                }
+                let pos = mine.load(std::sync::atomic::Ordering::Acquire);
+                with_locked(&rs, |guards| {
+                    let mut starts = Vec::with_capacity(rs.len());
+                    for (t, pool) in rs.iter().filter_map(|t| Some((t, pool_of(t)?))) {
+                        starts.push(check(pool, blocks_of(guards, pool.id), t, Some((&*me, &clock)), op)?);
+                    }
+                    note_all(guards, &rs, starts, me.id, pos, op);
+                    Ok(())
+                })?;
+                work()
+            });
+            let pos = s.push_locked(st, checked)?;
+            at.store(pos, std::sync::atomic::Ordering::Release);
+            pushed(s, st, pos);
+            return Ok(pos);
+        }
         let mut starts = Vec::with_capacity(ranges.len());
         for (t, pool) in ranges.iter().filter_map(|t| Some((t, pool_of(t)?))) {
             let blocks = blocks_of(guards, pool.id);
             starts.push(check(pool, blocks, t, Some((s, st.clock())), op)?);
         }
         let pos = s.push_locked(st, work)?;
-        for ((t, pool), start) in ranges.iter().filter_map(|t| Some((t, pool_of(t)?))).zip(starts) {
-            if pool.settings.checker {
-                let a = Access { stream: s.id, pos, op, addr: t.addr, len: t.len, write: t.write };
-                blocks_of(guards, pool.id).note_access(start, a, pool.settings.races);
-            }
+        note_all(guards, ranges, starts, s.id, pos, op);
+        pushed(s, st, pos);
+        Ok(pos)
+    })
+}
+
+/// Notes the accesses of an operation at `pos` of stream `sid`, for the checker.
+fn note_all(
+    guards: &mut [(u64, StateGuard<'_>)],
+    ranges: &[CheckedRange],
+    starts: Vec<u64>,
+    sid: u64,
+    pos: u64,
+    op: &'static str,
+) {
+    for ((t, pool), start) in ranges.iter().filter_map(|t| Some((t, pool_of(t)?))).zip(starts) {
+        if pool.settings.checker {
+            let a = Access { stream: sid, pos, op, addr: t.addr, len: t.len, write: t.write };
+            blocks_of(guards, pool.id).note_access(start, a, pool.settings.races);
         }
-        Ok(())
+    }
+}
+
+/// Checks the ranges of an operation on stream `s` as [`enqueue_touching`] does (without
+/// noting them as accesses: a wait on a word reads it, racing its writers by design) and
+/// runs `push` under the pool locks and the stream's state lock, to enqueue it.
+pub(crate) fn check_enqueue(
+    s: &Arc<StreamShared>,
+    ranges: &[CheckedRange],
+    op: &'static str,
+    push: impl FnOnce(&mut StreamState) -> Result<u64>,
+) -> Result<()> {
+    with_locked(ranges, |guards| {
+        let st = &mut *s.state();
+        for (t, pool) in ranges.iter().filter_map(|t| Some((t, pool_of(t)?))) {
+            check(pool, blocks_of(guards, pool.id), t, Some((s, st.clock())), op)?;
+        }
+        push(st).map(|_| ())
     })
 }
 
