@@ -24,6 +24,18 @@ pub(crate) struct EventEntry {
     /// The flags it was created with (`aclrtCreateEventWithFlag`; CANN's default for
     /// `aclrtCreateEvent`).
     pub(crate) flags: u32,
+    /// Made by `aclrtCreateEventExWithFlag` (CANN's "new mode").
+    pub(crate) ex: bool,
+    /// The record flag and the wait flag its first `aclrtRecordEventWithFlag` and
+    /// `aclrtStreamWaitEventWithFlag` used, which it keeps.
+    pub(crate) fixed: Arc<Mutex<[Option<u32>; 2]>>,
+}
+
+impl EventEntry {
+    /// A new event's entry: no record or wait flag used yet.
+    pub(crate) fn new(event: EmuEvent, flags: u32, ex: bool) -> EventEntry {
+        EventEntry { event, flags, ex, fixed: Arc::default() }
+    }
 }
 
 /// Everything the exported functions share.
@@ -55,6 +67,38 @@ pub(crate) struct Shim {
     pub(crate) reports: crate::report::Reports,
     /// The external-allocator registry (`aclrtAllocator*`).
     pub(crate) allocators: crate::allocators::Allocators,
+    /// Notification handles (`aclrtCreateNotify`).
+    pub(crate) notifies: Handles<mempool_emu::EmuNotify>,
+    /// Host-function subscriptions (`aclrtSubscribeHostFunc`): a host function launched
+    /// on a subscribed stream runs on the subscriber's thread.
+    pub(crate) host_func_subs: crate::report::Reports,
+    /// Stream state callbacks by name (`aclrtRegStreamStateCallback`).
+    pub(crate) stream_states: Mutex<std::collections::BTreeMap<String, StreamStateCallback>>,
+}
+
+/// A registered stream state callback and its argument.
+#[derive(Clone, Copy)]
+pub(crate) struct StreamStateCallback {
+    pub(crate) func:
+        unsafe extern "C" fn(*mut std::ffi::c_void, mempool_ascend::sys::aclrtStreamState, *mut std::ffi::c_void),
+    pub(crate) args: *mut std::ffi::c_void,
+}
+// SAFETY: the argument is only handed back to the C function it was registered with; the
+// C caller owns its thread safety (the ACL contract).
+unsafe impl Send for StreamStateCallback {}
+
+impl Shim {
+    /// Calls every registered stream state callback for `stream` (a handle; the default
+    /// stream is null), on the calling thread, as CANN does around a create or destroy.
+    pub(crate) fn stream_state(&self, stream: usize, state: mempool_ascend::sys::aclrtStreamState) {
+        let cbs: Vec<StreamStateCallback> =
+            self.stream_states.lock().unwrap_or_else(PoisonError::into_inner).values().copied().collect();
+        for cb in cbs {
+            // SAFETY: the C caller registered `func` to be called with a stream, a state
+            // and `args`.
+            unsafe { (cb.func)(stream as *mut std::ffi::c_void, state, cb.args) };
+        }
+    }
 }
 
 impl Shim {
@@ -62,6 +106,8 @@ impl Shim {
         // The host functions of a device run on one thread, as a CANN context's do on its
         // callback thread (all contexts of a device share it here).
         let root = Emulator::builder().with_env()?.host_functions_on_one_thread(true).build()?;
+        // Task failures reach the exception callback (`exports::exception`).
+        root.set_failure_hook(Some(Arc::new(crate::exports::exception::dispatch)));
         let n = root.config().devices;
         let devices = (0..n).map(|i| root.device(i)).collect::<Result<Vec<_>>>()?;
         Ok(Shim {
@@ -80,6 +126,9 @@ impl Shim {
             host_func_streams: Mutex::new(HashSet::new()),
             reports: crate::report::Reports::default(),
             allocators: crate::allocators::Allocators::new(),
+            notifies: Handles::new(HandleKind::Notify),
+            host_func_subs: crate::report::Reports::default(),
+            stream_states: Mutex::new(std::collections::BTreeMap::new()),
         })
     }
 
@@ -117,6 +166,7 @@ impl Shim {
         self.failure_modes.lock().unwrap_or_else(PoisonError::into_inner).remove(&(device, h));
         self.host_func_streams.lock().unwrap_or_else(PoisonError::into_inner).remove(&h);
         self.reports.forget(device, h);
+        self.host_func_subs.forget(device, h);
         self.allocators.by_stream().remove(&h);
     }
 
@@ -289,6 +339,23 @@ pub(crate) fn shim(op: &'static str) -> Result<&'static Shim> {
 thread_local! {
     /// The current (device, context handle) of this thread.
     static CURRENT: Cell<Option<(u32, usize)>> = const { Cell::new(None) };
+    /// The number of the last task this thread enqueued (`aclrtGetThreadLastTaskId`);
+    /// `u32::MAX` before any, as on CANN.
+    static LAST_TASK: Cell<u32> = const { Cell::new(u32::MAX) };
+}
+
+/// Notes the task the calling thread just enqueued on `e` (`aclrtGetThreadLastTaskId`):
+/// its position on the stream, as task failures number it. Another thread enqueuing on
+/// the same stream at once may move it past this thread's task.
+pub(crate) fn note_task(s: &Shim, e: &StreamEntry) {
+    if let Ok(t) = s.dev(e.device).last_task(&e.stream) {
+        LAST_TASK.with(|c| c.set(t as u32));
+    }
+}
+
+/// The number of the last task the calling thread enqueued.
+pub(crate) fn last_task() -> u32 {
+    LAST_TASK.with(Cell::get)
 }
 
 /// Whether `aclInit` has run since the last `aclFinalize`, and whether `aclFinalize` has

@@ -169,6 +169,9 @@ struct Field(&'static str, &'static str, usize, usize, &'static str);
 #[path = "headers_parts/vmm.rs"]
 mod vmm;
 
+#[path = "headers_parts/failures.rs"]
+mod failures;
+
 fn fields() -> Vec<Field> {
     type L = aclrtMemLocation;
     type P = aclrtMemPoolProps;
@@ -206,17 +209,20 @@ fn fields() -> Vec<Field> {
         ),
     ];
     out.extend(vmm::fields());
+    out.extend(failures::fields());
     out
 }
 
 /// Every struct: name, size, alignment.
-fn structs() -> [(&'static str, usize, usize); 4] {
-    [
+fn structs() -> Vec<(&'static str, usize, usize)> {
+    let mut out = vec![
         ("aclrtMemLocation", size_of::<aclrtMemLocation>(), align_of::<aclrtMemLocation>()),
         ("aclrtMemPoolProps", size_of::<aclrtMemPoolProps>(), align_of::<aclrtMemPoolProps>()),
         ("aclrtPhysicalMemProp", size_of::<aclrtPhysicalMemProp>(), align_of::<aclrtPhysicalMemProp>()),
         ("aclrtMemAccessDesc", size_of::<aclrtMemAccessDesc>(), align_of::<aclrtMemAccessDesc>()),
-    ]
+    ];
+    out.extend(failures::structs());
+    out
 }
 
 /// Every enum value and constant the headers define, with its value: from the Rust side
@@ -352,7 +358,18 @@ fn constants() -> Vec<(String, i64)> {
         let prefix = if a.name.starts_with("REUSE_") { "ACL_RT_MEM_POOL_" } else { "ACL_RT_MEM_POOL_ATTR_" };
         c.push((format!("{prefix}{}", a.name), i64::from(a.id.0)));
     }
+    c.extend(failures::constants());
     c
+}
+
+/// Every prototype: the core's and each part's.
+fn prototypes() -> impl Iterator<Item = &'static (&'static str, &'static str, &'static str)> {
+    PROTOTYPES.iter().chain(failures::PROTOTYPES)
+}
+
+/// Every enum type: the core's and each part's.
+fn enums() -> impl Iterator<Item = &'static str> {
+    ENUMS.iter().chain(failures::ENUMS.iter()).copied()
 }
 
 fn read(path: &Path) -> String {
@@ -524,7 +541,7 @@ fn checks() -> (String, usize) {
         sa(&mut s, format!("offsetof({st}, {f}) == {off}"));
         sa(&mut s, format!("sizeof((({st} *)0)->{f}) == {size}"));
     }
-    for e in ENUMS {
+    for e in enums() {
         sa(&mut s, format!("sizeof({e}) == {}", size_of::<c_int>()));
     }
     for (name, value) in constants() {
@@ -536,7 +553,7 @@ fn checks() -> (String, usize) {
 /// Pointers of the exact expected type to every exported function, inside a function body.
 fn prototype_checks() -> String {
     let mut s = String::new();
-    for (name, ret, params) in PROTOTYPES {
+    for (name, ret, params) in prototypes() {
         writeln!(s, "    {ret} (*const p_{name})({params}) = {name};\n    (void)p_{name};").unwrap();
     }
     s
@@ -687,11 +704,10 @@ fn the_headers_declare_exactly_what_the_library_exports() {
         missing.is_empty() && extra.is_empty(),
         "exported but not declared: {missing:?}; declared but not exported: {extra:?}"
     );
-    assert_eq!(exported_names.len(), 81);
+    assert_eq!(exported_names.len(), 106);
 
     // The expected prototypes are the exported Rust signatures, spelled in C.
-    let expected: BTreeSet<_> =
-        PROTOTYPES.iter().map(|(n, r, p)| (n.to_string(), r.to_string(), p.to_string())).collect();
+    let expected: BTreeSet<_> = prototypes().map(|(n, r, p)| (n.to_string(), r.to_string(), p.to_string())).collect();
     let from_rust: BTreeSet<_> = exported
         .iter()
         .map(|(n, r, p)| {
@@ -725,7 +741,7 @@ fn every_type_and_constant_the_headers_define_is_checked() {
     }
     let expected: BTreeSet<String> = constants().into_iter().map(|(n, _)| n).collect();
     assert_eq!(consts, expected, "the constants the headers define and the ones checked");
-    assert_eq!(enums, ENUMS.iter().map(|e| e.to_string()).collect(), "the enum types");
+    assert_eq!(enums, self::enums().map(str::to_string).collect(), "the enum types");
     let checked: BTreeSet<_> = fields().into_iter().map(|Field(s, f, ..)| (s.to_string(), f.to_string())).collect();
     assert_eq!(struct_fields, checked, "the struct fields");
 }
@@ -767,7 +783,7 @@ fn c_and_cpp_programs_compile_against_the_headers_and_the_c_one_runs_on_the_libr
     );
     assert_eq!(stdout.trim_end(), "headers: pool ok, 256 of 256 bytes set, 0 bytes used after free");
     let _ = std::fs::remove_dir_all(&dir);
-    println!("{asserts} static assertions and {} prototypes checked in C11 and C++17", PROTOTYPES.len());
+    println!("{asserts} static assertions and {} prototypes checked in C11 and C++17", prototypes().count());
 }
 
 /// A program that includes only `acl/acl_rt.h` reaches the process calls, as with CANN's

@@ -139,6 +139,76 @@ pub const ACL_EVENT_CAPTURE_STREAM_PROGRESS: u32 = 0x2;
 /// `ACL_EVENT_TIME_LINE`, a flag of `aclrtCreateEventWithFlag`.
 pub const ACL_EVENT_TIME_LINE: u32 = 0x8;
 
+/// `aclrtNotify`: a notification handle.
+pub type aclrtNotify = *mut c_void;
+/// `ACL_NOTIFY_DEFAULT`, a flag of `aclrtCreateNotify`.
+pub const ACL_NOTIFY_DEFAULT: u64 = 0;
+/// `ACL_NOTIFY_DEVICE_USE_ONLY`, a flag of `aclrtCreateNotify`.
+pub const ACL_NOTIFY_DEVICE_USE_ONLY: u64 = 1;
+/// `ACL_STREAM_WAIT_VALUE_GEQ`: `aclrtValueWait` until the word is at least the value.
+pub const ACL_STREAM_WAIT_VALUE_GEQ: u32 = 0;
+/// `ACL_STREAM_WAIT_VALUE_EQ`: until the word equals the value.
+pub const ACL_STREAM_WAIT_VALUE_EQ: u32 = 1;
+/// `ACL_STREAM_WAIT_VALUE_AND`: until the word and the value share a set bit.
+pub const ACL_STREAM_WAIT_VALUE_AND: u32 = 2;
+/// `ACL_STREAM_WAIT_VALUE_NOR`: until `~(word | value)` is not zero.
+pub const ACL_STREAM_WAIT_VALUE_NOR: u32 = 3;
+/// `ACL_EVENT_DEVICE_USE_ONLY`, a flag of `aclrtCreateEventWithFlag`.
+pub const ACL_EVENT_DEVICE_USE_ONLY: u32 = 0x10;
+/// `ACL_EVENT_EXTERNAL`, a flag of `aclrtCreateEventWithFlag`.
+pub const ACL_EVENT_EXTERNAL: u32 = 0x20;
+/// `ACL_EVENT_IPC`, a flag of `aclrtCreateEventWithFlag`.
+pub const ACL_EVENT_IPC: u32 = 0x40;
+/// `ACL_EVENT_RECORD_DEFAULT`, a flag of `aclrtRecordEventWithFlag`.
+pub const ACL_EVENT_RECORD_DEFAULT: u32 = 0;
+/// `ACL_EVENT_RECORD_EXTERNAL`: a record seen outside a captured graph.
+pub const ACL_EVENT_RECORD_EXTERNAL: u32 = 1;
+/// `ACL_EVENT_WAIT_DEFAULT`, a flag of `aclrtStreamWaitEventWithFlag`.
+pub const ACL_EVENT_WAIT_DEFAULT: u32 = 0;
+/// `ACL_EVENT_WAIT_EXTERNAL`: a wait seen outside a captured graph.
+pub const ACL_EVENT_WAIT_EXTERNAL: u32 = 1;
+/// `ACL_ERROR_RT_WAIT_TIMEOUT`: a wait of the runtime ran out of time.
+pub const ACL_ERROR_RT_WAIT_TIMEOUT: aclError = 107_019;
+/// `ACL_ERROR_RT_TASK_TIMEOUT`: a task ran out of time (a notification wait's own limit).
+pub const ACL_ERROR_RT_TASK_TIMEOUT: aclError = 107_020;
+/// `ACL_ERROR_RT_STREAM_ABORT`: the stream was aborted.
+pub const ACL_ERROR_RT_STREAM_ABORT: aclError = 107_023;
+/// `ACL_ERROR_RT_STREAM_NOT_CAPTURED`: an external record or wait on a stream not capturing.
+pub const ACL_ERROR_RT_STREAM_NOT_CAPTURED: aclError = 107_029;
+/// `aclrtStreamState`: what an `aclrtStreamStateCallback` is told.
+pub type aclrtStreamState = c_int;
+/// `ACL_RT_STREAM_STATE_CREATE_POST`: the stream was just created.
+pub const ACL_RT_STREAM_STATE_CREATE_POST: aclrtStreamState = 1;
+/// `ACL_RT_STREAM_STATE_DESTROY_PRE`: the stream is about to be destroyed.
+pub const ACL_RT_STREAM_STATE_DESTROY_PRE: aclrtStreamState = 2;
+/// `aclrtStreamStateCallback`: `void (*)(aclrtStream, aclrtStreamState, void *)`.
+pub type aclrtStreamStateCallback =
+    Option<unsafe extern "C" fn(stream: aclrtStream, state: aclrtStreamState, args: *mut c_void)>;
+/// `aclrtFuncHandle`: a kernel function handle.
+pub type aclrtFuncHandle = *mut c_void;
+/// `aclrtErrorType`: the kind of device fault `aclrtGetErrorVerbose` reports.
+pub type aclrtErrorType = c_int;
+/// `ACL_RT_NO_ERROR`: no device fault.
+pub const ACL_RT_NO_ERROR: aclrtErrorType = 0;
+/// `aclrtErrorInfo`, as `aclrtGetErrorVerbose` fills it: 4 flag bytes, the type, and a
+/// detail union of 20 memory-fault records (`{ void *addr; size_t len; size_t
+/// reserved[14]; }`) after a count: 2576 bytes, 8-aligned.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct aclrtErrorInfo {
+    /// @0: whether the fault may be repaired.
+    pub tryRepair: u8,
+    /// @1: whether `detail` holds anything.
+    pub hasDetail: u8,
+    /// @2: reserved.
+    pub reserved: [u8; 2],
+    /// @4: the kind of fault.
+    pub errorType: aclrtErrorType,
+    /// @8: the detail union (`aclrtErrorInfoDetail`), as raw words.
+    pub detail: [u64; 1 + 20 * 16],
+}
+const _: () = assert!(std::mem::size_of::<aclrtErrorInfo>() == 2576);
+
 /// `aclrtMemLocation`: `{ uint32 id; int type }`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -60,8 +60,8 @@ impl ValueCompare {
 }
 
 /// A wait's time limit ran out: the task fails with this code (CANN's
-/// `ACL_ERROR_RT_WAIT_TIMEOUT`).
-const WAIT_TIMEOUT: i32 = 107_019;
+/// `ACL_ERROR_RT_TASK_TIMEOUT`).
+const WAIT_TIMEOUT: i32 = 107_020;
 
 /// How often a value wait reads its word again when nothing it hears of changed it (a
 /// host write changes it silently).
@@ -249,7 +249,7 @@ impl Emulator {
     /// # Errors
     ///
     /// A destroyed or foreign notification or stream: `InvalidHandle` (107017). A wait
-    /// that runs out of time fails its task (107019), reported by the next synchronization.
+    /// that runs out of time fails its task (107020), reported by the next synchronization.
     pub fn wait_notify(&self, notify: &EmuNotify, stream: &EmuStream, timeout: Option<Duration>) -> Result<()> {
         const OP: &str = "wait_notify";
         let n = Arc::clone(notify.live(self.platform.id, OP)?);
@@ -371,7 +371,7 @@ impl Emulator {
     ///
     /// A destroyed or foreign stream: `InvalidHandle` (107017); a word that is not 8
     /// bytes of live device memory the stream may read: as a copy's. A wait not satisfied
-    /// within the platform's wait timeout fails its task (107019).
+    /// within the platform's wait timeout fails its task (107020).
     pub fn value_wait(&self, ptr: DevicePtr, value: u64, cmp: ValueCompare, stream: &EmuStream) -> Result<()> {
         const OP: &str = "value_wait";
         let s = stream.live(self.platform.id, OP)?;

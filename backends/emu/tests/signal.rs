@@ -90,7 +90,7 @@ fn a_notification_counts_its_records() -> Result<()> {
     emu.wait_notify(&n, &b, None)?;
     emu.wait_notify(&n, &b, Some(Duration::from_millis(30)))?;
     let e = emu.synchronize_stream(&b).unwrap_err();
-    assert_eq!((e.kind(), e.code()), (ErrorKind::AsyncFailure, 107_019), "{e}");
+    assert_eq!((e.kind(), e.code()), (ErrorKind::AsyncFailure, 107_020), "{e}");
     // Taken: b runs again.
     emu.record_notify(&n, &a)?;
     emu.wait_notify(&n, &b, Some(Duration::from_secs(5)))?;
@@ -180,11 +180,11 @@ fn a_failing_task_stops_its_stream_only_in_stop_mode(#[values(false, true)] stop
     let r = Arc::clone(&ran);
     emu.launch_host_func(&s, Box::new(move || *r.lock().expect("lock") = true))?;
     let e = emu.synchronize_stream(&s).unwrap_err();
-    assert_eq!(e.code(), 107_019);
+    assert_eq!(e.code(), 107_020);
     assert_eq!(*ran.lock().expect("lock"), !stop, "stop mode drops the work after the failure");
     let f = seen.lock().expect("lock").clone();
     assert_eq!(f.len(), 1);
-    assert_eq!((f[0].stream, f[0].device, f[0].task, f[0].error.code()), (s.id(), 0, task, 107_019));
+    assert_eq!((f[0].stream, f[0].device, f[0].task, f[0].error.code()), (s.id(), 0, task, 107_020));
     // The failure was taken: the stream runs again.
     let r = Arc::clone(&ran);
     *ran.lock().expect("lock") = false;

@@ -39,6 +39,7 @@ typedef int aclError;
 typedef void *aclrtStream;
 typedef void *aclrtEvent;
 typedef void *aclrtContext;
+typedef void *aclrtNotify;
 
 /* The external-allocator registry's handles (acl/acl_rt_allocator.h): a descriptor is a
  * checked registry id; the other three are the program's own values, passed through. */
@@ -67,6 +68,10 @@ typedef void *aclrtAllocatorAddr;
 #define ACL_ERROR_RT_STREAM_NO_CB_REG 107015 /* aclrtLaunchCallback on a stream nobody subscribed */
 #define ACL_ERROR_RT_INVALID_MEMORY_TYPE 107016 /* aclrtGetMemInfo attribute outside 0-17 */
 #define ACL_ERROR_RT_INVALID_HANDLE 107017   /* destroyed or unknown stream or event */
+#define ACL_ERROR_RT_WAIT_TIMEOUT 107019     /* a wait of the runtime ran out of time */
+#define ACL_ERROR_RT_TASK_TIMEOUT 107020     /* a task ran out of time (a notification wait's limit) */
+#define ACL_ERROR_RT_STREAM_ABORT 107023     /* the stream was aborted (aclrtStreamAbort) */
+#define ACL_ERROR_RT_STREAM_NOT_CAPTURED 107029 /* an external event flag on a stream not capturing */
 
 #define ACL_ERROR_RT_FEATURE_NOT_SUPPORT 207000 /* async host-to-host copy, wait on a non-SYNC event, ... */
 #define ACL_ERROR_RT_MEMORY_ALLOCATION 207001   /* host/driver allocation failed */

@@ -55,6 +55,24 @@ extern "C" {
 #define ACL_CONTINUE_ON_FAILURE 0x00000000U
 #define ACL_STOP_ON_FAILURE 0x00000001U
 
+/* Comparisons of aclrtValueWait: the stream waits until the 64-bit device word w satisfies
+ * w >= value, w == value, (w & value) != 0, or ~(w | value) != 0. */
+#define ACL_STREAM_WAIT_VALUE_GEQ 0x00000000U
+#define ACL_STREAM_WAIT_VALUE_EQ 0x00000001U
+#define ACL_STREAM_WAIT_VALUE_AND 0x00000002U
+#define ACL_STREAM_WAIT_VALUE_NOR 0x00000003U
+
+/* Flags of aclrtCreateNotify (no effect here). */
+#define ACL_NOTIFY_DEFAULT 0x00000000U
+#define ACL_NOTIFY_DEVICE_USE_ONLY 0x00000001U
+
+/* Flags of aclrtRecordEventWithFlag and aclrtStreamWaitEventWithFlag: EXTERNAL is for a
+ * stream capturing a graph (none does here: ACL_ERROR_RT_STREAM_NOT_CAPTURED). */
+#define ACL_EVENT_RECORD_DEFAULT 0x0U
+#define ACL_EVENT_RECORD_EXTERNAL 0x01U
+#define ACL_EVENT_WAIT_DEFAULT 0x0U
+#define ACL_EVENT_WAIT_EXTERNAL 0x01U
+
 /* ---------------------------------------------------------------- enumerations */
 
 /* Answer of aclrtGetRunMode: this library always answers ACL_HOST. */
@@ -187,6 +205,65 @@ typedef void (*aclrtHostFunc)(void *args);
  * (aclrtSubscribeReport), inside its aclrtProcessReport. */
 typedef void (*aclrtCallback)(void *userData);
 
+/* What a stream state callback (aclrtRegStreamStateCallback) is told, on the thread that
+ * creates or destroys the stream. */
+typedef enum {
+    ACL_RT_STREAM_STATE_CREATE_POST = 1,
+    ACL_RT_STREAM_STATE_DESTROY_PRE = 2,
+} aclrtStreamState;
+
+typedef void (*aclrtStreamStateCallback)(aclrtStream stm, aclrtStreamState state, void *args);
+
+/* The information a task failure gives the exception callback, valid during the call; read it
+ * with the aclrtGet...FromExceptionInfo getters. */
+typedef struct rtExceptionInfo aclrtExceptionInfo;
+typedef void (*aclrtExceptionInfoCallback)(aclrtExceptionInfo *exceptionInfo);
+typedef void *aclrtFuncHandle;
+
+/* The device fault aclrtGetErrorVerbose reports (the emulator has none: ACL_RT_NO_ERROR). */
+typedef enum {
+    ACL_RT_NO_ERROR = 0,
+    ACL_RT_ERROR_MEMORY = 1,
+    ACL_RT_ERROR_L2 = 2,
+    ACL_RT_ERROR_AICORE = 3,
+    ACL_RT_ERROR_LINK = 4,
+    ACL_RT_ERROR_L3_PORT = 5,
+    ACL_RT_ERROR_OTHERS = 0xFFFF,
+} aclrtErrorType;
+
+typedef enum aclrtAicoreErrorType {
+    ACL_RT_AICORE_ERROR_UNKNOWN = 0,
+    ACL_RT_AICORE_ERROR_SW = 1,
+    ACL_RT_AICORE_ERROR_HW_LOCAL = 2,
+} aclrtAicoreErrorType;
+
+#define ACL_RT_MEM_UCE_INFO_MAX_NUM 20
+
+/* One uncorrectable memory fault: where, and how long. */
+typedef struct aclrtMemUceInfo {
+    void *addr;
+    size_t len;
+    size_t reserved[14];
+} aclrtMemUceInfo;
+
+typedef struct {
+    size_t arraySize;
+    aclrtMemUceInfo memUceInfoArray[ACL_RT_MEM_UCE_INFO_MAX_NUM];
+} aclrtMemUceInfoArray;
+
+typedef union aclrtErrorInfoDetail {
+    aclrtMemUceInfoArray uceInfo;
+    aclrtAicoreErrorType aicoreErrType;
+} aclrtErrorInfoDetail;
+
+typedef struct aclrtErrorInfo {
+    uint8_t tryRepair;
+    uint8_t hasDetail;
+    uint8_t reserved[2];
+    aclrtErrorType errorType;
+    aclrtErrorInfoDetail detail;
+} aclrtErrorInfo;
+
 /* ---------------------------------------------------------------- layout checks */
 
 MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtMemcpyKind) == 4, "enums are int-sized");
@@ -198,6 +275,8 @@ MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtMemAllocationType) == 4, "enums are in
 MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtMemHandleType) == 4, "enums are int-sized");
 MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtRunMode) == 4, "enums are int-sized");
 MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtStreamStatus) == 4, "enums are int-sized");
+MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtStreamState) == 4, "enums are int-sized");
+MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtErrorInfo) == 2576, "aclrtErrorInfo is 2576 bytes");
 MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtCallbackBlockType) == 4, "enums are int-sized");
 MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtLastErrLevel) == 4, "enums are int-sized");
 MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtMemLocation) == 8, "aclrtMemLocation is 8 bytes");
@@ -270,8 +349,17 @@ aclError aclrtSynchronizeStream(aclrtStream stream);
 aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);
 /* COMPLETE counts as the host observing the stream, as a synchronization does. */
 aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status);
-/* Stored; going back from ACL_STOP_ON_FAILURE: ACL_ERROR_RT_FEATURE_NOT_SUPPORT. */
+/* With ACL_STOP_ON_FAILURE a failing task stops the stream: its work is dropped until a
+ * synchronization reports the failure. Going back to CONTINUE: ACL_ERROR_RT_FEATURE_NOT_SUPPORT. */
 aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode);
+/* Drop the work queued and not started (the task running completes); the next
+ * synchronization answers ACL_ERROR_RT_STREAM_ABORT (abort) or ACL_ERROR_RT_INTERNAL_ERROR
+ * (stop), and the stream takes new work afterwards. Stop refuses the default stream. */
+aclError aclrtStreamAbort(aclrtStream stream);
+aclError aclrtStreamStop(aclrtStream stream);
+/* Process-wide, by name: called after every stream creation and before every destroy. A NULL
+ * callback removes the name; a name registered already: ACL_ERROR_RT_PARAM_INVALID. */
+aclError aclrtRegStreamStateCallback(const char *regName, aclrtStreamStateCallback callback, void *args);
 /* The current device. */
 aclError aclrtSynchronizeDevice(void);
 
@@ -282,6 +370,12 @@ aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag);
 aclError aclrtDestroyEvent(aclrtEvent event);
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
+/* "New mode" events: flags one or more of 0x1-0x8, or ACL_EVENT_IPC alone. */
+aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag);
+/* DEFAULT flags record and wait as the plain calls (the wait's timeout sets no limit here);
+ * an event keeps the flag its first use took. */
+aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t flag);
+aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint32_t timeout, uint32_t flag);
 aclError aclrtSynchronizeEvent(aclrtEvent event);
 /* timeout in ms, -1 for none; expiry: ACL_ERROR_RT_EVENT_SYNC_TIMEOUT. */
 aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout);
@@ -330,6 +424,26 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);
 
 /* fn(args) runs when the stream reaches it. */
 aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args);
+/* A stream subscribed with aclrtSubscribeHostFunc runs its host functions on the subscribing
+ * thread (a pthread_t), one per aclrtProcessHostFunc(timeout ms, -1: no limit) there. */
+aclError aclrtSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream);
+aclError aclrtProcessHostFunc(int32_t timeout);
+aclError aclrtUnSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream);
+
+/* ---------------------------------------------------------------- notifications and value waits */
+
+/* A notification: each record (when its stream reaches it) is taken by one wait, in order. A
+ * wait blocks its stream until its record runs, even one enqueued later or from another
+ * thread; timeout in seconds (0: no limit of its own); a wait that runs out of time fails its
+ * task with ACL_ERROR_RT_TASK_TIMEOUT. */
+aclError aclrtCreateNotify(aclrtNotify *notify, uint64_t flag);
+aclError aclrtDestroyNotify(aclrtNotify notify);
+aclError aclrtRecordNotify(aclrtNotify notify, aclrtStream stream);
+aclError aclrtWaitAndResetNotify(aclrtNotify notify, aclrtStream stream, uint32_t timeout);
+/* Write a 64-bit device word in stream order (flag must be 0); wait until it compares with
+ * value as flag (ACL_STREAM_WAIT_VALUE_*) asks. devAddr must be device memory. */
+aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream);
+aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream);
 
 /* Callbacks: threadId (a pthread_t) runs the callbacks launched on the stream, one per
  * aclrtProcessReport call. */
@@ -423,6 +537,26 @@ aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop, aclrtMemGr
 /* The code of the calling thread's last failed call (0 if none); Get forgets it. */
 aclError aclrtGetLastError(aclrtLastErrLevel level);
 aclError aclrtPeekAtLastError(aclrtLastErrLevel level);
+
+/* ---------------------------------------------------------------- task failures */
+
+/* The process's one exception callback, called on the failing stream's worker before the
+ * synchronization that reports the failure returns (NULL removes it). */
+aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback);
+/* 0xFFFFFFFF for NULL or an info that is not the running callback's. The thread id is 0 here. */
+uint32_t aclrtGetTaskIdFromExceptionInfo(const aclrtExceptionInfo *info);
+uint32_t aclrtGetStreamIdFromExceptionInfo(const aclrtExceptionInfo *info);
+uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo *info);
+uint32_t aclrtGetDeviceIdFromExceptionInfo(const aclrtExceptionInfo *info);
+uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo *info);
+/* No failed task is a kernel here: no arguments (0xFFFFFFFF) and no function handle
+ * (ACL_ERROR_RT_PARAM_INVALID). */
+aclError aclrtGetArgsFromExceptionInfo(const aclrtExceptionInfo *info, void **devArgsPtr, uint32_t *devArgsLen);
+aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExceptionInfo *info, aclrtFuncHandle *func);
+/* The device's fault report: ACL_RT_NO_ERROR here (no device faults are emulated). */
+aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo);
+/* The last task the calling thread enqueued (its position on its stream); 0xFFFFFFFF before any. */
+aclError aclrtGetThreadLastTaskId(uint32_t *taskId);
 
 #ifdef __cplusplus
 }

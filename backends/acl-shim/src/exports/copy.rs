@@ -212,6 +212,7 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
         // enqueued after it, while `c.pinned` still holds them); device sides are checked
         // by the emulator.
         unsafe { dev.memcpy_raw_async(c.dst, c.src, count as u64, &e.stream)? };
+        crate::state::note_task(sh, &e);
         if !c.pinned.is_empty() {
             dev.hold_until_reached(&e.stream, c.pinned)?;
         }
@@ -314,6 +315,7 @@ pub unsafe extern "C" fn aclrtMemsetAsync(
         // above), kept allocated until the memset has run by the hold enqueued after it
         // (while `block` holds it); a device target is checked by the emulator.
         unsafe { dev.memset_raw_async(target, value as u8, count as u64, &e.stream)? };
+        crate::state::note_task(s, &e);
         if let Some(b) = block {
             dev.hold_until_reached(&e.stream, b)?;
         }

@@ -33,7 +33,7 @@ fn create_event(event: *mut aclrtEvent, flags: Option<u32>, op: &'static str) ->
     }
     let s = shim(op)?;
     let ev = s.dev(current(op)?).create_event()?;
-    let h = s.events.insert(EventEntry { event: ev, flags: flags.unwrap_or(DEFAULT_FLAGS) });
+    let h = s.events.insert(EventEntry::new(ev, flags.unwrap_or(DEFAULT_FLAGS), false));
     // SAFETY: non-null, and the caller passes a writable `aclrtEvent`.
     unsafe { event.write(h as aclrtEvent) };
     Ok(())
@@ -113,7 +113,9 @@ pub unsafe extern "C" fn aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream
         let s = shim(OP)?;
         let ev = s.event(event as usize, OP)?.event;
         let e = s.stream(stream as usize, OP)?;
-        s.dev(e.device).record_event(&ev, &e.stream)
+        s.dev(e.device).record_event(&ev, &e.stream)?;
+        crate::state::note_task(s, &e);
+        Ok(())
     })
 }
 
@@ -131,7 +133,136 @@ pub unsafe extern "C" fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtE
         let e = s.stream(stream as usize, OP)?;
         let ev = s.event(event as usize, OP)?;
         waitable(&ev, event, OP)?;
-        s.dev(e.device).stream_wait_event(&e.stream, &ev.event)
+        s.dev(e.device).stream_wait_event(&e.stream, &ev.event)?;
+        crate::state::note_task(s, &e);
+        Ok(())
+    })
+}
+
+/// `aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag)`: an event of
+/// CANN's "new mode", with the flags checked as CANN checks them: one or more of
+/// `ACL_EVENT_SYNC`, `ACL_EVENT_CAPTURE_STREAM_PROGRESS`, 0x4 and `ACL_EVENT_TIME_LINE`,
+/// or `ACL_EVENT_IPC` alone; anything else (0, `ACL_EVENT_DEVICE_USE_ONLY`,
+/// `ACL_EVENT_EXTERNAL`, mixtures with `ACL_EVENT_IPC`, above 0x4F): 107000. Only such an
+/// event, created with `ACL_EVENT_SYNC` alone, takes the external record and wait flags.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtCreateEventExWithFlag(event: *mut aclrtEvent, flag: u32) -> aclError {
+    const OP: &str = "aclrtCreateEventExWithFlag";
+    ffi(OP, || {
+        non_null(event, OP, "event")?;
+        const ORABLE: u32 = 0xF;
+        if !(flag != 0 && (flag & !ORABLE == 0 || flag == sys::ACL_EVENT_IPC)) {
+            return Err(err(
+                code::ACL_ERROR_RT_PARAM_INVALID,
+                OP,
+                format!("event flags {flag:#x} are not valid here (one or more of 0x1-0x8, or ACL_EVENT_IPC alone)"),
+            ));
+        }
+        let s = shim(OP)?;
+        let ev = s.dev(current(OP)?).create_event()?;
+        let h = s.events.insert(EventEntry::new(ev, flag, true));
+        // SAFETY: non-null, and the caller passes a writable `aclrtEvent`.
+        unsafe { event.write(h as aclrtEvent) };
+        Ok(())
+    })
+}
+
+/// The checks of an external record or wait flag (`ACL_EVENT_RECORD_EXTERNAL`,
+/// `ACL_EVENT_WAIT_EXTERNAL`), and that the event keeps the flag its first record (or
+/// wait) used: an event not made by `aclrtCreateEventExWithFlag` with `ACL_EVENT_SYNC`
+/// alone: 207000; no stream captures a graph here, so an external one then answers
+/// 107029; a flag other than the first one used: 107000.
+fn flag_checks(e: &EventEntry, slot: usize, flag: u32, op: &'static str) -> mempool_hal::Result<()> {
+    let mut fixed = e.fixed.lock().unwrap_or_else(PoisonError::into_inner);
+    let first = *fixed[slot].get_or_insert(flag);
+    if flag == 1 && !(e.ex && e.flags == sys::ACL_EVENT_SYNC) {
+        return Err(err(
+            code::ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            op,
+            "an external flag needs an event created by aclrtCreateEventExWithFlag with ACL_EVENT_SYNC alone",
+        ));
+    }
+    if first != flag {
+        return Err(err(
+            code::ACL_ERROR_RT_PARAM_INVALID,
+            op,
+            format!("the event was first used with flag {first}, and keeps it (asked: {flag})"),
+        ));
+    }
+    if flag == 1 {
+        return Err(err(
+            sys::ACL_ERROR_RT_STREAM_NOT_CAPTURED,
+            op,
+            "an external flag is for a stream capturing a graph, and no stream captures here",
+        ));
+    }
+    Ok(())
+}
+
+/// `aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t
+/// flag)`: `ACL_EVENT_RECORD_DEFAULT` records as `aclrtRecordEvent`;
+/// `ACL_EVENT_RECORD_EXTERNAL` is for graph capture (see `flag_checks`); another flag:
+/// 100000.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtRecordEventWithFlag(event: aclrtEvent, stream: aclrtStream, flag: u32) -> aclError {
+    const OP: &str = "aclrtRecordEventWithFlag";
+    ffi(OP, || {
+        non_null(event, OP, "event")?;
+        if flag > sys::ACL_EVENT_RECORD_EXTERNAL {
+            return Err(err(code::ACL_ERROR_INVALID_PARAM, OP, format!("flag {flag} is neither 0 nor 1")));
+        }
+        let s = shim(OP)?;
+        let ev = s.event(event as usize, OP)?;
+        let e = s.stream(stream as usize, OP)?;
+        flag_checks(&ev, 0, flag, OP)?;
+        s.dev(e.device).record_event(&ev.event, &e.stream)?;
+        crate::state::note_task(s, &e);
+        Ok(())
+    })
+}
+
+/// `aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint32_t
+/// timeout, uint32_t flag)` (null stream: the default stream): `ACL_EVENT_WAIT_DEFAULT`
+/// waits as `aclrtStreamWaitEvent` (the wait takes the event's record when it is enqueued,
+/// and `timeout` sets no limit of its own here); `ACL_EVENT_WAIT_EXTERNAL` is for graph
+/// capture (see `flag_checks`) and takes only timeout 0; another flag: 100000.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtStreamWaitEventWithFlag(
+    stream: aclrtStream,
+    event: aclrtEvent,
+    timeout: u32,
+    flag: u32,
+) -> aclError {
+    const OP: &str = "aclrtStreamWaitEventWithFlag";
+    ffi(OP, || {
+        non_null(event, OP, "event")?;
+        if flag > sys::ACL_EVENT_WAIT_EXTERNAL || (flag == sys::ACL_EVENT_WAIT_EXTERNAL && timeout != 0) {
+            return Err(err(
+                code::ACL_ERROR_INVALID_PARAM,
+                OP,
+                format!("flag {flag} with timeout {timeout}: the flag is 0 or 1, and 1 takes only timeout 0"),
+            ));
+        }
+        let s = shim(OP)?;
+        let e = s.stream(stream as usize, OP)?;
+        let ev = s.event(event as usize, OP)?;
+        waitable(&ev, event, OP)?;
+        flag_checks(&ev, 1, flag, OP)?;
+        s.dev(e.device).stream_wait_event(&e.stream, &ev.event)?;
+        crate::state::note_task(s, &e);
+        Ok(())
     })
 }
 

@@ -30,6 +30,22 @@ pub unsafe extern "C" fn aclrtLaunchHostFunc(stream: aclrtStream, func: aclrtHos
         let Some(f) = func else { return Err(err(code::ACL_ERROR_RT_PARAM_INVALID, OP, "fn is null")) };
         let s = shim(OP)?;
         let e = s.stream(stream as usize, OP)?;
+        if let Ok(target) = s.host_func_subs.target(e.device, stream as usize, OP) {
+            // A thread subscribed the stream's host functions: it runs them, and the
+            // stream waits for each.
+            let cb = Callback { func: f, data: args };
+            let limit = s.dev(e.device).config().wait_timeout;
+            s.dev(e.device).launch_host_func(
+                &e.stream,
+                Box::new(move || {
+                    if let Some(done) = target.post(cb, true) {
+                        done.wait(limit);
+                    }
+                }),
+            )?;
+            crate::state::note_task(s, &e);
+            return Ok(());
+        }
         s.reports.refuse_subscribed(e.device, stream as usize, OP)?;
         if !stream.is_null() {
             // CANN subscribes the stream to its own callback thread for good.
@@ -43,7 +59,9 @@ pub unsafe extern "C" fn aclrtLaunchHostFunc(stream: aclrtStream, func: aclrtHos
                 // SAFETY: the C caller provided `f` and `args` for exactly this call.
                 unsafe { f(args.0) }
             }),
-        )
+        )?;
+        crate::state::note_task(s, &e);
+        Ok(())
     })
 }
 
@@ -139,7 +157,9 @@ pub unsafe extern "C" fn aclrtLaunchCallback(
                     done.wait(limit);
                 }
             }),
-        )
+        )?;
+        crate::state::note_task(s, &e);
+        Ok(())
     })
 }
 
@@ -158,5 +178,74 @@ pub unsafe extern "C" fn aclrtProcessReport(timeout: i32) -> aclError {
             err(code::ACL_ERROR_INVALID_PARAM, OP, format!("timeout {timeout} ms is neither -1 nor positive"))
         })?;
         shim(OP)?.reports.process(t, OP)
+    })
+}
+
+/// `aclError aclrtSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream)`:
+/// the host functions launched on the stream from now on run on the thread
+/// `hostFuncThreadId` (a `pthread_t`), one per `aclrtProcessHostFunc` call there, never
+/// before it calls; the stream waits for each. As in CANN's runtime that has these calls,
+/// a stream may be subscribed for callbacks (`aclrtSubscribeReport`) too. A null stream:
+/// 107000; a stream subscribed already: 107011.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtSubscribeHostFunc(thread: u64, stream: aclrtStream) -> aclError {
+    const OP: &str = "aclrtSubscribeHostFunc";
+    ffi(OP, || {
+        non_null_stream(stream, OP)?;
+        let s = shim(OP)?;
+        let e = s.stream(stream as usize, OP)?;
+        s.host_func_subs.subscribe(thread, e.device, stream as usize, OP)
+    })
+}
+
+/// A null stream is 107000 for the host-function subscription calls.
+fn non_null_stream(stream: aclrtStream, op: &'static str) -> mempool_hal::Result<()> {
+    if stream.is_null() {
+        return Err(err(
+            code::ACL_ERROR_RT_PARAM_INVALID,
+            op,
+            "the stream is null (the default stream cannot be subscribed)",
+        ));
+    }
+    Ok(())
+}
+
+/// `aclError aclrtProcessHostFunc(int32_t timeout)` (-1: no limit): runs the next host
+/// function queued for the calling thread, waiting up to `timeout` ms for one: 507012 when
+/// none came; 107012 when the thread subscribed no stream; 107000 for 0 or below -1.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtProcessHostFunc(timeout: i32) -> aclError {
+    const OP: &str = "aclrtProcessHostFunc";
+    ffi(OP, || {
+        let t = timeout_ms(timeout, OP).map_err(|_| {
+            err(code::ACL_ERROR_RT_PARAM_INVALID, OP, format!("timeout {timeout} ms is neither -1 nor positive"))
+        })?;
+        shim(OP)?.host_func_subs.process(t, OP)
+    })
+}
+
+/// `aclError aclrtUnSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream)`:
+/// ends the subscription (a null stream: 107000; not subscribed by that thread: 107011);
+/// host functions already queued for the thread can still be processed.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtUnSubscribeHostFunc(thread: u64, stream: aclrtStream) -> aclError {
+    const OP: &str = "aclrtUnSubscribeHostFunc";
+    ffi(OP, || {
+        non_null_stream(stream, OP)?;
+        let s = shim(OP)?;
+        let e = s.stream(stream as usize, OP)?;
+        s.host_func_subs.unsubscribe(thread, e.device, stream as usize, OP)
     })
 }

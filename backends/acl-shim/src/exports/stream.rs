@@ -1,6 +1,7 @@
 //! Streams: creating, destroying, synchronizing (plain and timed) and querying them, the device synchronization, and the failure mode.
 
 use super::prelude::*;
+use mempool_ascend::sys::aclrtStreamStateCallback;
 
 /// `aclrtCreateStream` and `aclrtCreateStreamWithConfig`: a stream on the current device.
 fn create_stream(stream: *mut aclrtStream, op: &'static str) -> mempool_hal::Result<()> {
@@ -11,6 +12,7 @@ fn create_stream(stream: *mut aclrtStream, op: &'static str) -> mempool_hal::Res
     let h = s.streams.insert(crate::state::StreamEntry { device: d, stream: st });
     // SAFETY: non-null, and the caller passes a writable `aclrtStream`.
     unsafe { stream.write(h as aclrtStream) };
+    s.stream_state(h, sys::ACL_RT_STREAM_STATE_CREATE_POST);
     Ok(())
 }
 
@@ -49,6 +51,7 @@ fn destroy_stream(stream: aclrtStream, force: bool, op: &'static str) -> mempool
     non_null(stream, op, "stream (the default stream cannot be destroyed)")?;
     let s = shim(op)?;
     let e = s.stream(stream as usize, op)?;
+    s.stream_state(stream as usize, sys::ACL_RT_STREAM_STATE_DESTROY_PRE);
     s.streams.remove(stream as usize);
     s.forget_stream(e.device, stream as usize);
     s.dev(e.device).destroy_stream_waiting(&e.stream, force).map_err(|err| err.with_op(op))
@@ -156,8 +159,11 @@ pub unsafe extern "C" fn aclrtStreamQuery(stream: aclrtStream, status: *mut aclr
 }
 
 /// `aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode)` (null: the
-/// default stream): stores the mode (only bit 0 counts: `ACL_STOP_ON_FAILURE`). Going back
-/// from STOP to CONTINUE: 207000, as CANN. The emulator runs every task either way.
+/// default stream): only bit 0 counts. With `ACL_STOP_ON_FAILURE` a task that fails as it
+/// runs stops the stream: its work is dropped (never run) until a synchronization reports
+/// the failure, after which the stream runs again. Going back from STOP to CONTINUE:
+/// 207000, as CANN. (CANN sets the whole context to stop and keeps it stopped; here the
+/// mode is the stream's.)
 ///
 /// # Safety
 ///
@@ -179,6 +185,95 @@ pub unsafe extern "C" fn aclrtSetStreamFailureMode(stream: aclrtStream, mode: u6
             ));
         }
         modes.insert(key, mode);
-        Ok(())
+        s.dev(e.device).set_stop_on_failure(&e.stream, mode == sys::ACL_STOP_ON_FAILURE)
+    })
+}
+
+/// `aclrtStreamAbort` and `aclrtStreamStop`: the work queued and not started is dropped
+/// (it never runs); the task running completes (a host function cannot be interrupted);
+/// the next synchronization answers `code`, and the stream takes new work afterwards.
+fn cut(stream: aclrtStream, code: aclError, what: &str, op: &'static str) -> mempool_hal::Result<()> {
+    let s = shim(op)?;
+    let e = s.stream(stream as usize, op)?;
+    let error = mempool_hal::Error::new(
+        mempool_hal::ErrorKind::AsyncFailure,
+        code,
+        op,
+        format!("the stream was {what}: the work queued then was dropped"),
+    );
+    s.dev(e.device).cut_stream(&e.stream, error)
+}
+
+/// `aclError aclrtStreamAbort(aclrtStream stream)` (null: the default stream, as on the
+/// chips that allow it): drops the stream's queued work; the next synchronization
+/// answers 107023 (`ACL_ERROR_RT_STREAM_ABORT`), and the stream is usable again.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtStreamAbort(stream: aclrtStream) -> aclError {
+    const OP: &str = "aclrtStreamAbort";
+    ffi(OP, || cut(stream, sys::ACL_ERROR_RT_STREAM_ABORT, "aborted", OP))
+}
+
+/// `aclError aclrtStreamStop(aclrtStream stream)`: a null stream is 107000, as on CANN;
+/// otherwise as `aclrtStreamAbort`, with 507000 for the next synchronization (what CANN's
+/// sample shows on hardware).
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtStreamStop(stream: aclrtStream) -> aclError {
+    const OP: &str = "aclrtStreamStop";
+    ffi(OP, || {
+        if stream.is_null() {
+            return Err(err(code::ACL_ERROR_RT_PARAM_INVALID, OP, "the default stream cannot be stopped"));
+        }
+        cut(stream, code::ACL_ERROR_RT_INTERNAL_ERROR, "stopped", OP)
+    })
+}
+
+/// `aclError aclrtRegStreamStateCallback(const char *regName, aclrtStreamStateCallback
+/// callback, void *args)`: process-wide, by name. The callbacks run on the creating or
+/// destroying thread, `ACL_RT_STREAM_STATE_CREATE_POST` after every
+/// `aclrtCreateStream*` and `ACL_RT_STREAM_STATE_DESTROY_PRE` before every
+/// `aclrtDestroyStream*`. A null callback removes the name (registered or not); a name
+/// registered already: 107000; a null name: 100000.
+///
+/// # Safety
+///
+/// See the module docs; `regName` must be a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtRegStreamStateCallback(
+    name: *const c_char,
+    callback: aclrtStreamStateCallback,
+    args: *mut c_void,
+) -> aclError {
+    const OP: &str = "aclrtRegStreamStateCallback";
+    ffi(OP, || {
+        if name.is_null() {
+            return Err(err(code::ACL_ERROR_INVALID_PARAM, OP, "regName is null"));
+        }
+        // SAFETY: non-null, and the caller passes a NUL-terminated string.
+        let name = unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned();
+        let s = shim(OP)?;
+        let mut cbs = s.stream_states.lock().unwrap_or_else(PoisonError::into_inner);
+        match callback {
+            None => {
+                cbs.remove(&name);
+                Ok(())
+            }
+            Some(_) if cbs.contains_key(&name) => Err(err(
+                code::ACL_ERROR_RT_PARAM_INVALID,
+                OP,
+                format!("a stream state callback is registered as {name:?} already"),
+            )),
+            Some(func) => {
+                cbs.insert(name, crate::state::StreamStateCallback { func, args });
+                Ok(())
+            }
+        }
     })
 }
