@@ -103,6 +103,7 @@ pub unsafe extern "C" fn aclrtWaitAndResetNotify(notify: aclrtNotify, stream: ac
 fn device_word(s: &Shim, addr: *mut c_void, op: &'static str) -> mempool_hal::Result<mempool_hal::DevicePtr> {
     non_null(addr, op, "devAddr")?;
     let p = dptr(addr);
+    s.check_device_range(p.addr(), 8, op)?;
     if !s.devices[0].is_device_memory(p, 8) {
         return Err(err(
             code::ACL_ERROR_RT_PARAM_INVALID,
