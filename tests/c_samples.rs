@@ -61,15 +61,21 @@ fn runtime_line(profile: Profile) -> String {
 }
 
 /// Emulator settings of single samples, and why.
-const ENV: &[(&str, &str, &str, &str)] =
-    &[("pool_basics.c", "MEMPOOL_EMU_DEVICE_MEMORY", "32G", "two 10 GiB pools (address space only)")];
+const ENV: &[(&str, &str, &str, &str)] = &[
+    ("pool_basics.c", "MEMPOOL_EMU_DEVICE_MEMORY", "32G", "two 10 GiB pools (address space only)"),
+    ("notify_value_order.c", "MEMPOOL_EMU_WORKER_DELAY", "300us,5", "the order must not depend on timing"),
+    ("notify_value_order.c", "MEMPOOL_EMU_DEVICES", "2", "two devices, as CANN's samples run"),
+    ("failure_mode.c", "MEMPOOL_EMU_WORKER_DELAY", "300us,9", "the failure mode must not depend on timing"),
+    ("failure_mode.c", "MEMPOOL_EMU_DEVICES", "2", "two devices, as CANN's samples run"),
+    ("host_func_subscribe.c", "MEMPOOL_EMU_WORKER_DELAY", "300us,3", "the order must not depend on timing"),
+];
 
 /// Samples linked as `-lascendcl`, the name most CANN programs link by; the rest link as
 /// `-lacl_rt`.
 const LINKED_AS_ASCENDCL: &[&str] = &["pool_pageable_hostfn.cpp"];
 
 /// Samples run under valgrind memcheck when `MEMPOOL_SMOKE_VALGRIND` is set.
-const VALGRIND: &[&str] = &["pool_pageable_hostfn.cpp", "host_callback.c"];
+const VALGRIND: &[&str] = &["pool_pageable_hostfn.cpp", "host_callback.c", "failure_mode.c"];
 
 /// How long a sample may run before it counts as hung.
 fn deadline(memcheck: bool) -> Duration {

@@ -205,6 +205,9 @@ pub(crate) struct StreamShared {
     /// The failure mode: a failing task stops the stream (its later work is dropped until
     /// the host takes the failure).
     stop_on_failure: AtomicBool,
+    /// How many waits whose order is not known yet are queued (`StreamState::open_waits`),
+    /// read without the lock by a free's fast path.
+    open: AtomicU64,
     hooks: Arc<Hooks>,
     /// Tests: the worker sleeps up to this long before each operation.
     delay: Option<WorkerDelay>,
@@ -327,6 +330,7 @@ impl StreamShared {
             abandoned: AtomicBool::new(false),
             failure: Mutex::new(None),
             stop_on_failure: AtomicBool::new(false),
+            open: AtomicU64::new(0),
             hooks,
             delay,
         })
@@ -500,7 +504,16 @@ impl StreamShared {
         if let Some(j) = &joined {
             self.take_order(j);
         }
-        self.state().open_waits.retain(|w| !Arc::ptr_eq(w, open));
+        let mut st = self.state();
+        let before = st.open_waits.len();
+        st.open_waits.retain(|w| !Arc::ptr_eq(w, open));
+        self.open.fetch_sub((before - st.open_waits.len()) as u64, Ordering::AcqRel);
+    }
+
+    /// Whether waits whose order is not known yet are queued (a hint, read without the
+    /// lock: the caller checks `StreamState::open_waits` under it).
+    pub(crate) fn has_open_waits(&self) -> bool {
+        self.open.load(Ordering::Acquire) != 0
     }
 
     /// Whether the wait at `pos` should give up: the stream was destroyed by a destroy
@@ -532,6 +545,7 @@ impl StreamShared {
         let pos = self.push_op_locked(st, Task::Await(wait, open.clone()), false)?;
         if let Some(w) = open {
             st.open_waits.push(w);
+            self.open.fetch_add(1, Ordering::AcqRel);
         }
         Ok(pos)
     }

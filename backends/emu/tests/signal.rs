@@ -221,3 +221,28 @@ fn a_cut_drops_the_queued_work() -> Result<()> {
     emu.synchronize_stream(&s)?;
     Ok(())
 }
+
+/// A free behind an open wait is done when the stream reaches it, with the wait's order.
+#[test]
+fn a_free_behind_an_open_wait_takes_its_order() -> Result<()> {
+    let emu = emu(false);
+    let (a, b) = (emu.create_stream()?, emu.create_stream()?);
+    let pool = emu.create_pool(&props())?;
+    let x = pool.malloc_async(G, &a)?;
+    emu.memset_async(x, 7, G, &a)?;
+    let n = emu.create_notify();
+    emu.wait_notify(&n, &b, None)?;
+    pool.free(x, &b)?;
+    emu.record_notify(&n, &a)?;
+    emu.synchronize_stream(&b)?;
+    emu.synchronize_stream(&a)?;
+    assert_eq!(pool.live_allocations(), 0);
+    // Without the record's order, the same free fails when it runs.
+    let c = emu.create_stream()?;
+    let y = pool.malloc_async(G, &a)?;
+    emu.wait_notify(&n, &b, None)?;
+    pool.free(y, &b)?;
+    emu.record_notify(&n, &c)?;
+    assert_eq!(emu.synchronize_stream(&b).unwrap_err().kind(), ErrorKind::StreamOrderViolation);
+    Ok(())
+}

@@ -392,9 +392,10 @@ impl PoolShared {
     }
 
     /// Frees `addr` in stream order on `s`.
-    pub(crate) fn free_async(&self, addr: u64, s: &Arc<StreamShared>) -> Result<()> {
+    pub(crate) fn free_async(self: &Arc<Self>, addr: u64, s: &Arc<StreamShared>) -> Result<()> {
         const OP: &str = "free_async";
-        if let Some(done) = self.fast_free(addr, s) {
+        let deferred = self.settings.checker && s.has_open_waits();
+        if !deferred && let Some(done) = self.fast_free(addr, s) {
             return done;
         }
         let mut state = self.state();
@@ -414,9 +415,35 @@ impl PoolShared {
         let (block, _) =
             state.blocks.live_block(addr).map_err(|why| Error::invalid_pointer(OP, format!("{addr:#x} is {why}")))?;
         let mut st = s.state();
+        if deferred && !st.open_waits().is_empty() {
+            // Behind a wait whose order is not known yet (`stream.rs`, `OpenWait`): the
+            // free is work of the stream, done (and checked) when the stream reaches it,
+            // with the order the wait gave. The block stays allocated until then.
+            let (pool, me) = (Arc::clone(self), Arc::clone(s));
+            s.push_locked(&mut st, Box::new(move || pool.free_when_reached(addr, &me)))?;
+            return Ok(());
+        }
         if self.settings.checker {
             self.check_free(&state.blocks, block, addr, s, st.clock())?;
         }
+        let marker = s.marker_locked(&mut st)?;
+        state.blocks.cache(block, s, marker, st.clock());
+        self.lanes.assign(s.id);
+        Ok(())
+    }
+
+    /// The deferred free of [`PoolShared::free_async`], on the stream's worker: the same
+    /// checks and caching, with the stream's order as it is now.
+    fn free_when_reached(&self, addr: u64, s: &Arc<StreamShared>) -> Result<()> {
+        const OP: &str = "free_async";
+        let mut state = self.state();
+        if self.is_destroyed() {
+            return Err(Error::invalid_pointer(OP, format!("{addr:#x} belongs to a destroyed pool")));
+        }
+        let (block, _) =
+            state.blocks.live_block(addr).map_err(|why| Error::invalid_pointer(OP, format!("{addr:#x} is {why}")))?;
+        let mut st = s.state();
+        self.check_free(&state.blocks, block, addr, s, st.clock())?;
         let marker = s.marker_locked(&mut st)?;
         state.blocks.cache(block, s, marker, st.clock());
         self.lanes.assign(s.id);
