@@ -113,6 +113,16 @@
 //!   host-to-host copy on a host). A sync copy takes the kind as given, but refuses (107000)
 //!   a side named host that lies in device memory. Nothing is copied raw through a device
 //!   range: freed ranges are refused, never read or written.
+//! - **Ordering and failure** (`exports::notify`, `exports::exception`, contract §8's
+//!   "Ordering and failure"). Notifications and value waits block their stream until a
+//!   record or a write to the word satisfies them, even one enqueued later or from another
+//!   thread; the checker takes the order they give when they end. A task fails when the
+//!   emulator refuses its work as it runs (memory gone, an access refused then, a wait
+//!   past its limit): the next synchronization reports it, the exception callback
+//!   (`aclrtSetExceptionInfoCallback`) hears of it first, and with `ACL_STOP_ON_FAILURE`
+//!   the stream drops its work until then. `aclrtStreamAbort` / `aclrtStreamStop` drop the
+//!   queued work; `aclrtSubscribeHostFunc` runs a stream's host functions on a thread of
+//!   the program; stream state callbacks hear of every create and destroy.
 //! - **External allocators.** `aclrtAllocatorCreateDesc` … `aclrtAllocatorGetByStream`
 //!   (contract §16): descriptors are checked registry handles, one registration per
 //!   stream (the last wins, copied at registration), fetched by stream as CANN's operator

@@ -23,6 +23,7 @@ static atomic_int g_order;
 static atomic_int g_bad;
 static atomic_int g_started; /* the host-function thread may process */
 static atomic_int g_loop = 1;
+static atomic_int g_subscribed; /* the report thread may process */
 
 static void host_func(void *arg)
 {
@@ -58,6 +59,9 @@ static void *host_loop(void *arg)
 static void *report_loop(void *arg)
 {
     (void)arg;
+    while (!atomic_load(&g_subscribed)) {
+        usleep(1000);
+    }
     while (atomic_load(&g_loop)) {
         aclError rc = aclrtProcessReport(20);
         if (rc != ACL_SUCCESS && rc != ACL_ERROR_RT_REPORT_TIMEOUT) {
@@ -79,6 +83,7 @@ int main(void)
     CHECK_ACL(aclrtSubscribeHostFunc((uint64_t)g_host_thread, s));
     CHECK_CODE(aclrtSubscribeHostFunc((uint64_t)g_host_thread, s), ACL_ERROR_RT_STREAM_SUBSCRIBE);
     CHECK_ACL(aclrtSubscribeReport((uint64_t)report, s));
+    atomic_store(&g_subscribed, 1);
     int n = 0;
     CHECK_ACL(aclrtLaunchCallback(callback, (void *)(intptr_t)n++, ACL_CALLBACK_BLOCK, s));
     for (int i = 0; i < FUNCS; i++) {
