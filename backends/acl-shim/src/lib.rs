@@ -187,6 +187,7 @@
 #![deny(missing_docs)]
 
 mod allocators;
+mod exception_info;
 pub mod exports;
 mod ffi;
 mod heap;

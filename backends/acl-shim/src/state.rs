@@ -107,7 +107,7 @@ impl Shim {
         // callback thread (all contexts of a device share it here).
         let root = Emulator::builder().with_env()?.host_functions_on_one_thread(true).build()?;
         // Task failures reach the exception callback (`exports::exception`).
-        root.set_failure_hook(Some(Arc::new(crate::exports::exception::dispatch)));
+        root.set_failure_hook(Some(Arc::new(crate::exception_info::dispatch)));
         let n = root.config().devices;
         let devices = (0..n).map(|i| root.device(i)).collect::<Result<Vec<_>>>()?;
         Ok(Shim {

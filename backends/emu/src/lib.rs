@@ -220,6 +220,7 @@ mod sync;
 #[cfg(test)]
 mod tests;
 mod vmm;
+mod words;
 
 pub use config::{Config, ExecutionMode, MAX_DEVICE_MEMORY, MAX_DEVICES, MAX_GRANULARITY, Profile};
 pub use device::{Emulator, EmulatorBuilder};

@@ -125,7 +125,7 @@ pub(crate) struct Platform {
     /// What the streams run when a task fails.
     pub(crate) hooks: Arc<crate::stream::Hooks>,
     /// The words of memory that value waits watch (`signal.rs`).
-    pub(crate) words: crate::signal::Words,
+    pub(crate) words: crate::words::Words,
 }
 
 impl Drop for Platform {
@@ -155,7 +155,7 @@ impl Platform {
             all_streams: Mutex::new(AllStreams::default()),
             worker_delay,
             hooks: Arc::default(),
-            words: crate::signal::Words::default(),
+            words: crate::words::Words::default(),
         }
     }
 

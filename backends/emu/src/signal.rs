@@ -30,7 +30,8 @@ use crate::pool::access::{CheckedRange, enqueue_touching_at};
 use crate::stream::{EmuStream, Joined, StreamShared, lock};
 use crate::sync::{Arc, AtomicBool, Condvar, Instant, Mutex, Ordering, PoisonError};
 use mempool_hal::{DevicePtr, Error, ErrorKind, Result};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
 use std::fmt;
 use std::time::Duration;
 
@@ -128,30 +129,6 @@ impl EmuNotify {
             return Err(Error::stale_handle(op, format_args!("notify {}", n.id)));
         }
         Ok(n)
-    }
-}
-
-/// What a word's watch knows of the value writes to it.
-#[derive(Default)]
-struct Word {
-    /// Value writes enqueued.
-    enqueued: u64,
-    /// Value writes that have run, and the last one's value and order.
-    done: u64,
-    last: Option<(u64, Joined)>,
-    /// Value writes enqueued that have not run: their value, stream, position and order.
-    pending: BTreeMap<u64, (u64, Arc<StreamShared>, u64, Joined)>,
-}
-
-/// The words of memory value writes and waits use, by address.
-pub(crate) struct Words {
-    map: Mutex<HashMap<u64, Word>>,
-    cv: Condvar,
-}
-
-impl Default for Words {
-    fn default() -> Self {
-        Words { map: Mutex::new(HashMap::new()), cv: Condvar::new() }
     }
 }
 

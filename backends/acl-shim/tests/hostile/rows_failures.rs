@@ -95,7 +95,7 @@ pub(super) fn failure_rows(t: &mut Table) {
         t.add(entry, "host memory (the stack)", RT_PARAM, move |f| call(f.stack, 0, f.s));
         t.add(entry, "aclrtMallocHost memory", RT_PARAM, move |f| call(f.host, 0, f.s));
         t.add(entry, "freed aclrtMalloc memory", RT_PARAM, move |f| call(f.d_freed, 0, f.s));
-        t.add(entry, "a garbage address", RT_PARAM, move |f| call(GARBAGE[0] as usize, 0, f.s));
+        t.add(entry, "a garbage address", RT_PARAM, move |f| call(GARBAGE[0], 0, f.s));
         t.add(entry, "a destroyed stream", HANDLE, move |f| call(f.d, 0, f.dead_stream));
         t.add(entry, if write { "flag 1 (reserved, must be 0)" } else { "flag 4" }, RT_PARAM, move |f| {
             call(f.d, if write { 1 } else { 4 }, f.s)
@@ -254,7 +254,7 @@ pub(super) fn failure_rows(t: &mut Table) {
         ("aclrtGetErrorCodeFromExceptionInfo", aclrtGetErrorCodeFromExceptionInfo),
     ];
     for (entry, get) in getters {
-        for (input, p) in [("null info", 0usize), ("a garbage info", GARBAGE[0] as usize), ("the stack", 1)] {
+        for (input, p) in [("null info", 0usize), ("a garbage info", GARBAGE[0]), ("the stack", 1)] {
             t.add(entry, input, INVALID_INFO, move |f| {
                 let p = if p == 1 { f.stack } else { p };
                 // SAFETY: the info is compared with the running callback's, never read otherwise.
@@ -283,8 +283,8 @@ pub(super) fn failure_rows(t: &mut Table) {
     });
     for device in [2, -1, i32::MAX] {
         t.add("aclrtGetErrorVerbose", format!("device {device}"), DEVICE_ID, move |_| {
-            // SAFETY: a valid out-pointer (left alone on refusal).
             let mut info = std::mem::MaybeUninit::<aclrtErrorInfo>::zeroed();
+            // SAFETY: a valid out-pointer (left alone on refusal).
             unsafe { aclrtGetErrorVerbose(device, info.as_mut_ptr()) }
         });
     }
