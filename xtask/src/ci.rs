@@ -1,5 +1,5 @@
 //! `cargo xtask ci`, what `.ci/run` runs: the README's test command, the C smoke program
-//! and two of the C/C++ samples under valgrind memcheck, the feature combinations,
+//! and three of the C/C++ samples under valgrind memcheck, the feature combinations,
 //! formatting, clippy, the docs with warnings denied, the publishable crates packaged,
 //! tidy, and the Python package (not run, and said so, where there is no `python3`).
 
@@ -70,18 +70,18 @@ pub(crate) fn run_all() -> Result<(), String> {
     Ok(())
 }
 
-/// `tests/c/smoke.c` and two of the samples in `tests/c/samples/` (the list `VALGRIND` of
+/// `tests/c/smoke.c` and three of the samples in `tests/c/samples/` (the list `VALGRIND` of
 /// `tests/c_samples.rs`) on the drop-in library under valgrind memcheck: the two tests run
 /// again with [`VALGRIND_VAR`] set, so the programs are built and checked the one way the
 /// tests do it, and any memcheck error or definitely lost block fails (see
 /// [`xtask::c::memcheck`]).
 fn valgrind(extra: &[(String, String)]) -> Result<(), String> {
-    eprintln!("==> the C smoke program, two samples and the teardown program under valgrind memcheck");
+    eprintln!("==> the C smoke program, three samples and the teardown program under valgrind memcheck");
     if !valgrind_installed() {
         return Err("valgrind is not installed; this step needs it (e.g. apt-get install valgrind)".into());
     }
     let test = Step::new(
-        "tests/c/smoke.c, two samples and tests/c/teardown/teardown.c under valgrind memcheck",
+        "tests/c/smoke.c, three samples and tests/c/teardown/teardown.c under valgrind memcheck",
         &["test", "-p", "mempool-tests", "--test", "c_smoke", "--test", "c_samples", "--test", "c_teardown"],
     )
     .env(VALGRIND_VAR, "1");
