@@ -10,11 +10,20 @@ use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+/// The total of each kind of core a device's resource limit counts (cube, vector, as the
+/// device profile of `exports::device_info` has them): the limits' ceilings and their
+/// values after a reset.
+pub(crate) const CORES: [u32; 2] = [24, 48];
+
 /// A stream handle's target.
 #[derive(Clone)]
 pub(crate) struct StreamEntry {
     pub(crate) device: u32,
     pub(crate) stream: EmuStream,
+    /// The flags and priority it was created with (`aclrtStreamGetFlags`, `GetPriority`);
+    /// 0 for a default stream.
+    pub(crate) flags: u32,
+    pub(crate) priority: u32,
 }
 
 /// An event handle's target.
@@ -74,6 +83,15 @@ pub(crate) struct Shim {
     pub(crate) host_func_subs: crate::report::Reports,
     /// Stream state callbacks by name (`aclrtRegStreamStateCallback`).
     pub(crate) stream_states: Mutex<std::collections::BTreeMap<String, StreamStateCallback>>,
+    /// Each device's resource limits (cube, vector cores; `aclrtSetDeviceResLimit`).
+    pub(crate) res_limits: Mutex<Vec<[u32; 2]>>,
+    /// The (device, peer) pairs whose peer access is enabled (`aclrtDeviceEnablePeerAccess`).
+    pub(crate) peers: Mutex<HashSet<(u32, u32)>>,
+    /// Live stream configuration handles (`aclrtCreateStreamConfigHandle`), by address.
+    pub(crate) stream_configs: Mutex<HashSet<usize>>,
+    /// The handle each device's default stream is known by once a program asked for it
+    /// (`aclrtCtxGetCurrentDefaultStream`).
+    pub(crate) default_stream_handles: Vec<OnceLock<usize>>,
 }
 
 /// A registered stream state callback and its argument.
@@ -129,6 +147,10 @@ impl Shim {
             notifies: Handles::new(HandleKind::Notify),
             host_func_subs: crate::report::Reports::default(),
             stream_states: Mutex::new(std::collections::BTreeMap::new()),
+            res_limits: Mutex::new(vec![CORES; n as usize]),
+            peers: Mutex::new(HashSet::new()),
+            stream_configs: Mutex::new(HashSet::new()),
+            default_stream_handles: (0..n).map(|_| OnceLock::new()).collect(),
         })
     }
 
@@ -263,7 +285,7 @@ impl Shim {
     pub(crate) fn stream(&self, h: usize, op: &'static str) -> Result<StreamEntry> {
         if h == 0 {
             let device = current(op)?;
-            return Ok(StreamEntry { device, stream: self.default_stream(device)? });
+            return Ok(StreamEntry { device, stream: self.default_stream(device)?, flags: 0, priority: 0 });
         }
         let e = self.streams.get(h).ok_or_else(|| stale(op, "stream", h))?;
         let device = current(op)?;
@@ -308,12 +330,33 @@ impl Shim {
     pub(crate) fn stream_of_any_device(&self, h: usize, op: &'static str) -> Result<StreamEntry> {
         if h == 0 {
             let device = current(op)?;
-            return Ok(StreamEntry { device, stream: self.default_stream(device)? });
+            return Ok(StreamEntry { device, stream: self.default_stream(device)?, flags: 0, priority: 0 });
         }
         // The handle first (107017), then the context (107002), as CANN checks them.
         let e = self.streams.get(h).ok_or_else(|| stale(op, "stream", h))?;
         current(op)?;
         Ok(e)
+    }
+
+    /// Whether `h` is the handle a device's default stream is known by.
+    pub(crate) fn is_default_stream_handle(&self, h: usize) -> bool {
+        self.default_stream_handles.iter().any(|d| d.get() == Some(&h))
+    }
+
+    /// The handle of `device`'s default stream, made once, when first asked for
+    /// (`aclrtCtxGetCurrentDefaultStream`); the library's calls take NULL for the same stream.
+    pub(crate) fn default_stream_handle(&self, device: u32) -> Result<usize> {
+        let slot = &self.default_stream_handles[device as usize];
+        if let Some(h) = slot.get() {
+            return Ok(*h);
+        }
+        let stream = self.default_stream(device)?;
+        let _setup = self.setup[device as usize].lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(h) = slot.get() {
+            return Ok(*h);
+        }
+        let h = self.streams.insert(StreamEntry { device, stream, flags: 0, priority: 0 });
+        Ok(*slot.get_or_init(|| h))
     }
 
     /// The event behind handle `h`.

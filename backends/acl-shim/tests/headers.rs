@@ -40,7 +40,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const CRATE: &str = env!("CARGO_MANIFEST_DIR");
-const HEADERS: [&str; 5] = ["acl.h", "acl_base.h", "acl_rt.h", "acl_rt_allocator.h", "acl_rt_memory_soma.h"];
+const HEADERS: [&str; 6] =
+    ["acl.h", "acl_base.h", "acl_base_rt.h", "acl_rt.h", "acl_rt_allocator.h", "acl_rt_memory_soma.h"];
 
 /// Every exported function as CANN declares it: name, return type, parameter types.
 const PROTOTYPES: &[(&str, &str, &str)] = &[
@@ -172,6 +173,9 @@ mod vmm;
 #[path = "headers_parts/failures.rs"]
 mod failures;
 
+#[path = "headers_parts/queries.rs"]
+mod queries;
+
 fn fields() -> Vec<Field> {
     type L = aclrtMemLocation;
     type P = aclrtMemPoolProps;
@@ -210,6 +214,7 @@ fn fields() -> Vec<Field> {
     ];
     out.extend(vmm::fields());
     out.extend(failures::fields());
+    out.extend(queries::fields());
     out
 }
 
@@ -222,6 +227,7 @@ fn structs() -> Vec<(&'static str, usize, usize)> {
         ("aclrtMemAccessDesc", size_of::<aclrtMemAccessDesc>(), align_of::<aclrtMemAccessDesc>()),
     ];
     out.extend(failures::structs());
+    out.extend(queries::structs());
     out
 }
 
@@ -359,17 +365,18 @@ fn constants() -> Vec<(String, i64)> {
         c.push((format!("{prefix}{}", a.name), i64::from(a.id.0)));
     }
     c.extend(failures::constants());
+    c.extend(queries::constants());
     c
 }
 
 /// Every prototype: the core's and each part's.
 fn prototypes() -> impl Iterator<Item = &'static (&'static str, &'static str, &'static str)> {
-    PROTOTYPES.iter().chain(failures::PROTOTYPES)
+    PROTOTYPES.iter().chain(failures::PROTOTYPES).chain(queries::PROTOTYPES)
 }
 
 /// Every enum type: the core's and each part's.
 fn enums() -> impl Iterator<Item = &'static str> {
-    ENUMS.iter().chain(failures::ENUMS.iter()).copied()
+    ENUMS.iter().chain(failures::ENUMS.iter()).chain(queries::ENUMS.iter()).copied()
 }
 
 fn read(path: &Path) -> String {
@@ -515,6 +522,8 @@ fn c_type(rust: &str) -> String {
         "i32" => "int32_t",
         "u32" => "uint32_t",
         "u64" => "uint64_t",
+        "i64" => "int64_t",
+        "u16" => "uint16_t",
         "usize" => "size_t",
         "f32" => "float",
         acl if acl.starts_with("acl") => acl,
@@ -704,7 +713,7 @@ fn the_headers_declare_exactly_what_the_library_exports() {
         missing.is_empty() && extra.is_empty(),
         "exported but not declared: {missing:?}; declared but not exported: {extra:?}"
     );
-    assert_eq!(exported_names.len(), 106);
+    assert_eq!(exported_names.len(), 130);
 
     // The expected prototypes are the exported Rust signatures, spelled in C.
     let expected: BTreeSet<_> = prototypes().map(|(n, r, p)| (n.to_string(), r.to_string(), p.to_string())).collect();

@@ -209,6 +209,57 @@ pub struct aclrtErrorInfo {
 }
 const _: () = assert!(std::mem::size_of::<aclrtErrorInfo>() == 2576);
 
+/// `aclrtDevAttr`: what `aclrtGetDeviceInfo` reads.
+pub type aclrtDevAttr = c_int;
+/// `aclrtDeviceStatus`: what `aclrtQueryDeviceStatus` answers.
+pub type aclrtDeviceStatus = c_int;
+/// `ACL_RT_DEVICE_STATUS_NORMAL`.
+pub const ACL_RT_DEVICE_STATUS_NORMAL: aclrtDeviceStatus = 0;
+/// `aclrtDevResLimitType`: a kind of core a device's resource limit counts.
+pub type aclrtDevResLimitType = c_int;
+/// `ACL_RT_DEV_RES_CUBE_CORE`.
+pub const ACL_RT_DEV_RES_CUBE_CORE: aclrtDevResLimitType = 0;
+/// `ACL_RT_DEV_RES_VECTOR_CORE`.
+pub const ACL_RT_DEV_RES_VECTOR_CORE: aclrtDevResLimitType = 1;
+/// `aclrtStreamConfigAttr`: an option of a stream configuration handle.
+pub type aclrtStreamConfigAttr = c_int;
+/// `aclDataType`: an element type of CANN's tensors.
+pub type aclDataType = c_int;
+/// `aclFloat16`: the bits of an IEEE half-precision number.
+pub type aclFloat16 = u16;
+/// `ACL_ERROR_FEATURE_UNSUPPORTED`: a reserved argument that is not 0.
+pub const ACL_ERROR_FEATURE_UNSUPPORTED: aclError = 200_006;
+/// `ACL_ERROR_RT_DEV_SETUP_ERROR`: the device was not set.
+pub const ACL_ERROR_RT_DEV_SETUP_ERROR: aclError = 507_033;
+/// `aclrtUtilizationInfo`: four percentages (-1 where not measured) and a reserved pointer.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct aclrtUtilizationInfo {
+    /// @0.
+    pub cubeUtilization: i32,
+    /// @4.
+    pub vectorUtilization: i32,
+    /// @8.
+    pub aicpuUtilization: i32,
+    /// @12.
+    pub memoryUtilization: i32,
+    /// @16: reserved, must be NULL.
+    pub utilizationExtend: *mut c_void,
+}
+/// `aclrtStreamConfigHandle`: a public struct, filled by `aclrtSetStreamConfigOpt`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct aclrtStreamConfigHandle {
+    /// @0.
+    pub workptr: *mut c_void,
+    /// @8.
+    pub workSize: usize,
+    /// @16: the stream flags.
+    pub flag: usize,
+    /// @24: the priority (0-7).
+    pub priority: u32,
+}
+
 /// `aclrtMemLocation`: `{ uint32 id; int type }`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -100,6 +100,12 @@ impl Emulator {
         Some((DevicePtr::from_addr(start), len, DevicePtr::from_addr(pool.base)))
     }
 
+    /// The device whose pool memory (live or not) holds `addr`, or `None` (not in a pool's
+    /// range). Which device a drop-in library's copy reaches.
+    pub fn device_of(&self, addr: DevicePtr) -> Option<u32> {
+        self.platform.registry.pool_at(addr.addr()).map(|p| p.device)
+    }
+
     /// Frees `ptr` in stream order on `stream`, whichever pool of the platform holds it
     /// (as `aclrtMemPoolFreeAsync` does: it takes no pool). Through a pool handle, the
     /// same free is [`EmuPool::free`](crate::EmuPool::free).

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "acl_base_rt.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -76,6 +78,9 @@ typedef void *aclrtAllocatorAddr;
 #define ACL_ERROR_RT_FEATURE_NOT_SUPPORT 207000 /* async host-to-host copy, wait on a non-SYNC event, ... */
 #define ACL_ERROR_RT_MEMORY_ALLOCATION 207001   /* host/driver allocation failed */
 
+#define ACL_ERROR_FEATURE_UNSUPPORTED 200006 /* a reserved argument that is not 0 */
+
+#define ACL_ERROR_RT_DEV_SETUP_ERROR 507033   /* a device resource limit of a device not set */
 #define ACL_ERROR_RT_INTERNAL_ERROR 507000        /* pool exhausted, HIGH write, trim misuse, ... */
 #define ACL_ERROR_RT_CONTEXT_RELEASE_ERROR 507007 /* aclrtResetDevice of a device not set */
 #define ACL_ERROR_RT_REPORT_TIMEOUT 507012        /* aclrtProcessReport: no callback in time */

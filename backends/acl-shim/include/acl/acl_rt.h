@@ -55,6 +55,10 @@ extern "C" {
 #define ACL_CONTINUE_ON_FAILURE 0x00000000U
 #define ACL_STOP_ON_FAILURE 0x00000001U
 
+/* The buffer aclsysGetVersionStr writes, and the parts of a version. */
+#define ACL_PKG_VERSION_MAX_SIZE 128
+#define ACL_PKG_VERSION_PARTS_MAX_SIZE 64
+
 /* Comparisons of aclrtValueWait: the stream waits until the 64-bit device word w satisfies
  * w >= value, w == value, (w & value) != 0, or ~(w | value) != 0. */
 #define ACL_STREAM_WAIT_VALUE_GEQ 0x00000000U
@@ -205,6 +209,87 @@ typedef void (*aclrtHostFunc)(void *args);
  * (aclrtSubscribeReport), inside its aclrtProcessReport. */
 typedef void (*aclrtCallback)(void *userData);
 
+/* What aclrtGetDeviceInfo reads (the values it answers are in the C ABI contract). */
+typedef enum {
+    ACL_DEV_ATTR_AICPU_CORE_NUM = 1,
+    ACL_DEV_ATTR_AICORE_CORE_NUM = 101,
+    ACL_DEV_ATTR_CUBE_CORE_NUM = 102,
+    ACL_DEV_ATTR_VECTOR_CORE_NUM = 201,
+    ACL_DEV_ATTR_WARP_SIZE = 202,
+    ACL_DEV_ATTR_MAX_THREAD_PER_VECTOR_CORE = 203,
+    ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE = 204,
+    ACL_DEV_ATTR_LOCAL_MEM_PER_VECTOR_CORE = 204,
+    ACL_DEV_ATTR_MAX_GRID_DIM_X = 205,
+    ACL_DEV_ATTR_MAX_GRID_DIM_Y = 206,
+    ACL_DEV_ATTR_MAX_GRID_DIM_Z = 207,
+    ACL_DEV_ATTR_MAX_BLOCK_PER_GRID = 208,
+    ACL_DEV_ATTR_MAX_THREADS_PER_BLOCK = 209,
+    ACL_DEV_ATTR_MAX_BLOCK_DIM_X = 210,
+    ACL_DEV_ATTR_MAX_BLOCK_DIM_Y = 211,
+    ACL_DEV_ATTR_MAX_BLOCK_DIM_Z = 212,
+    ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE = 301,
+    ACL_DEV_ATTR_L2_CACHE_SIZE = 302,
+    ACL_DEV_ATTR_SMP_ID = 401,
+    ACL_DEV_ATTR_PHY_CHIP_ID = 402,
+    ACL_DEV_ATTR_SUPER_POD_DEVIDE_ID = 403,
+    ACL_DEV_ATTR_SUPER_POD_DEVICE_ID = 403,
+    ACL_DEV_ATTR_SUPER_POD_SERVER_ID = 404,
+    ACL_DEV_ATTR_SUPER_POD_ID = 405,
+    ACL_DEV_ATTR_CUST_OP_PRIVILEGE = 406,
+    ACL_DEV_ATTR_MAINBOARD_ID = 407,
+    ACL_DEV_ATTR_HD_CONNECT_TYPE = 408,
+    ACL_DEV_ATTR_DEVICE_FORM_FACTOR = 409,
+    ACL_DEV_ATTR_IS_VIRTUAL = 501,
+    ACL_DEV_ATTR_NPU_ARCH = 601,
+} aclrtDevAttr;
+
+/* Values of ACL_DEV_ATTR_DEVICE_FORM_FACTOR. */
+#define ACL_DEVICE_FORM_FACTOR_POD 0
+#define ACL_DEVICE_FORM_FACTOR_A_K 1
+#define ACL_DEVICE_FORM_FACTOR_A_X 2
+#define ACL_DEVICE_FORM_FACTOR_PCIE_CARD 3
+
+/* What aclrtQueryDeviceStatus answers (an emulated device is always NORMAL). */
+typedef enum aclrtDeviceStatus {
+    ACL_RT_DEVICE_STATUS_NORMAL = 0,
+    ACL_RT_DEVICE_STATUS_ABNORMAL = 1,
+    ACL_RT_DEVICE_STATUS_END = 0xFFFF,
+} aclrtDeviceStatus;
+
+/* The kinds of core a device resource limit counts. */
+typedef enum {
+    ACL_RT_DEV_RES_CUBE_CORE = 0,
+    ACL_RT_DEV_RES_VECTOR_CORE = 1,
+} aclrtDevResLimitType;
+
+/* aclrtGetDeviceUtilizationRate: percentages, -1 where not measured; utilizationExtend is
+ * reserved and must be NULL. */
+typedef struct aclrtUtilizationExtendInfo aclrtUtilizationExtendInfo;
+typedef struct aclrtUtilizationInfo {
+    int32_t cubeUtilization;
+    int32_t vectorUtilization;
+    int32_t aicpuUtilization;
+    int32_t memoryUtilization;
+    aclrtUtilizationExtendInfo *utilizationExtend;
+} aclrtUtilizationInfo;
+
+/* The options of a stream configuration handle (aclrtSetStreamConfigOpt). */
+typedef enum {
+    ACL_RT_STREAM_WORK_ADDR_PTR = 0,
+    ACL_RT_STREAM_WORK_SIZE = 1,
+    ACL_RT_STREAM_FLAG = 2,
+    ACL_RT_STREAM_PRIORITY = 3,
+} aclrtStreamConfigAttr;
+
+/* A stream configuration, made by aclrtCreateStreamConfigHandle and used by
+ * aclrtCreateStreamV2. */
+typedef struct aclrtStreamConfigHandle {
+    void *workptr;
+    size_t workSize;
+    size_t flag;
+    uint32_t priority;
+} aclrtStreamConfigHandle;
+
 /* What a stream state callback (aclrtRegStreamStateCallback) is told, on the thread that
  * creates or destroys the stream. */
 typedef enum {
@@ -276,6 +361,9 @@ MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtMemHandleType) == 4, "enums are int-si
 MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtRunMode) == 4, "enums are int-sized");
 MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtStreamStatus) == 4, "enums are int-sized");
 MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtStreamState) == 4, "enums are int-sized");
+MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtDevAttr) == 4, "enums are int-sized");
+MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtUtilizationInfo) == 24, "aclrtUtilizationInfo is 24 bytes");
+MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtStreamConfigHandle) == 32, "aclrtStreamConfigHandle is 32 bytes");
 MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtErrorInfo) == 2576, "aclrtErrorInfo is 2576 bytes");
 MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtCallbackBlockType) == 4, "enums are int-sized");
 MEMPOOL_HAL_ACL_STATIC_ASSERT(sizeof(aclrtLastErrLevel) == 4, "enums are int-sized");
@@ -322,6 +410,32 @@ aclError aclrtGetRunMode(aclrtRunMode *runMode);
 aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion);
 /* "mempool-emu-" and this library's version (e.g. "mempool-emu-0.1.0"), a static string. */
 const char *aclrtGetSocName(void);
+/* The device profile's value (see the C ABI contract); the configured memory for
+ * TOTAL_GLOBAL_MEM_SIZE. A device out of range or an unknown attribute:
+ * ACL_ERROR_RT_PARAM_INVALID; a SIMT attribute: ACL_ERROR_RT_FEATURE_NOT_SUPPORT. */
+aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t *value);
+aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus *deviceStatus);
+/* 0 for cube, vector and AI CPU (no cores run), -1 for memory; -1 everywhere for a device not
+ * current on this thread. */
+aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo *utilizationInfo);
+/* Stored limits, at most the device's 24 cube and 48 vector cores; the device must be set
+ * (ACL_ERROR_RT_DEV_SETUP_ERROR). */
+aclError aclrtGetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t *value);
+aclError aclrtSetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t value);
+aclError aclrtResetDeviceResLimit(int32_t deviceId);
+aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t *value);
+/* 7 and 0 (a lower number is a higher priority); a NULL pointer is not written. */
+aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority, int32_t *greatestPriority);
+/* Peer access, one direction (current device to peer): a device-to-device copy between two
+ * devices needs it (else ACL_ERROR_RT_DRV_INTERNAL_ERROR). flags must be 0
+ * (ACL_ERROR_FEATURE_UNSUPPORTED). */
+aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId, int32_t peerDeviceId);
+aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags);
+aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId);
+/* The version of a package: $ASCEND_HOME_PATH/share/info/<pkgName>/version.info as on CANN,
+ * else "runtime" is this library's version; unknown: ACL_ERROR_INVALID_FILE. */
+aclError aclsysGetVersionStr(char *pkgName, char *versionStr);
+aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum);
 
 /* The new context becomes current. */
 aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId);
@@ -329,6 +443,8 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId);
 aclError aclrtDestroyContext(aclrtContext context);
 aclError aclrtSetCurrentContext(aclrtContext context);
 aclError aclrtGetCurrentContext(aclrtContext *context);
+/* A handle of the current device's default stream (the stream NULL names); not destroyable. */
+aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream);
 
 /* ---------------------------------------------------------------- streams */
 
@@ -352,6 +468,16 @@ aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status);
 /* With ACL_STOP_ON_FAILURE a failing task stops the stream: its work is dropped until a
  * synchronization reports the failure. Going back to CONTINUE: ACL_ERROR_RT_FEATURE_NOT_SUPPORT. */
 aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode);
+/* Getters: what the stream was created with (NULL: the current device's default stream: 0). */
+aclError aclrtStreamGetFlags(aclrtStream stream, uint32_t *flags);
+aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t *priority);
+aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId);
+/* A stream from a configuration handle: FLAG (a size_t) and PRIORITY (a uint32_t, 0-7). */
+aclrtStreamConfigHandle *aclrtCreateStreamConfigHandle(void);
+aclError aclrtDestroyStreamConfigHandle(aclrtStreamConfigHandle *handle);
+aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle *handle, aclrtStreamConfigAttr attr, const void *attrValue,
+                                 size_t valueSize);
+aclError aclrtCreateStreamV2(aclrtStream *stream, const aclrtStreamConfigHandle *handle);
 /* Drop the work queued and not started (the task running completes); the next
  * synchronization answers ACL_ERROR_RT_STREAM_ABORT (abort) or ACL_ERROR_RT_INTERNAL_ERROR
  * (stop), and the stream takes new work afterwards. Stop refuses the default stream. */

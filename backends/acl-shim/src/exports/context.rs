@@ -91,3 +91,23 @@ pub unsafe extern "C" fn aclrtGetCurrentContext(context: *mut aclrtContext) -> a
         Ok(())
     })
 }
+
+/// `aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream)`: a handle of the current
+/// device's default stream (the stream a NULL handle names; all contexts of a device share
+/// it here). It cannot be destroyed (107000). NULL: 100000; no current context: 107002.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtCtxGetCurrentDefaultStream(stream: *mut aclrtStream) -> aclError {
+    const OP: &str = "aclrtCtxGetCurrentDefaultStream";
+    ffi(OP, || {
+        non_null(stream, OP, "stream")?;
+        let s = shim(OP)?;
+        let h = s.default_stream_handle(current(OP)?)?;
+        // SAFETY: non-null, and the caller passes a writable `aclrtStream`.
+        unsafe { stream.write(h as aclrtStream) };
+        Ok(())
+    })
+}

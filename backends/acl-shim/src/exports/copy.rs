@@ -35,6 +35,28 @@ fn copy_args(
     Ok(true)
 }
 
+/// Refuses a copy on device `on` with a side in another device's memory that `on` has no
+/// peer access to (`aclrtDeviceEnablePeerAccess`): 507899, the driver's refusal on CANN.
+fn peer_check(s: &Shim, on: u32, c: &Sides, op: &'static str) -> mempool_hal::Result<()> {
+    for side in [c.dst, c.src] {
+        let CopySide::Device(p) = side else { continue };
+        if let Some(d) = s.devices[0].device_of(p)
+            && d != on
+            && !s.peers.lock().unwrap_or_else(PoisonError::into_inner).contains(&(on, d))
+        {
+            return Err(err(
+                code::ACL_ERROR_RT_DRV_INTERNAL_ERROR,
+                op,
+                format!(
+                    "{p} is memory of device {d}, and device {on} has no peer access to it \
+                     (aclrtDeviceEnablePeerAccess({d}, 0) with device {on} current)"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A copy's sides, resolved from its kind and addresses.
 struct Sides {
     dst: CopySide,
@@ -165,6 +187,9 @@ pub unsafe extern "C" fn aclrtMemcpy(
         }
         let sh = shim(OP)?;
         let c = copy_sides(sh, (dst, src), count, kind, Kind::AsGiven, OP)?;
+        if let Ok(d) = current(OP) {
+            peer_check(sh, d, &c, OP)?;
+        }
         // SAFETY: the C caller guarantees host sides are valid for `count` bytes during
         // the call (the ACL contract); device sides are checked by the emulator.
         unsafe { sh.devices[0].memcpy_raw(c.dst, c.src, count as u64) }
@@ -200,6 +225,7 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
         let sh = shim(OP)?;
         let e = sh.stream(stream as usize, OP)?;
         let c = copy_sides(sh, (dst, src), count, kind, Kind::Corrected, OP)?;
+        peer_check(sh, e.device, &c, OP)?;
         let dev = sh.dev(e.device);
         if c.pageable {
             dev.synchronize_stream(&e.stream)?;

@@ -26,9 +26,11 @@
 #![allow(non_snake_case)]
 
 pub mod allocator;
+pub mod base;
 pub mod context;
 pub mod copy;
 pub mod device;
+pub mod device_info;
 pub mod errors;
 pub mod event;
 pub mod exception;
@@ -42,9 +44,11 @@ pub mod stream;
 pub mod vmm;
 
 pub use allocator::*;
+pub use base::*;
 pub use context::*;
 pub use copy::*;
 pub use device::*;
+pub use device_info::*;
 pub use errors::*;
 pub use event::*;
 pub use exception::*;

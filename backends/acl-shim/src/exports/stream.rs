@@ -1,15 +1,16 @@
 //! Streams: creating, destroying, synchronizing (plain and timed) and querying them, the device synchronization, and the failure mode.
 
 use super::prelude::*;
-use mempool_ascend::sys::aclrtStreamStateCallback;
+use mempool_ascend::sys::{aclrtStreamConfigAttr, aclrtStreamConfigHandle, aclrtStreamStateCallback};
 
-/// `aclrtCreateStream` and `aclrtCreateStreamWithConfig`: a stream on the current device.
-fn create_stream(stream: *mut aclrtStream, op: &'static str) -> mempool_hal::Result<()> {
+/// `aclrtCreateStream`, `aclrtCreateStreamWithConfig` and `aclrtCreateStreamV2`: a stream on
+/// the current device, which keeps its flags and priority for the getters.
+fn create_stream(stream: *mut aclrtStream, flags: u32, priority: u32, op: &'static str) -> mempool_hal::Result<()> {
     non_null(stream, op, "stream")?;
     let s = shim(op)?;
     let d = current(op)?;
     let st = s.dev(d).create_stream()?;
-    let h = s.streams.insert(crate::state::StreamEntry { device: d, stream: st });
+    let h = s.streams.insert(crate::state::StreamEntry { device: d, stream: st, flags, priority });
     // SAFETY: non-null, and the caller passes a writable `aclrtStream`.
     unsafe { stream.write(h as aclrtStream) };
     s.stream_state(h, sys::ACL_RT_STREAM_STATE_CREATE_POST);
@@ -24,20 +25,216 @@ fn create_stream(stream: *mut aclrtStream, op: &'static str) -> mempool_hal::Res
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aclrtCreateStream(stream: *mut aclrtStream) -> aclError {
     const OP: &str = "aclrtCreateStream";
-    ffi(OP, || create_stream(stream, OP))
+    ffi(OP, || create_stream(stream, 0, 0, OP))
 }
 
 /// `aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t
-/// flag)`: as `aclrtCreateStream`; the priority and flags are accepted and do not change
-/// how the emulator runs the stream.
+/// flag)`: as `aclrtCreateStream`; the priority and flags are kept for the getters and do
+/// not change how the emulator runs the stream.
 ///
 /// # Safety
 ///
 /// See the module docs.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn aclrtCreateStreamWithConfig(stream: *mut aclrtStream, _priority: u32, _flag: u32) -> aclError {
+pub unsafe extern "C" fn aclrtCreateStreamWithConfig(stream: *mut aclrtStream, priority: u32, flag: u32) -> aclError {
     const OP: &str = "aclrtCreateStreamWithConfig";
-    ffi(OP, || create_stream(stream, OP))
+    ffi(OP, || create_stream(stream, flag, priority, OP))
+}
+
+/// The stream flags `aclrtStreamGetFlags` reports (CANN maps these bits back, no others).
+const REPORTED_FLAGS: u32 = 0x3F;
+
+/// Writes `v` through the out-pointer `out` of a stream getter, for `stream` (null: the
+/// default stream of the current device, 107002 without one; a destroyed or unknown handle
+/// is 107017). NULL `out`: 100000.
+fn stream_getter<T>(
+    stream: aclrtStream,
+    out: *mut T,
+    op: &'static str,
+    get: impl FnOnce(&crate::state::StreamEntry) -> T,
+) -> mempool_hal::Result<()> {
+    non_null(out, op, "the out-pointer")?;
+    let s = shim(op)?;
+    let e = s.stream_of_any_device(stream as usize, op)?;
+    let v = get(&e);
+    // SAFETY: non-null, and the caller passes a writable value of this type.
+    unsafe { out.write(v) };
+    Ok(())
+}
+
+/// `aclError aclrtStreamGetFlags(aclrtStream stream, uint32_t *flags)`: the flags the stream
+/// was created with (bits 0x1-0x20); 0 for a default stream.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtStreamGetFlags(stream: aclrtStream, flags: *mut u32) -> aclError {
+    const OP: &str = "aclrtStreamGetFlags";
+    ffi(OP, || stream_getter(stream, flags, OP, |e| e.flags & REPORTED_FLAGS))
+}
+
+/// `aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t *priority)`: the priority
+/// the stream was created with; 0 for a default stream.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtStreamGetPriority(stream: aclrtStream, priority: *mut u32) -> aclError {
+    const OP: &str = "aclrtStreamGetPriority";
+    ffi(OP, || stream_getter(stream, priority, OP, |e| e.priority))
+}
+
+/// `aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId)`: the stream's id, the
+/// one task failures report (`aclrtGetStreamIdFromExceptionInfo`).
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtStreamGetId(stream: aclrtStream, id: *mut i32) -> aclError {
+    const OP: &str = "aclrtStreamGetId";
+    ffi(OP, || stream_getter(stream, id, OP, |e| e.stream.id() as i32))
+}
+
+/// `aclrtStreamConfigHandle *aclrtCreateStreamConfigHandle(void)`: a zeroed handle (NULL
+/// when the host has no memory), for `aclrtSetStreamConfigOpt` and `aclrtCreateStreamV2`.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtCreateStreamConfigHandle() -> *mut aclrtStreamConfigHandle {
+    let mut out = std::ptr::null_mut();
+    let _ = ffi("aclrtCreateStreamConfigHandle", || {
+        let s = shim("aclrtCreateStreamConfigHandle")?;
+        let h = Box::into_raw(Box::new(aclrtStreamConfigHandle {
+            workptr: std::ptr::null_mut(),
+            workSize: 0,
+            flag: 0,
+            priority: 0,
+        }));
+        s.stream_configs.lock().unwrap_or_else(PoisonError::into_inner).insert(h as usize);
+        out = h;
+        Ok(())
+    });
+    out
+}
+
+/// A live configuration handle (NULL or unknown: 100000).
+fn config_of(
+    s: &Shim,
+    h: *const aclrtStreamConfigHandle,
+    op: &'static str,
+) -> mempool_hal::Result<aclrtStreamConfigHandle> {
+    if h.is_null() || !s.stream_configs.lock().unwrap_or_else(PoisonError::into_inner).contains(&(h as usize)) {
+        return Err(err(code::ACL_ERROR_INVALID_PARAM, op, format!("{h:p} is not a live stream configuration handle")));
+    }
+    // SAFETY: a handle this library made and has not freed.
+    Ok(unsafe { *h })
+}
+
+/// `aclError aclrtDestroyStreamConfigHandle(aclrtStreamConfigHandle *handle)`. NULL or a
+/// handle this library did not make (or freed): 100000.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtDestroyStreamConfigHandle(handle: *mut aclrtStreamConfigHandle) -> aclError {
+    const OP: &str = "aclrtDestroyStreamConfigHandle";
+    ffi(OP, || {
+        let s = shim(OP)?;
+        config_of(s, handle, OP)?;
+        s.stream_configs.lock().unwrap_or_else(PoisonError::into_inner).remove(&(handle as usize));
+        // SAFETY: made by `Box::into_raw` in `aclrtCreateStreamConfigHandle`, and now
+        // forgotten by the registry, so freed once.
+        drop(unsafe { Box::from_raw(handle) });
+        Ok(())
+    })
+}
+
+/// `aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle *handle, aclrtStreamConfigAttr
+/// attr, const void *attrValue, size_t valueSize)`: `ACL_RT_STREAM_WORK_ADDR_PTR` (0, a
+/// pointer), `ACL_RT_STREAM_WORK_SIZE` (1, a `size_t`), `ACL_RT_STREAM_FLAG` (2, a
+/// `size_t`), `ACL_RT_STREAM_PRIORITY` (3, a `uint32_t` of 0-7), each with exactly its
+/// size. Anything else, NULL, an unknown handle: 100000.
+///
+/// # Safety
+///
+/// See the module docs; `attrValue` must be readable for `valueSize` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtSetStreamConfigOpt(
+    handle: *mut aclrtStreamConfigHandle,
+    attr: aclrtStreamConfigAttr,
+    value: *const c_void,
+    size: usize,
+) -> aclError {
+    const OP: &str = "aclrtSetStreamConfigOpt";
+    ffi(OP, || {
+        let s = shim(OP)?;
+        let mut h = config_of(s, handle, OP)?;
+        non_null(value, OP, "attrValue")?;
+        let want = match attr {
+            0 => size_of::<*mut c_void>(),
+            1 | 2 => size_of::<usize>(),
+            3 => size_of::<u32>(),
+            other => return Err(err(code::ACL_ERROR_INVALID_PARAM, OP, format!("attribute {other} is not 0-3"))),
+        };
+        if size != want {
+            return Err(err(
+                code::ACL_ERROR_INVALID_PARAM,
+                OP,
+                format!("attribute {attr} takes {want} bytes, not {size}"),
+            ));
+        }
+        // SAFETY: non-null and readable for `size` bytes, which is the value's size; read
+        // unaligned, as the caller's buffer may be.
+        unsafe {
+            match attr {
+                0 => h.workptr = value.cast::<*mut c_void>().read_unaligned(),
+                1 => h.workSize = value.cast::<usize>().read_unaligned(),
+                2 => h.flag = value.cast::<usize>().read_unaligned(),
+                _ => {
+                    let p = value.cast::<u32>().read_unaligned();
+                    if p > 7 {
+                        return Err(err(code::ACL_ERROR_INVALID_PARAM, OP, format!("priority {p} is not 0-7")));
+                    }
+                    h.priority = p;
+                }
+            }
+        }
+        // SAFETY: a live handle this library made (checked above).
+        unsafe { handle.write(h) };
+        Ok(())
+    })
+}
+
+/// `aclError aclrtCreateStreamV2(aclrtStream *stream, const aclrtStreamConfigHandle
+/// *handle)`: a stream with the handle's flags and priority (NULL handle: all zero); the
+/// work area is accepted and unused. NULL `stream` or an unknown handle: 100000.
+///
+/// # Safety
+///
+/// See the module docs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aclrtCreateStreamV2(
+    stream: *mut aclrtStream,
+    handle: *const aclrtStreamConfigHandle,
+) -> aclError {
+    const OP: &str = "aclrtCreateStreamV2";
+    ffi(OP, || {
+        non_null(stream, OP, "stream")?;
+        let s = shim(OP)?;
+        let (flags, priority) = if handle.is_null() {
+            (0, 0)
+        } else {
+            let h = config_of(s, handle, OP)?;
+            (u32::try_from(h.flag).unwrap_or(u32::MAX), h.priority)
+        };
+        create_stream(stream, flags, priority, OP)
+    })
 }
 
 /// `aclrtDestroyStream` (`force` off) and `aclrtDestroyStreamForce` (`force` on), as
@@ -50,6 +247,13 @@ pub unsafe extern "C" fn aclrtCreateStreamWithConfig(stream: *mut aclrtStream, _
 fn destroy_stream(stream: aclrtStream, force: bool, op: &'static str) -> mempool_hal::Result<()> {
     non_null(stream, op, "stream (the default stream cannot be destroyed)")?;
     let s = shim(op)?;
+    if s.is_default_stream_handle(stream as usize) {
+        return Err(err(
+            code::ACL_ERROR_RT_PARAM_INVALID,
+            op,
+            "the handle names a context's default stream (aclrtCtxGetCurrentDefaultStream), which cannot be destroyed",
+        ));
+    }
     let e = s.stream(stream as usize, op)?;
     s.stream_state(stream as usize, sys::ACL_RT_STREAM_STATE_DESTROY_PRE);
     s.streams.remove(stream as usize);
