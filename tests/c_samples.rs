@@ -68,6 +68,7 @@ const ENV: &[(&str, &str, &str, &str)] = &[
     ("failure_mode.c", "MEMPOOL_EMU_WORKER_DELAY", "300us,9", "the failure mode must not depend on timing"),
     ("failure_mode.c", "MEMPOOL_EMU_DEVICES", "2", "two devices, as CANN's samples run"),
     ("host_func_subscribe.c", "MEMPOOL_EMU_WORKER_DELAY", "300us,3", "the order must not depend on timing"),
+    ("device_queries.c", "MEMPOOL_EMU_DEVICES", "2", "peer access between two devices"),
 ];
 
 /// Samples linked as `-lascendcl`, the name most CANN programs link by; the rest link as
