@@ -77,7 +77,9 @@ int main(void)
     uint32_t want_prio = 3;
     CHECK_ACL(aclrtSetStreamConfigOpt(cfg, ACL_RT_STREAM_FLAG, &want_flags, sizeof want_flags));
     CHECK_ACL(aclrtSetStreamConfigOpt(cfg, ACL_RT_STREAM_PRIORITY, &want_prio, sizeof want_prio));
-    CHECK_CODE(aclrtSetStreamConfigOpt(cfg, ACL_RT_STREAM_FLAG, &want_prio, sizeof want_prio), ACL_ERROR_INVALID_PARAM);
+    uint16_t short_flags = 1;
+    CHECK_CODE(aclrtSetStreamConfigOpt(cfg, ACL_RT_STREAM_FLAG, &short_flags, sizeof short_flags), ACL_ERROR_INVALID_PARAM);
+    CHECK_CODE(aclrtSetStreamConfigOpt(cfg, ACL_RT_STREAM_PRIORITY, &want_flags, sizeof want_flags), ACL_ERROR_INVALID_PARAM);
     aclrtStream s = NULL;
     CHECK_ACL(aclrtCreateStreamV2(&s, cfg));
     CHECK_ACL(aclrtStreamGetFlags(s, &flags));

@@ -182,7 +182,7 @@ pub unsafe extern "C" fn aclrtSetStreamConfigOpt(
             3 => size_of::<u32>(),
             other => return Err(err(code::ACL_ERROR_INVALID_PARAM, OP, format!("attribute {other} is not 0-3"))),
         };
-        if size != want {
+        if size != want && !(attr == 2 && size == size_of::<u32>()) {
             return Err(err(
                 code::ACL_ERROR_INVALID_PARAM,
                 OP,
@@ -195,6 +195,7 @@ pub unsafe extern "C" fn aclrtSetStreamConfigOpt(
             match attr {
                 0 => h.workptr = value.cast::<*mut c_void>().read_unaligned(),
                 1 => h.workSize = value.cast::<usize>().read_unaligned(),
+                2 if size == size_of::<u32>() => h.flag = value.cast::<u32>().read_unaligned() as usize,
                 2 => h.flag = value.cast::<usize>().read_unaligned(),
                 _ => {
                     let p = value.cast::<u32>().read_unaligned();

@@ -285,7 +285,7 @@ pub(super) fn query_rows(t: &mut Table) {
     });
     for (input, attr, size, value) in [
         ("attribute 4", 4, 8usize, 0u64),
-        ("the flag as 4 bytes", 2, 4, 0),
+        ("the flag as 2 bytes", 2, 2, 0),
         ("the priority as 8 bytes", 3, 8, 0),
         ("priority 8", 3, 4, 8),
         ("null value", 2, 8, u64::MAX),
