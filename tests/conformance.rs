@@ -83,3 +83,19 @@ mod host_register {
         check_host_register_names::<EmuHarness>(SCENARIOS);
     }
 }
+
+/// The peer-access scenario over two devices of one emulated platform, in both execution
+/// modes.
+mod peer {
+    use super::*;
+
+    #[rstest]
+    fn p01_peer_access(#[values(Threaded, Deferred)] mode: ExecutionMode) {
+        let harness = EmuHarness { mode, profile: Documented };
+        let scenarios = mempool_conformance::peer_scenarios::<EmuHarness>();
+        assert_eq!(scenarios.iter().map(|s| s.name).collect::<Vec<_>>(), ["p01_peer_access"]);
+        if let Err(f) = scenarios[0].run_on(&harness) {
+            panic!("p01_peer_access: {f}");
+        }
+    }
+}

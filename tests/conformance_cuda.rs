@@ -106,3 +106,18 @@ mod host_register {
         check_host_register_names::<CudaHarness>(SCENARIOS);
     }
 }
+
+/// The peer-access scenario over devices 0 and 1 of the CPU `libcuda.so.1`, answered the
+/// driver's way (`cuDeviceCanAccessPeer`, `cuCtxEnablePeerAccess`, `cuCtxDisablePeerAccess`).
+#[test]
+fn p01_peer_access() {
+    let home = mempool_tests::cuda_shim_home();
+    mempool_tests::on_profile_with(Profile::Cuda, &mempool_tests::cuda_conformance_env(&home), |profile| {
+        mempool_tests::check_cuda_conformance_runtime();
+        let harness = CudaHarness { profile, device: 0 };
+        let scenarios = mempool_conformance::peer_scenarios::<CudaHarness>();
+        if let Err(f) = scenarios[0].run_on(&harness) {
+            panic!("p01_peer_access: {f}");
+        }
+    });
+}

@@ -38,6 +38,18 @@ impl Harness for EmuHarness {
     fn let_run(&self, dev: &Emulator, stream: &EmuStream) -> Result<()> {
         dev.run_pending(stream)
     }
+
+    /// Devices 0 and 1 of a two-device platform.
+    fn peer_pair(&self) -> Result<(Emulator, Emulator)> {
+        let e = Emulator::builder()
+            .devices(2)
+            .granularity(64 << 10)
+            .device_memory(1 << 30)
+            .mode(self.mode)
+            .profile(self.profile)
+            .build()?;
+        Ok((e.device(0)?, e.device(1)?))
+    }
 }
 
 /// The Ascend backend under the conformance suite, over whatever runtime its normal
@@ -67,6 +79,8 @@ impl Harness for AscendHarness {
             | Capability::BlockingHostFunctions
             | Capability::ObserveExecutionWithoutSync
             | Capability::Threads => true,
+            // The drop-in libraries run these suites with one emulated device.
+            Capability::PeerDevices => false,
         }
     }
 
@@ -103,7 +117,14 @@ impl Harness for CudaHarness {
             | Capability::BlockingHostFunctions
             | Capability::ObserveExecutionWithoutSync
             | Capability::Threads => true,
+            // The CPU libcuda.so.1 runs this suite with two emulated devices.
+            Capability::PeerDevices => true,
         }
+    }
+
+    /// Devices 0 and 1 of the CPU `libcuda.so.1` (`cuda_conformance_env` sets two).
+    fn peer_pair(&self) -> Result<(mempool_cuda::Cuda, mempool_cuda::Cuda)> {
+        Ok((mempool_cuda::Cuda::open(0)?, mempool_cuda::Cuda::open(1)?))
     }
 
     fn profile(&self) -> Profile {

@@ -85,8 +85,6 @@ pub(crate) struct Shim {
     pub(crate) stream_states: Mutex<std::collections::BTreeMap<String, StreamStateCallback>>,
     /// Each device's resource limits (cube, vector cores; `aclrtSetDeviceResLimit`).
     pub(crate) res_limits: Mutex<Vec<[u32; 2]>>,
-    /// The (device, peer) pairs whose peer access is enabled (`aclrtDeviceEnablePeerAccess`).
-    pub(crate) peers: Mutex<HashSet<(u32, u32)>>,
     /// Live stream configuration handles (`aclrtCreateStreamConfigHandle`), by address.
     pub(crate) stream_configs: Mutex<HashSet<usize>>,
     /// The handle each device's default stream is known by once a program asked for it
@@ -148,7 +146,6 @@ impl Shim {
             host_func_subs: crate::report::Reports::default(),
             stream_states: Mutex::new(std::collections::BTreeMap::new()),
             res_limits: Mutex::new(vec![CORES; n as usize]),
-            peers: Mutex::new(HashSet::new()),
             stream_configs: Mutex::new(HashSet::new()),
             default_stream_handles: (0..n).map(|_| OnceLock::new()).collect(),
         })

@@ -556,6 +556,10 @@ macro_rules! for_each_acl_function {
             aclrtHostRegister(ptr: *mut c_void, size: u64, type_: aclrtHostRegisterType, dev_ptr: *mut *mut c_void);
             aclrtHostRegisterV2(ptr: *mut c_void, size: u64, flag: u32);
             aclrtHostUnregister(ptr: *mut c_void);
+            // Peer access between devices; optional as well.
+            aclrtDeviceCanAccessPeer(can_access_peer: *mut i32, device: i32, peer: i32);
+            aclrtDeviceEnablePeerAccess(peer: i32, flags: u32);
+            aclrtDeviceDisablePeerAccess(peer: i32);
         }
     };
 }
@@ -581,6 +585,6 @@ mod tests {
         assert_eq!((c.location.id, c.location.type_, c.maxSize), (3, 1, 12345));
         assert_eq!(mempool_hal::PoolProps::from(&c), p);
         assert!(FUNCTION_NAMES.contains(&"aclrtMemPoolTrimTo"));
-        assert_eq!(FUNCTION_NAMES.len(), 69);
+        assert_eq!(FUNCTION_NAMES.len(), 72);
     }
 }

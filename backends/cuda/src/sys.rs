@@ -569,6 +569,10 @@ macro_rules! for_each_cuda_function {
             cuMemHostRegister_v2(p: *mut c_void, bytes: usize, flags: c_uint);
             cuMemHostUnregister(p: *mut c_void);
             cuMemHostGetDevicePointer_v2(dptr: *mut CUdeviceptr, p: *mut c_void, flags: c_uint);
+            // Peer access between devices.
+            cuDeviceCanAccessPeer(can_access_peer: *mut c_int, device: CUdevice, peer: CUdevice);
+            cuCtxEnablePeerAccess(peer_context: CUcontext, flags: c_uint);
+            cuCtxDisablePeerAccess(peer_context: CUcontext);
         }
     };
 }
@@ -582,7 +586,7 @@ mod tests {
 
     #[test]
     fn the_table_names_every_call_once() {
-        assert_eq!(FUNCTION_NAMES.len(), 56);
+        assert_eq!(FUNCTION_NAMES.len(), 59);
         let mut sorted = FUNCTION_NAMES.to_vec();
         sorted.sort_unstable();
         sorted.dedup();

@@ -208,6 +208,25 @@ impl Emulator {
         access::resolve(&self.platform.registry, self.platform.config.checker, ptr, len, write, op)
     }
 
+    /// Checks a peer device for the peer-access calls: another device of the platform.
+    fn peer_of(&self, peer: u32, op: &'static str) -> Result<u32> {
+        if peer == self.device {
+            return Err(Error::new(
+                ErrorKind::InvalidParam,
+                code::ACL_ERROR_INVALID_PARAM,
+                op,
+                format!("device {peer} is its own peer"),
+            ));
+        }
+        self.device(peer).map(|_| peer).map_err(|e| e.with_op(op))
+    }
+
+    /// Whether this device may reach `peer`'s memory ([`Device::enable_peer_access`]; a
+    /// device always reaches its own).
+    pub fn peer_access_enabled(&self, peer: u32) -> bool {
+        peer == self.device || crate::stream::lock(&self.platform.peers).contains(&(self.device, peer))
+    }
+
     /// Makes the next `n` host-memory commits of this platform fail, as if the host were
     /// out of memory: the allocations that need them get `OutOfMemory` (with a message
     /// saying the commit failed) and the pool stays intact; so does the creation of a
@@ -685,5 +704,34 @@ impl Device for Emulator {
             }
         };
         s.push_host_fn(work).map(|_| ())
+    }
+
+    /// Every other device of the platform can be reached (the emulator's devices share the
+    /// host's memory); the device itself is refused (100000, as ACL), a peer out of range is
+    /// `InvalidDevice` (107001).
+    fn can_access_peer(&self, peer: u32) -> Result<bool> {
+        self.peer_of(peer, "can_access_peer").map(|_| true)
+    }
+
+    /// Enabling twice succeeds (as on ACL).
+    fn enable_peer_access(&self, peer: u32) -> Result<()> {
+        let peer = self.peer_of(peer, "enable_peer_access")?;
+        crate::stream::lock(&self.platform.peers).insert((self.device, peer));
+        Ok(())
+    }
+
+    /// Not enabled: `InvalidParam` with code 507899 (the ACL driver's refusal).
+    fn disable_peer_access(&self, peer: u32) -> Result<()> {
+        const OP: &str = "disable_peer_access";
+        let peer = self.peer_of(peer, OP)?;
+        if !crate::stream::lock(&self.platform.peers).remove(&(self.device, peer)) {
+            return Err(Error::new(
+                ErrorKind::InvalidParam,
+                code::ACL_ERROR_RT_DRV_INTERNAL_ERROR,
+                OP,
+                format!("peer access from device {} to device {peer} is not enabled", self.device),
+            ));
+        }
+        Ok(())
     }
 }

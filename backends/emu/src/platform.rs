@@ -126,6 +126,8 @@ pub(crate) struct Platform {
     pub(crate) hooks: Arc<crate::stream::Hooks>,
     /// The words of memory that value waits watch (`signal.rs`).
     pub(crate) words: crate::words::Words,
+    /// The (device, peer) pairs whose peer access is enabled (`Device::enable_peer_access`).
+    pub(crate) peers: Mutex<std::collections::HashSet<(u32, u32)>>,
 }
 
 impl Drop for Platform {
@@ -156,6 +158,7 @@ impl Platform {
             worker_delay,
             hooks: Arc::default(),
             words: crate::words::Words::default(),
+            peers: Mutex::new(std::collections::HashSet::new()),
         }
     }
 

@@ -199,6 +199,9 @@ mockall::mock! {
         fn memcpy_d2d_async(&self, dst: DevicePtr, src: DevicePtr, len: u64, stream: &MockStream) -> Result<()>;
         fn memset_async(&self, dst: DevicePtr, value: u8, len: u64, stream: &MockStream) -> Result<()>;
         fn launch_host_func(&self, stream: &MockStream, f: HostFn) -> Result<()>;
+        fn can_access_peer(&self, peer: u32) -> Result<bool>;
+        fn enable_peer_access(&self, peer: u32) -> Result<()>;
+        fn disable_peer_access(&self, peer: u32) -> Result<()>;
     }
 
     // Virtual memory (contract §14): `expect_reserve`, `expect_map`, ...

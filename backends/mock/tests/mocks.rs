@@ -205,3 +205,25 @@ fn virtual_memory_calls_are_mocked() -> Result<()> {
     dev.checkpoint();
     Ok(())
 }
+
+/// A framework's peer-access path against the mock: what the expectations say, in order,
+/// with the arguments the code under test passes.
+#[test]
+fn peer_access_is_mocked_like_every_device_call() {
+    let mut dev = MockDevice::new();
+    let mut seq = mockall::Sequence::new();
+    dev.expect_can_access_peer().withf(|&p| p == 1).times(1).in_sequence(&mut seq).returning(|_| Ok(true));
+    dev.expect_enable_peer_access().withf(|&p| p == 1).times(1).in_sequence(&mut seq).returning(|_| Ok(()));
+    dev.expect_disable_peer_access().withf(|&p| p == 1).times(1).in_sequence(&mut seq).returning(|_| {
+        Err(mempool_hal::Error::new(
+            mempool_hal::ErrorKind::InvalidParam,
+            507_899,
+            "disable_peer_access",
+            "not enabled",
+        ))
+    });
+    assert!(dev.can_access_peer(1).expect("mocked"));
+    dev.enable_peer_access(1).expect("mocked");
+    let e = dev.disable_peer_access(1).unwrap_err();
+    assert_eq!((e.kind(), e.code()), (mempool_hal::ErrorKind::InvalidParam, 507_899));
+}

@@ -25,6 +25,9 @@ pub enum Capability {
     /// The emulator checks every pointer; the real runtime cannot, so the scenarios that
     /// free bad pointers on purpose need this.
     CheckedFree,
+    /// [`Harness::peer_pair`] gives two devices of one platform, which may reach each
+    /// other's memory (peer access).
+    PeerDevices,
 }
 
 impl fmt::Display for Capability {
@@ -58,6 +61,21 @@ pub trait Harness: Send + Sync + 'static {
     /// only.
     fn profile(&self) -> Profile {
         Profile::Documented
+    }
+
+    /// Two different devices of one platform, for the peer-access scenarios (with
+    /// [`Capability::PeerDevices`]). The default has none.
+    ///
+    /// # Errors
+    ///
+    /// When the backend has no second device, or cannot be brought up.
+    fn peer_pair(&self) -> Result<(Self::Device, Self::Device)> {
+        Err(mempool_hal::Error::new(
+            mempool_hal::ErrorKind::NotSupported,
+            mempool_hal::code::ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            "peer_pair",
+            "this harness has no two devices of one platform",
+        ))
     }
 
     /// Makes `stream` execute everything enqueued on it so far **without** the host

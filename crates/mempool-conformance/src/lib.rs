@@ -114,8 +114,8 @@ pub mod scenarios;
 pub use failure::{Failure, ScenarioResult, expect_error};
 pub use harness::{Capability, Harness};
 pub use runner::{
-    KIND_NOT_RUN, KIND_PARTIAL, Scenario, host_register_scenarios, host_register_trials, run, scenarios, trials,
-    vmm_scenarios, vmm_trials,
+    KIND_NOT_RUN, KIND_PARTIAL, Scenario, host_register_scenarios, host_register_trials, peer_scenarios, peer_trials,
+    run, scenarios, trials, vmm_scenarios, vmm_trials,
 };
 
 /// The test runner this crate builds on, re-exported for [`conformance_main!`] and for

@@ -4,7 +4,7 @@ use crate::harness::{Capability, Harness};
 use crate::scenarios::*;
 use crate::{Failure, ScenarioResult};
 use Capability::{
-    BlockingHostFunctions as Blocking, CheckedFree, ForeignHandles, ObserveExecutionWithoutSync, Threads,
+    BlockingHostFunctions as Blocking, CheckedFree, ForeignHandles, ObserveExecutionWithoutSync, PeerDevices, Threads,
 };
 use libtest_mimic::{Arguments, Conclusion, Trial};
 use mempool_hal::{HostRegistration, VirtualMemory};
@@ -169,6 +169,21 @@ where
     H::Device: VirtualMemory,
 {
     trials_of(prefix, harness, vmm_scenarios::<H>())
+}
+
+/// The peer-access scenarios ([contract §1](mempool_hal::contract::objects)), for a
+/// harness with two devices of one platform ([`Harness::peer_pair`]); numbered apart
+/// (`pNN_` names).
+pub fn peer_scenarios<H: Harness>() -> Vec<Scenario<H>> {
+    table! {
+        1 p01_peer_access objects [PeerDevices] [];
+    }
+}
+
+/// One libtest-mimic trial per peer-access scenario ([`peer_scenarios`]), as [`trials`]
+/// makes them.
+pub fn peer_trials<H: Harness>(prefix: &str, harness: Arc<H>) -> Vec<Trial> {
+    trials_of(prefix, harness, peer_scenarios::<H>())
 }
 
 /// The host registration scenarios ([contract §15](mempool_hal::contract::host_register)),

@@ -536,4 +536,55 @@ pub trait Device: Send + Sync {
     /// A destroyed or foreign stream: [`InvalidHandle`](crate::ErrorKind::InvalidHandle) (ACL
     /// 107017; CUDA `CUDA_ERROR_INVALID_HANDLE`, 400).
     fn launch_host_func(&self, stream: &Self::Stream, f: HostFn) -> Result<()>;
+
+    /// Whether this device can reach `peer`'s memory directly once peer access is enabled
+    /// (`aclrtDeviceCanAccessPeer`, `cuDeviceCanAccessPeer`).
+    ///
+    /// # Errors
+    ///
+    /// A peer that does not exist: [`InvalidDevice`](crate::ErrorKind::InvalidDevice) (ACL
+    /// 107001; CUDA 101). The device itself: ACL refuses it
+    /// ([`InvalidParam`](crate::ErrorKind::InvalidParam), 100000), CUDA answers `false`. A
+    /// backend without peer access: [`NotSupported`](crate::ErrorKind::NotSupported), which
+    /// is also what this default answers.
+    fn can_access_peer(&self, peer: u32) -> Result<bool> {
+        Err(peer_access_unsupported("can_access_peer", self.id(), peer))
+    }
+
+    /// Lets this device reach `peer`'s memory (one direction; `aclrtDeviceEnablePeerAccess`
+    /// with this device current, `cuCtxEnablePeerAccess` with the peer's primary context).
+    /// A copy between the two devices is then accepted where the backend requires it (the
+    /// drop-in ACL library refuses a device-to-device copy between devices without it).
+    ///
+    /// # Errors
+    ///
+    /// The device itself: [`InvalidParam`](crate::ErrorKind::InvalidParam) (ACL 100000) or
+    /// [`InvalidDevice`](crate::ErrorKind::InvalidDevice) (CUDA 101); a peer that does not
+    /// exist: `InvalidDevice`; enabled already: success on ACL, 704
+    /// (`CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED`) on CUDA; no peer access:
+    /// [`NotSupported`](crate::ErrorKind::NotSupported), the default.
+    fn enable_peer_access(&self, peer: u32) -> Result<()> {
+        Err(peer_access_unsupported("enable_peer_access", self.id(), peer))
+    }
+
+    /// Ends what [`Device::enable_peer_access`] gave (`aclrtDeviceDisablePeerAccess`,
+    /// `cuCtxDisablePeerAccess`).
+    ///
+    /// # Errors
+    ///
+    /// As [`Device::enable_peer_access`]; not enabled: ACL 507899, CUDA 705
+    /// (`CUDA_ERROR_PEER_ACCESS_NOT_ENABLED`).
+    fn disable_peer_access(&self, peer: u32) -> Result<()> {
+        Err(peer_access_unsupported("disable_peer_access", self.id(), peer))
+    }
+}
+
+/// What a backend without peer access answers.
+fn peer_access_unsupported(op: &'static str, device: u32, peer: u32) -> crate::Error {
+    crate::Error::new(
+        crate::ErrorKind::NotSupported,
+        crate::code::ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+        op,
+        format!("this backend has no peer access (device {device} to device {peer})"),
+    )
 }

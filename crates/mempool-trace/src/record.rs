@@ -313,4 +313,15 @@ impl<D: Device> Device for Recorder<D> {
     fn launch_host_func(&self, stream: &Self::Stream, f: HostFn) -> Result<()> {
         self.inner.launch_host_func(&stream.inner, f)
     }
+    fn can_access_peer(&self, peer: u32) -> Result<bool> {
+        self.inner.can_access_peer(peer)
+    }
+
+    fn enable_peer_access(&self, peer: u32) -> Result<()> {
+        self.inner.enable_peer_access(peer)
+    }
+
+    fn disable_peer_access(&self, peer: u32) -> Result<()> {
+        self.inner.disable_peer_access(peer)
+    }
 }

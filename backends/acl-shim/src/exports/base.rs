@@ -38,11 +38,10 @@ fn version_number(v: &str) -> Option<i32> {
     let mut parts = v.splitn(4, '.');
     let x: i64 = parts.next()?.parse().ok()?;
     let y: i64 = parts.next()?.parse().ok()?;
-    let (z_text, rest) = match parts.next()? {
-        p => match p.find(|c: char| !c.is_ascii_digit()) {
-            Some(i) => (&p[..i], Some(p[i..].trim_start_matches('-'))),
-            None => (p, parts.next()),
-        },
+    let p = parts.next()?;
+    let (z_text, rest) = match p.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => (&p[..i], Some(p[i..].trim_start_matches('-'))),
+        None => (p, parts.next()),
     };
     let z: i64 = z_text.parse().ok()?;
     let mut n = x * 10_000_000 + y * 100_000 + z * 1000;
@@ -161,7 +160,7 @@ pub(crate) fn to_half(x: f32) -> u16 {
     let bits = x.to_bits();
     let sign = ((bits >> 16) & 0x8000) as u16;
     let a = x.abs();
-    if !(a < 65520.0) {
+    if a.is_nan() || a >= 65520.0 {
         // 65520 and above (and NaN) round past the largest half: saturated.
         return sign | 0x7BFF;
     }

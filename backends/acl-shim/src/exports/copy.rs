@@ -42,7 +42,7 @@ fn peer_check(s: &Shim, on: u32, c: &Sides, op: &'static str) -> mempool_hal::Re
         let CopySide::Device(p) = side else { continue };
         if let Some(d) = s.devices[0].device_of(p)
             && d != on
-            && !s.peers.lock().unwrap_or_else(PoisonError::into_inner).contains(&(on, d))
+            && !s.dev(on).peer_access_enabled(d)
         {
             return Err(err(
                 code::ACL_ERROR_RT_DRV_INTERNAL_ERROR,

@@ -321,9 +321,8 @@ pub unsafe extern "C" fn aclrtDeviceEnablePeerAccess(peer: i32, flags: u32) -> a
                 format!("flags {flags:#x} are reserved and must be 0"),
             ));
         }
-        let pair = peer_pair(peer, OP)?;
-        shim(OP)?.peers.lock().unwrap_or_else(PoisonError::into_inner).insert(pair);
-        Ok(())
+        let (cur, peer) = peer_pair(peer, OP)?;
+        shim(OP)?.dev(cur).enable_peer_access(peer)
     })
 }
 
@@ -337,14 +336,7 @@ pub unsafe extern "C" fn aclrtDeviceEnablePeerAccess(peer: i32, flags: u32) -> a
 pub unsafe extern "C" fn aclrtDeviceDisablePeerAccess(peer: i32) -> aclError {
     const OP: &str = "aclrtDeviceDisablePeerAccess";
     ffi(OP, || {
-        let pair = peer_pair(peer, OP)?;
-        if !shim(OP)?.peers.lock().unwrap_or_else(PoisonError::into_inner).remove(&pair) {
-            return Err(err(
-                code::ACL_ERROR_RT_DRV_INTERNAL_ERROR,
-                OP,
-                format!("peer access from device {} to device {} is not enabled", pair.0, pair.1),
-            ));
-        }
-        Ok(())
+        let (cur, peer) = peer_pair(peer, OP)?;
+        shim(OP)?.dev(cur).disable_peer_access(peer)
     })
 }

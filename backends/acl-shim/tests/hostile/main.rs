@@ -445,7 +445,7 @@ fn exported() -> Vec<&'static str> {
 }
 
 /// The exports outside the backend's tables: the ordering and failure calls, then the queries.
-const ORDERING_AND_FAILURE_CALLS: [&str; 49] = [
+const ORDERING_AND_FAILURE_CALLS: [&str; 46] = [
     "aclrtCreateNotify",
     "aclrtDestroyNotify",
     "aclrtRecordNotify",
@@ -479,9 +479,6 @@ const ORDERING_AND_FAILURE_CALLS: [&str; 49] = [
     "aclrtResetDeviceResLimit",
     "aclrtGetResInCurrentThread",
     "aclrtDeviceGetStreamPriorityRange",
-    "aclrtDeviceCanAccessPeer",
-    "aclrtDeviceEnablePeerAccess",
-    "aclrtDeviceDisablePeerAccess",
     "aclsysGetVersionStr",
     "aclsysGetVersionNum",
     "aclrtCtxGetCurrentDefaultStream",

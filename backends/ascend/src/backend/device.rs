@@ -214,6 +214,36 @@ impl Device for Ascend {
         let s = self.stream(stream, "aclrtLaunchHostFunc")?;
         result::memory::launch_host_func(&self.shared.rt, s, f)
     }
+
+    /// `aclrtDeviceCanAccessPeer`, in the instance's context.
+    fn can_access_peer(&self, peer: u32) -> Result<bool> {
+        self.shared.enter_checked()?;
+        result::device::can_access_peer(&self.shared.rt, self.id() as i32, peer_id(peer)?)
+    }
+
+    /// `aclrtDeviceEnablePeerAccess(peer, 0)` with the instance's device current.
+    fn enable_peer_access(&self, peer: u32) -> Result<()> {
+        self.shared.enter_checked()?;
+        result::device::enable_peer_access(&self.shared.rt, peer_id(peer)?)
+    }
+
+    /// `aclrtDeviceDisablePeerAccess(peer)` with the instance's device current.
+    fn disable_peer_access(&self, peer: u32) -> Result<()> {
+        self.shared.enter_checked()?;
+        result::device::disable_peer_access(&self.shared.rt, peer_id(peer)?)
+    }
+}
+
+/// A peer device id as CANN takes it (`int32_t`): one beyond its range is `InvalidDevice`.
+fn peer_id(peer: u32) -> Result<i32> {
+    i32::try_from(peer).map_err(|_| {
+        Error::new(
+            ErrorKind::InvalidDevice,
+            code::ACL_ERROR_RT_INVALID_DEVICEID,
+            "peer access",
+            format!("device {peer}"),
+        )
+    })
 }
 
 /// A length that does not fit the platform's `size_t`: `InvalidParam`, code 100000.

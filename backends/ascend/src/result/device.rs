@@ -1,4 +1,4 @@
-//! Devices: `aclrtSynchronizeDevice`, `aclrtGetMemInfo`.
+//! Devices: `aclrtSynchronizeDevice`, `aclrtGetMemInfo`, peer access.
 
 use crate::loader::{Runtime, sym};
 use crate::sys;
@@ -33,4 +33,31 @@ pub(crate) fn version(rt: &Runtime) -> Result<(i32, i32, i32)> {
     let rc = unsafe { f(&mut major, &mut minor, &mut patch) };
     rt.check(rc, "aclrtGetVersion")?;
     Ok((major, minor, patch))
+}
+
+/// `aclrtDeviceCanAccessPeer(&can, device, peer)`.
+#[inline]
+pub(crate) fn can_access_peer(rt: &Runtime, device: i32, peer: i32) -> Result<bool> {
+    let f = sym!(rt, aclrtDeviceCanAccessPeer)?;
+    let mut can = 0i32;
+    // SAFETY: a valid out-pointer; the ids are checked by the runtime.
+    let rc = unsafe { f(&mut can, device, peer) };
+    rt.check(rc, "aclrtDeviceCanAccessPeer")?;
+    Ok(can == 1)
+}
+
+/// `aclrtDeviceEnablePeerAccess(peer, 0)` from the current device.
+#[inline]
+pub(crate) fn enable_peer_access(rt: &Runtime, peer: i32) -> Result<()> {
+    let f = sym!(rt, aclrtDeviceEnablePeerAccess)?;
+    // SAFETY: no pointer arguments.
+    rt.check(unsafe { f(peer, 0) }, "aclrtDeviceEnablePeerAccess")
+}
+
+/// `aclrtDeviceDisablePeerAccess(peer)` from the current device.
+#[inline]
+pub(crate) fn disable_peer_access(rt: &Runtime, peer: i32) -> Result<()> {
+    let f = sym!(rt, aclrtDeviceDisablePeerAccess)?;
+    // SAFETY: no pointer arguments.
+    rt.check(unsafe { f(peer) }, "aclrtDeviceDisablePeerAccess")
 }

@@ -35,8 +35,8 @@ driver_table! {
     cuCtxCreate { cuCtxCreate 2000 default implemented, cuCtxCreate_v2 3020 default implemented, cuCtxCreate_v3 11040 default implemented, cuCtxCreate_v4 12050 default implemented }
     cuCtxDestroy { cuCtxDestroy 2000 default implemented, cuCtxDestroy_v2 4000 default implemented }
     cuCtxDetach { cuCtxDetach 2000 default stub }
-    cuCtxDisablePeerAccess { cuCtxDisablePeerAccess 4000 default stub }
-    cuCtxEnablePeerAccess { cuCtxEnablePeerAccess 4000 default stub }
+    cuCtxDisablePeerAccess { cuCtxDisablePeerAccess 4000 default implemented }
+    cuCtxEnablePeerAccess { cuCtxEnablePeerAccess 4000 default implemented }
     cuCtxFromGreenCtx { cuCtxFromGreenCtx 12040 default stub }
     cuCtxGetApiVersion { cuCtxGetApiVersion 3020 default implemented }
     cuCtxGetCacheConfig { cuCtxGetCacheConfig 3020 default stub }
@@ -65,7 +65,7 @@ driver_table! {
     cuDevResourceGenerateDesc { cuDevResourceGenerateDesc 12040 default stub }
     cuDevSmResourceSplit { cuDevSmResourceSplit 13010 default stub }
     cuDevSmResourceSplitByCount { cuDevSmResourceSplitByCount 12040 default stub }
-    cuDeviceCanAccessPeer { cuDeviceCanAccessPeer 4000 default stub }
+    cuDeviceCanAccessPeer { cuDeviceCanAccessPeer 4000 default implemented }
     cuDeviceComputeCapability { cuDeviceComputeCapability 2000 default stub }
     cuDeviceGet { cuDeviceGet 2000 default implemented }
     cuDeviceGetAttribute { cuDeviceGetAttribute 2000 default implemented }

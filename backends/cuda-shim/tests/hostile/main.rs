@@ -246,6 +246,7 @@ fn table() -> Table {
     vmm_rows(&mut t);
     host_register_rows(&mut t);
     rows_driver::context_rows(&mut t);
+    rows_driver::peer_rows(&mut t);
     rows_driver::proc_address_rows(&mut t);
     rows_driver::stream_getter_rows(&mut t);
     rows_driver::plain_memory_rows(&mut t);

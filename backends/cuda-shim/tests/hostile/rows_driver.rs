@@ -14,6 +14,68 @@ const BAD_CTX: usize = 0xdead_beef;
 extern "C" fn no_callback(_: CUstream, _: CUresult, _: *mut c_void) {}
 extern "C" fn no_host_fn(_: *mut c_void) {}
 
+/// Peer access: null and out-of-range devices, flags, garbage and same-device contexts,
+/// enabling twice and disabling what is not enabled (the driver's 704 and 705).
+pub(super) fn peer_rows(t: &mut Table) {
+    // SAFETY: null or garbage arguments are refused before any use; out-pointers are valid.
+    t.add("cuDeviceCanAccessPeer", "null", VALUE, |_| unsafe { cuDeviceCanAccessPeer(null_mut(), 0, 1) });
+    for (dev, peer) in [(99, 0), (0, 99), (-1, 0), (0, c_int::MIN)] {
+        t.add("cuDeviceCanAccessPeer", format!("devices {dev} and {peer}"), DEVICE, move |_| {
+            let mut can = SENTINEL as c_int;
+            // SAFETY: a valid out-pointer.
+            untouched(unsafe { cuDeviceCanAccessPeer(&mut can, dev, peer) }, can as usize)
+        });
+    }
+    t.add("cuDeviceCanAccessPeer", "a device and itself (0, as the driver answers)", OK, |_| {
+        let mut can = 5;
+        // SAFETY: a valid out-pointer.
+        let rc = unsafe { cuDeviceCanAccessPeer(&mut can, 0, 0) };
+        if can == 0 { rc } else { VALUE }
+    });
+    for (entry, enable) in [("cuCtxEnablePeerAccess", true), ("cuCtxDisablePeerAccess", false)] {
+        let call = move |ctx: usize| {
+            // SAFETY: the context is looked up, never dereferenced.
+            unsafe {
+                if enable {
+                    cuCtxEnablePeerAccess(ctx as CUcontext, 0)
+                } else {
+                    cuCtxDisablePeerAccess(ctx as CUcontext)
+                }
+            }
+        };
+        t.add(entry, "garbage peer context", CONTEXT, move |_| call(BAD_CTX));
+        t.add(entry, "null peer context", CONTEXT, move |_| call(0));
+        t.add(entry, "the current device's own context", DEVICE, move |fx| call(fx.ctx));
+        t.fresh(entry, "without a current context", CONTEXT, move |fx| call(fx.released_ctx));
+    }
+    // SAFETY: the context is looked up, never dereferenced.
+    t.add("cuCtxEnablePeerAccess", "flags 1", VALUE, |fx| unsafe {
+        cuCtxEnablePeerAccess(fx.released_ctx as CUcontext, 1)
+    });
+    t.add("cuCtxDisablePeerAccess", "access never enabled (705)", 705, |_| {
+        let mut peer: CUcontext = null_mut();
+        // SAFETY: valid out-pointers and handles the library made.
+        unsafe {
+            check(cuDevicePrimaryCtxRetain(&mut peer, 1), "cuDevicePrimaryCtxRetain(1)");
+            let rc = cuCtxDisablePeerAccess(peer);
+            check(cuDevicePrimaryCtxRelease_v2(1), "cuDevicePrimaryCtxRelease_v2(1)");
+            rc
+        }
+    });
+    t.add("cuCtxEnablePeerAccess", "enabled twice (704)", 704, |_| {
+        let mut peer: CUcontext = null_mut();
+        // SAFETY: valid out-pointers and handles the library made.
+        unsafe {
+            check(cuDevicePrimaryCtxRetain(&mut peer, 1), "cuDevicePrimaryCtxRetain(1)");
+            check(cuCtxEnablePeerAccess(peer, 0), "cuCtxEnablePeerAccess");
+            let rc = cuCtxEnablePeerAccess(peer, 0);
+            check(cuCtxDisablePeerAccess(peer), "cuCtxDisablePeerAccess");
+            check(cuDevicePrimaryCtxRelease_v2(1), "cuDevicePrimaryCtxRelease_v2(1)");
+            rc
+        }
+    });
+}
+
 pub(super) fn context_rows(t: &mut Table) {
     // Every row below: null or garbage pointers and handles are refused before any use;
     // out-pointers are valid where given.

@@ -332,6 +332,59 @@ impl Device for Cuda {
         let s = self.stream(stream, "cuLaunchHostFunc")?;
         result::memory::launch_host_func(&self.shared.rt, s, f)
     }
+
+    /// `cuDeviceCanAccessPeer` (`false` for the device itself, as the driver answers).
+    fn can_access_peer(&self, peer: u32) -> Result<bool> {
+        self.shared.enter_checked()?;
+        let rt = &self.shared.rt;
+        let peer = result::device::get(rt, peer_ordinal(peer)?)?;
+        result::context::can_access_peer(rt, self.shared.cu_device, peer)
+    }
+
+    /// `cuCtxEnablePeerAccess` of the peer's primary context, which the instance retains
+    /// while access is enabled.
+    fn enable_peer_access(&self, peer: u32) -> Result<()> {
+        self.shared.enter_checked()?;
+        let rt = &self.shared.rt;
+        let dev = result::device::get(rt, peer_ordinal(peer)?)?;
+        let ctx = result::context::primary_retain(rt, dev)?;
+        // Back to this instance's context: retaining does not change the current one, but
+        // the peer call works from it.
+        let outcome = result::context::enable_peer_access(rt, ctx);
+        let mut peers = self.shared.peers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if outcome.is_err() || peers.contains_key(&peer) {
+            drop(peers);
+            // The reference taken above is not needed: the call failed, or one is held.
+            result::context::primary_release(rt, dev)?;
+            return outcome;
+        }
+        peers.insert(peer, dev);
+        Ok(())
+    }
+
+    /// `cuCtxDisablePeerAccess` of the peer's primary context; the instance's reference on
+    /// it, if any, is given back.
+    fn disable_peer_access(&self, peer: u32) -> Result<()> {
+        self.shared.enter_checked()?;
+        let rt = &self.shared.rt;
+        let dev = result::device::get(rt, peer_ordinal(peer)?)?;
+        let ctx = result::context::primary_retain(rt, dev)?;
+        let outcome = result::context::disable_peer_access(rt, ctx);
+        result::context::primary_release(rt, dev)?;
+        outcome?;
+        let held = self.shared.peers.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&peer);
+        if let Some(d) = held {
+            result::context::primary_release(rt, d)?;
+        }
+        Ok(())
+    }
+}
+
+/// A peer ordinal as the driver takes it (`int`): one beyond its range is `InvalidDevice`.
+fn peer_ordinal(peer: u32) -> Result<std::ffi::c_int> {
+    std::ffi::c_int::try_from(peer).map_err(|_| {
+        Error::cuda(ErrorKind::InvalidDevice, sys::CUDA_ERROR_INVALID_DEVICE, "peer access", format!("device {peer}"))
+    })
 }
 
 /// A length that does not fit the platform's `size_t`: `InvalidParam`, code 1.

@@ -64,6 +64,10 @@ struct Shared {
     pools: Mutex<Vec<Weak<Handle>>>,
     /// The physical chunks of `cuMemCreate` the instance has not released.
     chunks: vmm::Chunks,
+    /// The peers this instance enabled access to, each with the reference it holds on the
+    /// peer's primary context (`Device::enable_peer_access`), given back at the disable or
+    /// at the end of the instance.
+    peers: Mutex<std::collections::HashMap<u32, sys::CUdevice>>,
 }
 
 /// The device's context, made current on the calling thread (CUDA contexts are bound per thread) by the kit's
@@ -115,6 +119,11 @@ impl Drop for Shared {
             keep(result::context::synchronize(&self.rt));
         }
         keep(self.staging.free_all(&self.rt));
+        let peers: Vec<sys::CUdevice> =
+            self.peers.lock().unwrap_or_else(PoisonError::into_inner).drain().map(|(_, d)| d).collect();
+        for d in peers {
+            keep(result::context::primary_release(&self.rt, d));
+        }
         keep(result::context::primary_release(&self.rt, self.cu_device));
         <Shared as InstanceContext>::ENTERED.forget(self.instance);
         if let Some(e) = first {
@@ -250,6 +259,7 @@ impl Cuda {
                 staging: Arc::default(),
                 pools: Mutex::default(),
                 chunks: vmm::Chunks::default(),
+                peers: Mutex::new(std::collections::HashMap::new()),
             }),
         })
     }

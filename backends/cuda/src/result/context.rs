@@ -1,5 +1,6 @@
 //! Contexts: `cuDevicePrimaryCtxRetain`, `cuDevicePrimaryCtxRelease_v2`,
-//! `cuCtxSetCurrent`, `cuCtxGetCurrent`, `cuCtxSynchronize`.
+//! `cuCtxSetCurrent`, `cuCtxGetCurrent`, `cuCtxSynchronize`, and peer access
+//! (`cuDeviceCanAccessPeer`, `cuCtxEnablePeerAccess`, `cuCtxDisablePeerAccess`).
 
 use super::sync_kind;
 use crate::loader::{Runtime, sym};
@@ -52,4 +53,30 @@ pub(crate) fn synchronize(rt: &Runtime) -> Result<()> {
     let f = sym!(rt, cuCtxSynchronize)?;
     // SAFETY: no arguments; the caller has made a context current.
     rt.check_with(unsafe { f() }, "cuCtxSynchronize", sync_kind)
+}
+
+/// `cuDeviceCanAccessPeer(&can, device, peer)`.
+#[inline]
+pub(crate) fn can_access_peer(rt: &Runtime, device: sys::CUdevice, peer: sys::CUdevice) -> Result<bool> {
+    let f = sym!(rt, cuDeviceCanAccessPeer)?;
+    let mut can: std::ffi::c_int = 0;
+    // SAFETY: a valid out-pointer; the devices come from `cuDeviceGet`.
+    rt.check(unsafe { f(&mut can, device, peer) }, "cuDeviceCanAccessPeer")?;
+    Ok(can == 1)
+}
+
+/// `cuCtxEnablePeerAccess(peer, 0)` from the current context.
+#[inline]
+pub(crate) fn enable_peer_access(rt: &Runtime, peer: sys::CUcontext) -> Result<()> {
+    let f = sym!(rt, cuCtxEnablePeerAccess)?;
+    // SAFETY: the caller holds a reference on `peer`.
+    rt.check(unsafe { f(peer, 0) }, "cuCtxEnablePeerAccess")
+}
+
+/// `cuCtxDisablePeerAccess(peer)` from the current context.
+#[inline]
+pub(crate) fn disable_peer_access(rt: &Runtime, peer: sys::CUcontext) -> Result<()> {
+    let f = sym!(rt, cuCtxDisablePeerAccess)?;
+    // SAFETY: the caller holds a reference on `peer`.
+    rt.check(unsafe { f(peer) }, "cuCtxDisablePeerAccess")
 }

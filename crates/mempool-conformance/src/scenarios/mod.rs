@@ -17,6 +17,7 @@
 mod alloc_free_stats;
 mod host_register;
 mod lifetime_handles;
+mod peer;
 mod properties_attributes;
 mod release_trim;
 mod vmm;
@@ -24,6 +25,7 @@ mod vmm;
 pub use alloc_free_stats::*;
 pub use host_register::*;
 pub use lifetime_handles::*;
+pub use peer::*;
 pub use properties_attributes::*;
 pub use release_trim::*;
 pub use vmm::*;
