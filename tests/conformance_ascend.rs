@@ -103,3 +103,22 @@ mod host_register {
         check_host_register_names::<AscendHarness>(SCENARIOS);
     }
 }
+
+/// The peer-access scenario through the Ascend backend over the drop-in library with two
+/// emulated devices (`aclrtDeviceCanAccessPeer`, `aclrtDeviceEnablePeerAccess`,
+/// `aclrtDeviceDisablePeerAccess`), on both profiles.
+#[rstest]
+fn p01_peer_access(#[values(Documented, CannOpen)] profile: Profile) {
+    let home = mempool_tests::shim_home();
+    let mut env = mempool_tests::shim_conformance_env(&home);
+    env.retain(|(k, _)| *k != mempool_emu::ENV_DEVICES);
+    env.push((mempool_emu::ENV_DEVICES, "2".into()));
+    mempool_tests::on_profile_with(profile, &env, |profile| {
+        mempool_tests::check_shim_conformance_runtime(profile);
+        let harness = AscendHarness { checked_free: true, profile };
+        let scenarios = mempool_conformance::peer_scenarios::<AscendHarness>();
+        if let Err(f) = scenarios[0].run_on(&harness) {
+            panic!("p01_peer_access: {f}");
+        }
+    });
+}

@@ -71,6 +71,12 @@ impl Harness for AscendHarness {
         Ascend::open(0)
     }
 
+    /// Devices 0 and 1, where the drop-in library runs with two (`MEMPOOL_EMU_DEVICES=2`;
+    /// the suite's own runs have one, so the capability is off).
+    fn peer_pair(&self) -> Result<(Ascend, Ascend)> {
+        Ok((Ascend::open(0)?, Ascend::open(1)?))
+    }
+
     fn supports(&self, cap: Capability) -> bool {
         match cap {
             Capability::CheckedFree => self.checked_free,

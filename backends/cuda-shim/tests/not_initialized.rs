@@ -63,6 +63,12 @@ fn calls() -> Vec<(&'static str, Call)> {
         // SAFETY: refused before any argument is looked at.
         ("cuCtxGetDevice_v2", || unsafe { cuCtxGetDevice_v2(null_mut(), null_mut()) }),
         // SAFETY: refused before any argument is looked at.
+        ("cuDeviceCanAccessPeer", || unsafe { cuDeviceCanAccessPeer(null_mut(), 0, 1) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxEnablePeerAccess", || unsafe { cuCtxEnablePeerAccess(null_mut(), 0) }),
+        // SAFETY: refused before any argument is looked at.
+        ("cuCtxDisablePeerAccess", || unsafe { cuCtxDisablePeerAccess(null_mut()) }),
+        // SAFETY: refused before any argument is looked at.
         ("cuCtxGetApiVersion", || unsafe { cuCtxGetApiVersion(null_mut(), null_mut()) }),
         // SAFETY: refused before any argument is looked at.
         ("cuCtxGetFlags", || unsafe { cuCtxGetFlags(null_mut()) }),
