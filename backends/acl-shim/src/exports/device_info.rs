@@ -156,7 +156,7 @@ fn limit_args(device: i32, kind: aclrtDevResLimitType, op: &'static str) -> memp
 }
 
 /// `aclError aclrtGetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t
-/// *value)`: the limit set, or the total of that kind of core ([`CORES`]: 24 cube, 48
+/// *value)`: the limit set, or the total of that kind of core (24 cube, 48
 /// vector). Checks as `limit_args`; NULL `value`: 100000.
 ///
 /// # Safety
