@@ -15,10 +15,13 @@
 //! panic crosses the boundary.
 
 //!
-//! One file per object: [`lifecycle`], [`device`], [`context`], [`stream`], [`event`],
-//! [`memory`], [`copy`] (copies and memsets), [`pool`], [`host_func`] (host functions and
-//! callbacks), [`vmm`] (virtual memory), [`host_register`] (registered host memory),
-//! [`allocator`] (the external-allocator registry) and [`errors`]. Every function is
+//! One file per object: [`lifecycle`], [`device`], [`device_info`] (device queries,
+//! resource limits, peer access), [`context`], [`stream`], [`event`], [`memory`], [`copy`]
+//! (copies and memsets), [`pool`], [`host_func`] (host functions and callbacks), [`notify`]
+//! (notifications and value waits), [`exception`] (task failures as a program sees them),
+//! [`vmm`] (virtual memory), [`host_register`] (registered host memory), [`allocator`] (the
+//! external-allocator registry), [`base`] (package versions, element sizes, halves) and
+//! [`errors`]. Every function is
 //! re-exported here, so `exports::NAME` names each C function whatever its file. What
 //! every entry point uses (the unwind guard, errors, pointer checks) is in the crate's
 //! bottom layer, `ffi`.
