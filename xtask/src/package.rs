@@ -42,7 +42,38 @@ pub(crate) fn step() -> Result<Step, String> {
 
 /// `cargo xtask package`.
 pub(crate) fn run_all(extra: &[(String, String)]) -> Result<(), String> {
+    forget_unpacked_workspace_crates()?;
     run(&[step()?], extra)
+}
+
+/// Removes what an earlier `cargo package` of this workspace left unpacked in
+/// `$CARGO_HOME/registry/src`: the verification unpacks each `.crate` file from a local
+/// registry under `target/package`, whose folder name depends only on that path, and cargo
+/// reuses an unpacked folder of the same name and version without unpacking again. A
+/// second run at the same path would then verify a crate against the first run's sources
+/// of its workspace dependencies. Only local registries' folders (named `-<hash>`) are
+/// touched, and only this workspace's crates in them.
+fn forget_unpacked_workspace_crates() -> Result<(), String> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cargo")));
+    let Some(src) = home.map(|h| h.join("registry").join("src")) else { return Ok(()) };
+    let Ok(registries) = std::fs::read_dir(&src) else { return Ok(()) };
+    let excluded = unpublished()?;
+    for registry in registries.flatten().filter(|e| e.file_name().to_string_lossy().starts_with('-')) {
+        let Ok(crates) = std::fs::read_dir(registry.path()) else { continue };
+        for unpacked in crates.flatten() {
+            let name = unpacked.file_name().to_string_lossy().into_owned();
+            let ours = name.starts_with("mempool")
+                && !excluded.iter().any(|x| name.strip_prefix(x.as_str()).is_some_and(|v| v.starts_with('-')));
+            if ours {
+                std::fs::remove_dir_all(unpacked.path()).map_err(|e| {
+                    format!("cannot remove the stale unpacked crate {}: {e}", unpacked.path().display())
+                })?;
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
