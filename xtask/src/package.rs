@@ -52,8 +52,14 @@ pub(crate) fn run_all(extra: &[(String, String)]) -> Result<(), String> {
 /// reuses an unpacked folder of the same name and version without unpacking again. A
 /// second run at the same path would then verify a crate against the first run's sources
 /// of its workspace dependencies. Only local registries' folders (named `-<hash>`) are
-/// touched, and only this workspace's crates in them.
+/// touched, and only this workspace's crates in them. The verification's own build folder
+/// (`target/package`) goes too: cargo does not rebuild a registry crate whose name and
+/// version it has built before, whatever its sources now say.
 fn forget_unpacked_workspace_crates() -> Result<(), String> {
+    let built = crate::util::target_dir().join("package");
+    if built.exists() {
+        std::fs::remove_dir_all(&built).map_err(|e| format!("cannot remove {}: {e}", built.display()))?;
+    }
     let home = std::env::var_os("CARGO_HOME")
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cargo")));
