@@ -37,7 +37,18 @@ pub(crate) fn step() -> Result<Step, String> {
     for name in &excluded {
         args.extend(["--exclude", name]);
     }
-    Ok(Step::new("the publishable crates packaged and built from their .crate files", &args))
+    let dir = verify_dir();
+    Ok(Step::new("the publishable crates packaged and built from their .crate files", &args)
+        .env("CARGO_TARGET_DIR", &dir.to_string_lossy()))
+}
+
+/// Where the packages are built to be verified: a folder of its own, emptied before every
+/// run ([`forget_unpacked_workspace_crates`]), because cargo does not rebuild a registry
+/// crate whose name and version it has built before, whatever its sources now say, so a
+/// shared target folder would verify a crate against an earlier run's build of its
+/// workspace dependencies.
+fn verify_dir() -> std::path::PathBuf {
+    crate::util::target_dir().join("package-verify")
 }
 
 /// `cargo xtask package`.
@@ -52,11 +63,10 @@ pub(crate) fn run_all(extra: &[(String, String)]) -> Result<(), String> {
 /// reuses an unpacked folder of the same name and version without unpacking again. A
 /// second run at the same path would then verify a crate against the first run's sources
 /// of its workspace dependencies. Only local registries' folders (named `-<hash>`) are
-/// touched, and only this workspace's crates in them. The verification's own build folder
-/// (`target/package`) goes too: cargo does not rebuild a registry crate whose name and
-/// version it has built before, whatever its sources now say.
+/// touched, and only this workspace's crates in them. The verification's build folder
+/// ([`verify_dir`]) is emptied too.
 fn forget_unpacked_workspace_crates() -> Result<(), String> {
-    let built = crate::util::target_dir().join("package");
+    let built = verify_dir();
     if built.exists() {
         std::fs::remove_dir_all(&built).map_err(|e| format!("cannot remove {}: {e}", built.display()))?;
     }
