@@ -13,6 +13,10 @@
 //! position (by synchronizing or stepping); a wait on another stream allows what it
 //! needs there, so synchronizing runs exactly the work the host asked for and its
 //! dependencies.
+//!
+//! Beside this file: `outside.rs` (waits whose end comes from outside the stream's order,
+//! and the order they give), `failure.rs` (failing tasks, the failure mode, aborts),
+//! `teardown.rs` (destroys and what they leave), `published.rs` (the lock-free markers).
 
 use crate::clock::Clock;
 use crate::hostfn::{on_thread_of, panic_message};
@@ -26,7 +30,13 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
+mod failure;
+mod outside;
 mod published;
+mod teardown;
+pub(crate) use failure::Hooks;
+pub use failure::{FailureHook, TaskFailure};
+pub(crate) use outside::{Await, Joined, OpenWait};
 use published::Published;
 
 thread_local! {
@@ -56,54 +66,6 @@ enum Task {
     /// the stream then takes (and `open`, when its order was not known when it was
     /// enqueued).
     Await(Await, Option<Arc<OpenWait>>),
-}
-
-/// The worker's side of a [`Task::Await`]: blocks until the wait is satisfied, and returns
-/// the order that gives (`None`: none the checker can name), or fails the task.
-pub(crate) type Await = Box<dyn FnOnce(u64) -> Result<Option<Joined>> + Send + 'static>;
-
-/// An order a wait gives: a point of another stream and its clock there.
-#[derive(Debug, Clone)]
-pub(crate) struct Joined {
-    pub(crate) clock: Arc<Clock>,
-    pub(crate) point: (u64, u64),
-}
-
-/// A wait enqueued before what satisfies it was: the order it gives is known when it
-/// ends. Work enqueued behind it meanwhile is checked when it runs (`pool/access.rs`),
-/// with this order added.
-#[derive(Debug, Default)]
-pub(crate) struct OpenWait {
-    pub(crate) joined: OnceLock<Option<Joined>>,
-}
-
-/// A task that failed as it ran, as the platform's failure hook sees it
-/// ([`crate::Emulator::set_failure_hook`]).
-#[derive(Debug, Clone)]
-pub struct TaskFailure {
-    /// The stream's id ([`EmuStream::id`]).
-    pub stream: u64,
-    /// The stream's device.
-    pub device: u32,
-    /// The task: its position on the stream ([`crate::Emulator::last_task`] numbers tasks so).
-    pub task: u64,
-    /// Why it failed.
-    pub error: Error,
-}
-
-/// What the platform runs when a task fails, on the worker of its stream, before the
-/// task counts as complete (so before a synchronization that reports it returns).
-pub type FailureHook = Arc<dyn Fn(&TaskFailure) + Send + Sync>;
-
-/// The platform's hooks, shared by its streams.
-pub(crate) struct Hooks {
-    pub(crate) on_failure: Mutex<Option<FailureHook>>,
-}
-
-impl Default for Hooks {
-    fn default() -> Self {
-        Hooks { on_failure: Mutex::new(None) }
-    }
 }
 
 /// What the worker does once its stream is destroyed and has nothing left to run (the
@@ -473,83 +435,6 @@ impl StreamShared {
         self.done_cv.notify_all();
     }
 
-    /// A task failed as it ran: the hook hears of it, the next synchronization reports it
-    /// (the first one since the last), and with the failure mode set to stop the stream
-    /// drops its work until then.
-    fn fail(&self, pos: u64, e: Error) {
-        let hook = lock(&self.hooks.on_failure).clone();
-        if let Some(hook) = hook {
-            let f = TaskFailure { stream: self.id, device: self.device, task: pos, error: e.clone() };
-            // A hook that panics loses its report, never the worker.
-            let _ = catch_unwind(AssertUnwindSafe(|| hook(&f)));
-        }
-        lock(&self.failure).get_or_insert(e);
-        if self.stop_on_failure.load(Ordering::Acquire) {
-            self.state().failed_stop = true;
-        }
-    }
-
-    /// The order an ended wait gives: the stream's tail takes it, for what is enqueued
-    /// from now on.
-    fn take_order(&self, j: &Joined) {
-        let mut st = self.state();
-        if let Some(clock) = st.clock().merged(&j.clock, j.point) {
-            self.set_clock_locked(&mut st, clock);
-        }
-    }
-
-    /// An open wait ended (`joined`: with that order) or was dropped (`None`).
-    fn settle(&self, open: &Arc<OpenWait>, joined: Option<Joined>) {
-        let _ = open.joined.set(joined.clone());
-        if let Some(j) = &joined {
-            self.take_order(j);
-        }
-        let mut st = self.state();
-        let before = st.open_waits.len();
-        st.open_waits.retain(|w| !Arc::ptr_eq(w, open));
-        self.open.fetch_sub((before - st.open_waits.len()) as u64, Ordering::AcqRel);
-    }
-
-    /// Whether waits whose order is not known yet are queued (a hint, read without the
-    /// lock: the caller checks `StreamState::open_waits` under it).
-    pub(crate) fn has_open_waits(&self) -> bool {
-        self.open.load(Ordering::Acquire) != 0
-    }
-
-    /// Whether the wait at `pos` should give up: the stream was destroyed by a destroy
-    /// that drops its work, or aborted, stopped or stopped by a failure since.
-    pub(crate) fn gives_up(&self, pos: u64) -> bool {
-        let st = self.state();
-        st.discard || st.failed_stop || pos <= st.drop_through
-    }
-
-    /// Sets the failure mode: `stop` makes a failing task stop the stream.
-    pub(crate) fn set_stop_on_failure(&self, stop: bool) {
-        self.stop_on_failure.store(stop, Ordering::Release);
-    }
-
-    /// Drops every operation queued and not started (the one running completes), and
-    /// leaves `e` for the next synchronization to report: an abort or a stop. The stream
-    /// takes new work afterwards.
-    pub(crate) fn cut(&self, e: Error) {
-        let mut st = self.state();
-        st.drop_through = st.last_real;
-        lock(&self.failure).get_or_insert(e);
-        self.work_cv.notify_one();
-    }
-
-    /// Enqueues a wait that ends from outside the stream's order ([`Task::Await`]);
-    /// `open`: its order is not known yet. Returns its position.
-    pub(crate) fn push_await_locked(&self, st: &mut StreamState, wait: Await, open: bool) -> Result<u64> {
-        let open = open.then(|| Arc::new(OpenWait::default()));
-        let pos = self.push_op_locked(st, Task::Await(wait, open.clone()), false)?;
-        if let Some(w) = open {
-            st.open_waits.push(w);
-            self.open.fetch_add(1, Ordering::AcqRel);
-        }
-        Ok(pos)
-    }
-
     /// Locks the host-side state.
     pub(crate) fn state(&self) -> MutexGuard<'_, StreamState> {
         lock(&self.state)
@@ -652,25 +537,6 @@ impl StreamShared {
                 drop(self.work_cv.wait_timeout(st, slice).unwrap_or_else(PoisonError::into_inner));
             }
         }
-    }
-
-    /// The stream was destroyed while its worker waited in vain: drops the work still
-    /// queued (it was never ordered after what it waited for, so it must not run), and
-    /// wakes whoever waits for this stream, who then fails at once.
-    fn abandon(&self) {
-        let dropped = {
-            let mut st = self.state();
-            self.abandoned.store(true, Ordering::Release);
-            std::mem::take(&mut st.ops)
-        };
-        drop(dropped);
-        let _g = lock(&self.done_mx);
-        self.done_cv.notify_all();
-    }
-
-    /// Whether the worker dropped the rest of the stream's work ([`StreamShared::abandon`]).
-    pub(crate) fn is_abandoned(&self) -> bool {
-        self.abandoned.load(Ordering::Acquire)
     }
 
     /// Whether a host function at or before `pos` has still to run or finish.
@@ -870,74 +736,6 @@ impl StreamShared {
         let mut clock = (*st.clock).clone();
         clock.raise(self.id, self.next_pos());
         Some((tail, clock))
-    }
-
-    /// Takes the failure recorded since the last synchronization; a stream stopped by a
-    /// failure runs new work again.
-    pub(crate) fn take_failure(&self) -> Option<Error> {
-        let e = lock(&self.failure).take();
-        if e.is_some() {
-            self.state().failed_stop = false;
-        }
-        e
-    }
-
-    /// Marks the stream destroyed: work already queued still runs, then the worker ends.
-    /// A stream whose worker never started ends here (its `on_exit` runs now): the caller
-    /// must not hold the platform's stream registry.
-    pub(crate) fn close(&self) -> bool {
-        if self.destroyed.swap(true, Ordering::AcqRel) {
-            return false;
-        }
-        let unstarted = {
-            let mut st = self.state();
-            // A write section: lock-free markers that overlap it take the lock, and see
-            // the stream closed.
-            self.published.write(|| st.closing = true);
-            st.allowed = u64::MAX;
-            self.work_cv.notify_one();
-            if st.worker { None } else { st.on_exit.take() }
-        };
-        if let (Some(f), Some(me)) = (unstarted, self.me.upgrade()) {
-            f(&me);
-        }
-        true
-    }
-
-    /// Marks the stream destroyed, as [`StreamShared::close`] (`false` when it already
-    /// was), and drops the work not yet started: an operation already running completes,
-    /// the rest never runs.
-    pub(crate) fn close_discarding(&self) -> bool {
-        let first = self.close();
-        if first {
-            self.discard_pending();
-        }
-        first
-    }
-
-    /// Drops the work of a destroyed stream that has not started (see
-    /// [`StreamShared::close_discarding`]); what is running completes.
-    pub(crate) fn discard_pending(&self) {
-        let mut st = self.state();
-        st.discard = true;
-        self.work_cv.notify_one();
-    }
-
-    /// The position of the `n`-th operation still queued (not started) and how many of
-    /// the first `n` exist; `None` when none is queued.
-    pub(crate) fn nth_pending(&self, n: usize) -> Option<(u64, usize)> {
-        let st = self.state();
-        let count = n.min(st.ops.len());
-        if count == 0 {
-            return None;
-        }
-        Some((st.ops[count - 1].pos, count))
-    }
-
-    /// Whether the worker has no more work (destroyed streams can then be forgotten).
-    pub(crate) fn is_idle(&self) -> bool {
-        let st = self.state();
-        st.ops.is_empty() && self.completed() >= st.last_real
     }
 }
 
