@@ -53,6 +53,7 @@ impl Emulator {
     ///
     /// A destroyed or foreign stream: `InvalidHandle` (107017).
     pub fn last_task(&self, stream: &EmuStream) -> Result<u64> {
-        Ok(stream.live(self.platform.id, "last_task")?.state().last_real())
+        // Without the state lock: every enqueue of the drop-in libraries asks for it.
+        Ok(stream.live(self.platform.id, "last_task")?.last_real_hint())
     }
 }

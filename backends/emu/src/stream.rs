@@ -435,6 +435,12 @@ impl StreamShared {
         self.done_cv.notify_all();
     }
 
+    /// The position of the last real operation enqueued, without the state lock (see
+    /// `Published::last_real`).
+    pub(crate) fn last_real_hint(&self) -> u64 {
+        self.published.last_real()
+    }
+
     /// Locks the host-side state.
     pub(crate) fn state(&self) -> MutexGuard<'_, StreamState> {
         lock(&self.state)

@@ -132,19 +132,24 @@ pub unsafe extern "C" fn aclrtGetDeviceUtilizationRate(device: i32, info: *mut a
     })
 }
 
+/// The index of a resource-limit type (cube 0, vector 1); another type: 107000.
+fn core_kind(kind: aclrtDevResLimitType, op: &'static str) -> mempool_hal::Result<usize> {
+    usize::try_from(kind).ok().filter(|&k| k < CORES.len()).ok_or_else(|| {
+        err(
+            code::ACL_ERROR_RT_PARAM_INVALID,
+            op,
+            format!("type {kind} is neither ACL_RT_DEV_RES_CUBE_CORE nor VECTOR_CORE"),
+        )
+    })
+}
+
 /// Checks a resource-limit call's type and device, as CANN does: a negative or unknown
 /// device 107001, a type other than cube or vector 107000, a device not set (no
 /// `aclrtSetDevice` count) 507033. Returns the device and the type's index.
 fn limit_args(device: i32, kind: aclrtDevResLimitType, op: &'static str) -> mempool_hal::Result<(u32, usize)> {
     let s = shim(op)?;
     let d = s.device_id(i64::from(device), op)?;
-    let k = usize::try_from(kind).ok().filter(|&k| k < CORES.len()).ok_or_else(|| {
-        err(
-            code::ACL_ERROR_RT_PARAM_INVALID,
-            op,
-            format!("type {kind} is neither ACL_RT_DEV_RES_CUBE_CORE nor VECTOR_CORE"),
-        )
-    })?;
+    let k = core_kind(kind, op)?;
     if s.set_counts.lock().unwrap_or_else(PoisonError::into_inner)[d as usize] == 0 {
         return Err(err(
             sys::ACL_ERROR_RT_DEV_SETUP_ERROR,
@@ -226,9 +231,7 @@ pub unsafe extern "C" fn aclrtGetResInCurrentThread(kind: aclrtDevResLimitType, 
     const OP: &str = "aclrtGetResInCurrentThread";
     ffi(OP, || {
         non_null(value, OP, "value")?;
-        let k = usize::try_from(kind).ok().filter(|&k| k < CORES.len()).ok_or_else(|| {
-            err(code::ACL_ERROR_RT_PARAM_INVALID, OP, format!("type {kind} is neither cube nor vector"))
-        })?;
+        let k = core_kind(kind, OP)?;
         let s = shim(OP)?;
         let d = current(OP)?;
         let v = s.res_limits.lock().unwrap_or_else(PoisonError::into_inner)[d as usize][k];

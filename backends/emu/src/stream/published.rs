@@ -68,6 +68,12 @@ impl Published {
         r
     }
 
+    /// The position of the last real operation, read without the lock: exact for the
+    /// thread that enqueued it (its own write), a recent one for any other.
+    pub(crate) fn last_real(&self) -> u64 {
+        self.last_real.load(Ordering::Relaxed)
+    }
+
     /// Inside a write section: the last real operation is now at `pos`.
     pub(crate) fn set_last_real(&self, pos: u64) {
         self.last_real.store(pos, Ordering::Relaxed);
